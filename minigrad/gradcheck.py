@@ -1,0 +1,212 @@
+"""Check analytical gradients against central finite differences, in float64.
+
+For an output y = fn(*inputs) we fix random weights w (seeded) and check the gradient of the
+scalar L = sum(w * y). For a scalar loss that is just its gradient; for a tensor output a
+wrong Jacobian entry shows up in L for every w but a set of measure zero.
+
+    dL/dx[i]  ~  (L(x + eps e_i) - L(x - eps e_i)) / (2 eps)        (full: every element)
+    dL/dx . u ~  (L(x + eps u)   - L(x - eps u))   / (2 eps)        (fast: random directions)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from minigrad.autograd import no_grad
+from minigrad.sparse import to_dense
+from minigrad.tensor import Tensor
+
+
+class GradcheckError(AssertionError):
+    """Raised by gradcheck when analytical and numerical gradients disagree."""
+
+
+@dataclass
+class InputCheck:
+    """How one input's analytical gradient compared with finite differences."""
+
+    name: str
+    shape: tuple[int, ...]
+    max_abs_error: float
+    max_rel_error: float
+    worst_index: tuple[int, ...] | None  # None in fast mode, or when the input is empty
+    numerical: float
+    analytical: float
+    ok: bool
+
+    def describe(self) -> str:
+        verdict = "ok  " if self.ok else "FAIL"
+        where = "worst direction"
+        if self.worst_index is not None:
+            where = f"worst at {self.name}{list(self.worst_index)}"
+        return (
+            f"  {verdict} {self.name} {self.shape}: max abs error {self.max_abs_error:.3g}, "
+            f"max rel error {self.max_rel_error:.3g}; {where}: numerical {self.numerical:.8g}, "
+            f"analytical {self.analytical:.8g}"
+        )
+
+
+@dataclass
+class GradcheckReport:
+    ok: bool
+    mode: str
+    eps: float
+    atol: float
+    rtol: float
+    inputs: list[InputCheck] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        head = "gradcheck passed" if self.ok else "gradcheck FAILED"
+        lines = [
+            f"{head} ({self.mode}, central differences in float64, eps={self.eps:g}, "
+            f"pass when |num - ana| <= {self.atol:g} + {self.rtol:g} * |num|)"
+        ]
+        lines += [c.describe() for c in self.inputs]
+        return "\n".join(lines)
+
+
+def _float64_leaves(inputs: Sequence[Any]) -> tuple[list[Any], list[int]]:
+    """Float64 copies of the inputs; the indices of those to check (requires_grad)."""
+    copies, checked = [], []
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x.requires_grad:
+            if x.dtype != np.float64:
+                warnings.warn(
+                    f"gradcheck: input {i} is {x.dtype}; checking a float64 copy (finite "
+                    "differences in float32 are dominated by rounding error)",
+                    stacklevel=3,
+                )
+            copies.append(Tensor(x.data.astype(np.float64), requires_grad=True, name=x.name))
+            checked.append(i)
+        elif isinstance(x, Tensor) and x.dtype.kind == "f":
+            copies.append(Tensor(x.data.astype(np.float64), name=x.name))
+        else:
+            copies.append(x)
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
+    return copies, checked
+
+
+def gradcheck(
+    fn: Callable[..., Tensor],
+    inputs: Sequence[Any],
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    fast: bool = False,
+    directions: int = 4,
+    seed: int = 0,
+    raise_exception: bool = True,
+) -> GradcheckReport:
+    """Compare fn's backward with central differences for every input that requires grad.
+
+    fn:     called as fn(*inputs), returns a Tensor (any shape).
+    fast:   check v^T J u along `directions` random u (one backward, two forwards each);
+            when that fails, the full check runs to name the worst element.
+    Returns a GradcheckReport (truthy when ok); raises GradcheckError with its text when
+    `raise_exception` and the check fails.
+    """
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    leaves, checked = _float64_leaves(inputs)
+    rng = np.random.default_rng(seed)
+
+    out = fn(*leaves)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    weights = rng.standard_normal(out.shape) if out.size > 1 else np.ones(out.shape)
+
+    def loss_at() -> float:
+        with no_grad():
+            return float(np.sum(weights * fn(*leaves).data))
+
+    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
+        (out * Tensor(weights)).sum().backward()
+    analytical = {
+        i: np.zeros(leaves[i].shape) if leaves[i].grad is None
+        else np.asarray(to_dense(leaves[i].grad), dtype=np.float64)
+        for i in checked
+    }
+
+    names = {i: leaves[i].name or f"input {i}" for i in checked}
+    if fast:
+        report = _fast(loss_at, leaves, checked, analytical, names, eps, atol, rtol, directions, rng)
+        if not report.ok:
+            report = _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol)
+            report.mode = "fast check failed; full check"
+    else:
+        report = _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol)
+    if raise_exception and not report.ok:
+        raise GradcheckError(str(report))
+    return report
+
+
+def numerical_gradient(loss_at: Callable[[], float], x: Tensor, eps: float) -> np.ndarray:
+    """Central difference of loss_at() in every element of x (perturbed in place, restored)."""
+    grad = np.zeros(x.shape)
+    flat = x.data.reshape(-1)  # a view: writing it perturbs x
+    for k in range(flat.size):
+        original = flat[k]
+        flat[k] = original + eps
+        plus = loss_at()
+        flat[k] = original - eps
+        minus = loss_at()
+        flat[k] = original
+        grad.flat[k] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol) -> GradcheckReport:
+    report = GradcheckReport(ok=True, mode="full", eps=eps, atol=atol, rtol=rtol)
+    for i in checked:
+        numerical = numerical_gradient(loss_at, leaves[i], eps)
+        ana = analytical[i]
+        error = np.abs(numerical - ana)
+        bad = error > atol + rtol * np.abs(numerical)
+        rel = error / np.maximum(np.abs(numerical), 1e-12)
+        if error.size == 0:
+            report.inputs.append(InputCheck(names[i], leaves[i].shape, 0.0, 0.0, None, 0.0, 0.0, True))
+            continue
+        # name the worst failing element, or the largest error when all pass
+        worst = np.unravel_index(np.argmax(np.where(bad, error, -1) if bad.any() else error), error.shape)
+        check = InputCheck(
+            names[i], leaves[i].shape, float(error.max()), float(rel.max()),
+            tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), not bad.any(),
+        )
+        report.inputs.append(check)
+        report.ok &= check.ok
+    return report
+
+
+def _fast(loss_at, leaves, checked, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:
+    mode = f"fast, {directions} random directions"
+    report = GradcheckReport(ok=True, mode=mode, eps=eps, atol=atol, rtol=rtol)
+    for i in checked:
+        x = leaves[i]
+        worst = (0.0, 0.0, 0.0, 0.0)  # error, rel, numerical, analytical
+        ok = True
+        for _ in range(directions):
+            u = rng.standard_normal(x.shape)
+            original = x.data.copy()
+            x.data[...] = original + eps * u
+            plus = loss_at()
+            x.data[...] = original - eps * u
+            minus = loss_at()
+            x.data[...] = original
+            numerical = (plus - minus) / (2 * eps)
+            ana = float(np.sum(analytical[i] * u))
+            error = abs(numerical - ana)
+            ok &= error <= atol + rtol * abs(numerical)
+            if error >= worst[0]:
+                worst = (error, error / max(abs(numerical), 1e-12), numerical, ana)
+        report.inputs.append(InputCheck(names[i], x.shape, worst[0], worst[1], None, worst[2], worst[3], ok))
+        report.ok &= ok
+    return report

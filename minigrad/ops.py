@@ -1,0 +1,462 @@
+"""The differentiable ops. Each is one `Function`: forward and backward side by side.
+
+Notation in comments: G is d(loss)/d(output), the `grad` each backward receives.
+Backwards never modify G in place: the same array may be on its way to another node.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from minigrad.autograd import Context, Function
+from minigrad.sparse import RowSparse
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum grad over the axes that broadcasting added or stretched, back to `shape`."""
+    if grad.shape == shape:
+        return grad
+    added = grad.ndim - len(shape)
+    if added:
+        grad = grad.sum(axis=tuple(range(added)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
+
+
+# ---- arithmetic (all broadcast like numpy) -----------------------------------------------------
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return a + b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
+        a_shape, b_shape = ctx.shapes
+        return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return a - b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
+        a_shape, b_shape = ctx.shapes
+        return unbroadcast(grad, a_shape), unbroadcast(-grad, b_shape)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(ab) = G b, G a
+        a, b = ctx.saved
+        return unbroadcast(grad * b, np.shape(a)), unbroadcast(grad * a, np.shape(b))
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a/b) = G/b, -G a/b^2
+        a, b = ctx.saved
+        grad_a = grad / b
+        return unbroadcast(grad_a, np.shape(a)), unbroadcast(-grad_a * a / b, np.shape(b))
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, exponent: float) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a ** np.asarray(exponent, dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d(a^n) = G n a^(n-1)
+        (a,) = ctx.saved
+        n = np.asarray(ctx.exponent, dtype=a.dtype)
+        return grad * n * a ** (n - 1)
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        return -a
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return -grad
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return grad
+
+
+class MatMul(Function):
+    """a @ b with numpy's rules: batch axes broadcast, a 1-D operand is a vector."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dA = G B^T,  dB = A^T G
+        a, b = ctx.saved
+        # treat a vector as a one-row (a) or one-column (b) matrix, then undo it
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g = grad[..., None] if b.ndim == 1 else grad
+        g = g[..., None, :] if a.ndim == 1 else g
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = unbroadcast(g @ np.swapaxes(b2, -1, -2), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g, b2.shape).reshape(b.shape)
+        return grad_a, grad_b
+
+
+# ---- reductions --------------------------------------------------------------------------------
+
+def _expand_reduced(grad: np.ndarray, shape: tuple, axis: Any, keepdims: bool) -> np.ndarray:
+    """Put back the reduced axes of `grad` (size 1) so it broadcasts against `shape`."""
+    if axis is not None and not keepdims:
+        grad = np.expand_dims(grad, axis)
+    elif axis is None and not keepdims:
+        grad = np.reshape(grad, (1,) * len(shape))
+    return grad
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        ctx.args = (a.shape, axis, keepdims)
+        return np.asarray(a.sum(axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every summand gets G
+        shape, axis, keepdims = ctx.args
+        return np.broadcast_to(_expand_reduced(grad, shape, axis, keepdims), shape)
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        ctx.args = (a.shape, axis, keepdims)
+        out = np.asarray(a.mean(axis=axis, keepdims=keepdims))
+        ctx.count = a.size // max(out.size, 1)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every term gets G / n
+        shape, axis, keepdims = ctx.args
+        g = _expand_reduced(grad, shape, axis, keepdims) / np.asarray(ctx.count, grad.dtype)
+        return np.broadcast_to(g, shape)
+
+
+class Max(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        out = np.asarray(a.max(axis=axis, keepdims=keepdims))
+        ctx.save_for_backward(a)
+        ctx.args = (a.shape, axis, keepdims)
+        ctx.out = out
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        # G goes to the maximum; tied maxima share it equally (as PyTorch's amax does)
+        (a,) = ctx.saved
+        shape, axis, keepdims = ctx.args
+        is_max = a == _expand_reduced(ctx.out, shape, axis, keepdims)
+        share = is_max / is_max.sum(axis=axis, keepdims=True)
+        return share.astype(a.dtype) * _expand_reduced(grad, shape, axis, keepdims)
+
+
+# ---- elementwise functions ----------------------------------------------------------------------
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d e^a = G e^a
+        (out,) = ctx.saved
+        return grad * out
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log a = G / a
+        (a,) = ctx.saved
+        return grad / a
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.tanh(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tanh a = G (1 - tanh^2 a)
+        (out,) = ctx.saved
+        return grad * (1 - out * out)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        # exp of a non-positive number only, so neither branch overflows
+        e = np.exp(-np.abs(a))
+        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d s(a) = G s (1 - s)
+        (out,) = ctx.saved
+        return grad * out * (1 - out)
+
+
+class ReLU(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.maximum(a, 0)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G where a > 0 (0 at the kink)
+        (a,) = ctx.saved
+        return grad * (a > 0)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+class GELU(Function):
+    """x * Phi(x). approximate="none" uses erf (PyTorch's default), "tanh" the fast fit."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        ctx.save_for_backward(a)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
+            return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
+        return (0.5 * a * (1 + _erf(a / math.sqrt(2)))).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved
+        if ctx.approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a**3))
+            d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
+            slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
+        else:  # d/da [a Phi(a)] = Phi(a) + a phi(a)
+            cdf = 0.5 * (1 + _erf(a / math.sqrt(2)))
+            pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+            slope = cdf + a * pdf
+        return (grad * slope).astype(a.dtype)
+
+
+# ---- shape ------------------------------------------------------------------------------------
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, shape: tuple) -> np.ndarray:
+        ctx.in_shape = a.shape
+        try:
+            return a.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot reshape shape {a.shape} ({a.size} elements) "
+                             f"into {shape}") from None
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return grad.reshape(ctx.in_shape)
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, dims: tuple) -> np.ndarray:
+        ctx.dims = dims
+        return a.transpose(dims)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # undo the permutation
+        return grad.transpose(np.argsort(ctx.dims))
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
+        ctx.args = (a.shape, index)
+        return a[index]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        shape, index = ctx.args
+        out = np.zeros(shape, dtype=grad.dtype)
+        np.add.at(out, index, grad)  # an index picked twice gets both gradients
+        return out
+
+
+class Concatenate(Function):
+    @staticmethod
+    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+        ctx.axis = axis
+        ctx.sizes = [a.shape[axis] for a in arrays]
+        return np.concatenate(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # each input gets its slice of G
+        cuts = np.cumsum(ctx.sizes)[:-1]
+        return tuple(np.split(grad, cuts, axis=ctx.axis))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+        ctx.axis = axis
+        return np.stack(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        return tuple(np.moveaxis(grad, ctx.axis, 0))
+
+
+# ---- softmax and cross-entropy ------------------------------------------------------------------
+
+def _log_softmax(z: np.ndarray, axis: int) -> np.ndarray:
+    # subtract the max first: exp never overflows, even for logits around 1e4
+    shifted = z - z.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(ctx: Context, z: np.ndarray, axis: int = -1) -> np.ndarray:
+        p = np.exp(_log_softmax(z, axis))
+        ctx.save_for_backward(p)
+        ctx.axis = axis
+        return p
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # dz = p * (G - sum(G p))
+        (p,) = ctx.saved
+        return p * (grad - (grad * p).sum(axis=ctx.axis, keepdims=True))
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx: Context, z: np.ndarray, axis: int = -1) -> np.ndarray:
+        out = _log_softmax(z, axis)
+        ctx.save_for_backward(out)
+        ctx.axis = axis
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # dz = G - p * sum(G)
+        (log_p,) = ctx.saved
+        return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
+
+
+class CrossEntropy(Function):
+    """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N."""
+
+    @staticmethod
+    def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
+                reduction: str = "mean") -> np.ndarray:
+        log_p = _log_softmax(logits, axis=-1)
+        picked = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]
+        ctx.save_for_backward(log_p, targets)
+        ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
+        return np.asarray(-picked.sum() * ctx.scale, dtype=logits.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        log_p, targets = ctx.saved
+        dz = np.exp(log_p)  # p
+        np.put_along_axis(dz, targets[..., None],
+                          np.take_along_axis(dz, targets[..., None], axis=-1) - 1, axis=-1)  # p - y
+        dz *= grad * ctx.scale
+        return dz, None
+
+
+# ---- the two maps of a vocabulary -------------------------------------------------------------
+
+class Embedding(Function):
+    """out[b, t] = weight[ids[b, t]]; the weight's gradient names only the rows it read."""
+
+    @staticmethod
+    def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
+                padding_idx: int | None = None) -> np.ndarray:
+        ctx.args = (weight.shape, ids, sparse, padding_idx)
+        return weight[ids]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        shape, ids, sparse, padding_idx = ctx.args
+        flat_ids = ids.reshape(-1)
+        rows = grad.reshape(flat_ids.size, *shape[1:])
+        if padding_idx is not None:  # the padding row learns nothing
+            keep = flat_ids != padding_idx
+            flat_ids, rows = flat_ids[keep], rows[keep]
+        grad_weight = RowSparse(flat_ids, rows, shape).coalesce()
+        return (grad_weight if sparse else grad_weight.to_dense()), None
+
+
+class Linear(Function):
+    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
+                ) -> np.ndarray:
+        ctx.save_for_backward(x, weight)
+        out = x @ weight.T
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
+        x, weight = ctx.saved
+        g2 = grad.reshape(-1, grad.shape[-1])
+        grad_x = grad @ weight if ctx.needs_input_grad[0] else None
+        grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+        grad_b = g2.sum(axis=0) if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b

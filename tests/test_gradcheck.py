@@ -1,0 +1,85 @@
+"""gradcheck itself: passes right gradients, fails wrong ones with a readable report."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+class WrongSoftplus(mg.Function):
+    """softplus(x) = log(1 + e^x) with a deliberately wrong backward (forgets the sigmoid)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log1p(np.exp(x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad  # the right answer is grad * sigmoid(x)
+
+
+class Softplus(WrongSoftplus):
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad / (1 + np.exp(-x))
+
+
+def leaf(values):
+    return mg.tensor(np.asarray(values, dtype=np.float64), requires_grad=True, name="x")
+
+
+def test_right_function_passes():
+    report = mg.gradcheck(Softplus.apply, [leaf([[-1.0, 0.5], [2.0, 0.1]])])
+    assert report.ok and bool(report) and "passed" in str(report)
+
+
+def test_wrong_function_fails_with_readable_report():
+    x = leaf([[-1.0, 0.5], [2.0, -3.0]])
+    with pytest.raises(mg.GradcheckError) as err:
+        mg.gradcheck(lambda a: WrongSoftplus.apply(a).sum(), [x])
+    text = str(err.value)
+    assert "FAILED" in text and "x (2, 2)" in text
+    assert "worst at x[1, 1]" in text  # sigmoid(-3) is furthest from 1
+
+
+def test_report_without_raising():
+    report = mg.gradcheck(WrongSoftplus.apply, [leaf([0.0])], raise_exception=False)
+    assert not report.ok
+    check = report.inputs[0]
+    assert check.numerical == pytest.approx(0.5, abs=1e-6) and check.analytical == 1.0
+
+
+def test_fast_mode_passes_right_and_fails_wrong_naming_the_element():
+    x = leaf(np.linspace(-2, 2, 50).reshape(5, 10))
+    assert mg.gradcheck(Softplus.apply, [x], fast=True).mode.startswith("fast")
+    report = mg.gradcheck(lambda a: WrongSoftplus.apply(a).sum(), [x], fast=True,
+                          raise_exception=False)
+    assert not report.ok and "full check" in report.mode
+    assert report.inputs[0].worst_index == (0, 0)  # x = -2: sigmoid furthest from 1
+
+
+def test_float32_input_warns_and_checks_a_float64_copy():
+    x = mg.tensor([0.3, -0.7], requires_grad=True)
+    with pytest.warns(UserWarning, match="float32"):
+        assert mg.gradcheck(lambda a: a.tanh(), [x]).ok
+    assert x.dtype == np.float32 and x.grad is None  # the caller's tensor is untouched
+
+
+def test_float64_input_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mg.gradcheck(lambda a: a.tanh(), [leaf([0.3])])
+
+
+def test_needs_an_input_that_requires_grad():
+    with pytest.raises(ValueError, match="no input requires grad"):
+        mg.gradcheck(lambda a: a * 2.0, [mg.tensor(np.ones(2))])
+
+
+def test_non_checked_inputs_are_passed_through():
+    scale = mg.tensor(np.array([2.0, 3.0]))
+    assert mg.gradcheck(lambda a, s: a * s, [leaf([1.0, 1.0]), scale]).ok

@@ -1,0 +1,205 @@
+"""Every differentiable op against central finite differences, in float64.
+
+Hypothesis draws shapes (including broadcasting pairs) and values kept away from kinks.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minigrad as mg
+from minigrad.nn import functional as F
+
+small_shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
+
+
+def leaf(array):
+    return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)
+
+
+def values(shape, low=-3.0, high=3.0):
+    return hnp.arrays(np.float64, shape, elements=st.floats(low, high, allow_nan=False))
+
+
+@st.composite
+def broadcast_pair(draw, low=-3.0, high=3.0):
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4))
+    a = draw(values(shapes.input_shapes[0], low, high))
+    b = draw(values(shapes.input_shapes[1], low, high))
+    return a, b
+
+
+def check(fn, *arrays, **kw):
+    report = mg.gradcheck(fn, [leaf(a) for a in arrays], **kw)
+    assert report.ok, str(report)
+
+
+@given(broadcast_pair())
+def test_add_broadcasts(pair):
+    check(lambda a, b: a + b, *pair)
+
+
+@given(broadcast_pair())
+def test_sub_broadcasts(pair):
+    check(lambda a, b: a - b, *pair)
+
+
+@given(broadcast_pair())
+def test_mul_broadcasts(pair):
+    check(lambda a, b: a * b, *pair)
+
+
+@given(broadcast_pair())
+def test_div_broadcasts(pair):
+    a, b = pair
+    # keep the divisor away from 0, where 1/b has a pole
+    check(lambda a, b: a / b, a, np.sign(b + 1e-9) * (np.abs(b) + 0.5))
+
+
+@given(small_shapes.flatmap(lambda s: values(s, 0.5, 3.0)), st.sampled_from([2.0, 3.0, 0.5, -1.5]))
+def test_pow_scalar_exponent(x, n):
+    check(lambda a: a**n, x)
+
+
+@given(small_shapes.flatmap(values))
+def test_neg(x):
+    check(lambda a: -a, x)
+
+
+@st.composite
+def matmul_pair(draw):
+    m, k, n = draw(st.integers(1, 4)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    batch = draw(st.sampled_from([(), (2,), (3, 1)]))
+    a_shape = draw(st.sampled_from([(k,), (m, k), (*batch, m, k)]))
+    b_shape = draw(st.sampled_from([(k,), (k, n), (*batch[-1:], k, n)]))
+    return draw(values(a_shape)), draw(values(b_shape))
+
+
+@given(matmul_pair())
+def test_matmul_batched_and_vectors(pair):
+    check(lambda a, b: a @ b, *pair)
+
+
+axes = st.sampled_from([None, 0, -1, (0, -1)])
+
+
+@given(hnp.array_shapes(min_dims=2, max_dims=3, max_side=4).flatmap(values), axes, st.booleans())
+def test_sum(x, axis, keepdims):
+    check(lambda a: a.sum(axis=axis, keepdims=keepdims), x)
+
+
+@given(hnp.array_shapes(min_dims=2, max_dims=3, max_side=4).flatmap(values), axes, st.booleans())
+def test_mean(x, axis, keepdims):
+    check(lambda a: a.mean(axis=axis, keepdims=keepdims), x)
+
+
+@given(hnp.array_shapes(min_dims=2, max_dims=3, max_side=4), axes, st.booleans())
+def test_max_with_distinct_values(shape, axis, keepdims):
+    # distinct values spaced far apart: finite differences never cross a tie (a kink)
+    x = np.random.default_rng(len(shape)).permutation(np.prod(shape)).reshape(shape) * 0.1
+    check(lambda a: a.max(axis=axis, keepdims=keepdims), x)
+
+
+def test_max_splits_gradient_between_ties():
+    a = leaf([1.0, 3.0, 3.0])
+    a.max().backward()
+    np.testing.assert_array_equal(a.grad, [0.0, 0.5, 0.5])
+
+
+unary = {
+    "exp": (lambda a: a.exp(), -3, 3),
+    "log": (lambda a: a.log(), 0.2, 5),
+    "tanh": (lambda a: a.tanh(), -3, 3),
+    "sigmoid": (lambda a: a.sigmoid(), -6, 6),
+    "relu": (lambda a: (a + 5.5).relu() + (a - 5.5).relu(), -3, 3),  # shifted off the kink
+    "gelu": (lambda a: a.gelu(), -3, 3),
+    "gelu_tanh": (lambda a: a.gelu(approximate="tanh"), -3, 3),
+    "F.relu": (lambda a: F.relu(a * 1.0 + 4.0), -3, 3),
+    "F.tanh": (F.tanh, -3, 3),
+    "F.sigmoid": (F.sigmoid, -3, 3),
+    "F.exp": (F.exp, -3, 3),
+    "F.log": (F.log, 0.2, 5),
+    "F.gelu": (F.gelu, -3, 3),
+}
+
+
+@pytest.mark.parametrize("name", list(unary))
+@given(shape=small_shapes, data=st.data())
+def test_unary(name, shape, data):
+    fn, low, high = unary[name]
+    check(fn, data.draw(values(shape, low, high)))
+
+
+def test_relu_gradient_is_zero_left_of_kink_and_one_right():
+    a = leaf([-2.0, -0.5, 0.5, 2.0])
+    a.relu().sum().backward()
+    np.testing.assert_array_equal(a.grad, [0, 0, 1, 1])
+
+
+@given(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4).flatmap(values))
+def test_reshape_transpose_permute_swapaxes(x):
+    check(lambda a: a.reshape(-1), x)
+    check(lambda a: a.reshape(x.shape[::-1]) * 1.0, x)
+    check(lambda a: a.T * np.arange(a.size).reshape(a.T.shape), x)
+    check(lambda a: a.transpose(0, -1) * np.arange(a.size).reshape(a.transpose(0, -1).shape), x)
+    check(lambda a: a.swapaxes(0, 1), x)
+    perm = tuple(reversed(range(x.ndim)))
+    check(lambda a: a.permute(*perm) * np.arange(a.size).reshape(x.transpose(perm).shape), x)
+
+
+def test_getitem_slices_and_integer_arrays_with_duplicates():
+    x = np.arange(12.0).reshape(3, 4)
+    check(lambda a: a[1:, ::2], x)
+    check(lambda a: a[np.array([0, 2, 0, 0])], x)
+    check(lambda a: a[:, np.array([3, 3])], x)
+    a = leaf(x)
+    a[np.array([0, 2, 0, 0])].sum().backward()
+    np.testing.assert_array_equal(a.grad[:, 0], [3, 0, 1])  # row 0 picked three times
+
+
+@given(st.integers(0, 1), st.lists(st.integers(1, 3), min_size=1, max_size=3))
+def test_concatenate_and_stack(axis, sizes):
+    rng = np.random.default_rng(sum(sizes))
+    parts = [rng.normal(size=(s, 2)) if axis == 0 else rng.normal(size=(2, s)) for s in sizes]
+    check(lambda *ts: F.concatenate(list(ts), axis=axis) * np.arange(1, 2 * sum(sizes) + 1).reshape(
+        (sum(sizes), 2) if axis == 0 else (2, sum(sizes))), *parts)
+    same = [rng.normal(size=(2, 3)) for _ in sizes]
+    check(lambda *ts: F.stack(list(ts), axis=axis) * 1.5, *same)
+
+
+@given(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=5).flatmap(values),
+       st.sampled_from([-1, 0]))
+def test_softmax_and_log_softmax(x, axis):
+    check(lambda a: a.softmax(axis=axis), x)
+    check(lambda a: a.log_softmax(axis=axis), x)
+    check(lambda a: F.softmax(a, axis=axis), x)
+    check(lambda a: F.log_softmax(a, axis=axis), x)
+
+
+@given(st.integers(1, 5), st.integers(2, 6), st.sampled_from(["mean", "sum"]), st.data())
+def test_cross_entropy(n, classes, reduction, data):
+    logits = data.draw(values((n, classes)))
+    targets = np.array(data.draw(st.lists(st.integers(0, classes - 1), min_size=n, max_size=n)))
+    check(lambda z: F.cross_entropy(z, targets, reduction=reduction), logits)
+
+
+def test_cross_entropy_over_batch_and_time():
+    logits = np.random.default_rng(1).normal(size=(2, 3, 5))
+    targets = np.array([[0, 4, 2], [1, 1, 3]])
+    check(lambda z: F.cross_entropy(z, mg.tensor(targets)), logits)
+
+
+def test_linear_function():
+    rng = np.random.default_rng(2)
+    x, w, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(5, 4)), rng.normal(size=5)
+    check(lambda x, w, b: F.linear(x, w, b), x, w, b)
+    check(lambda x, w: F.linear(x, w), x, w)
+
+
+def test_embedding_function_touched_and_untouched_rows():
+    table = np.random.default_rng(3).normal(size=(6, 3))
+    ids = np.array([[1, 4, 1], [0, 1, 4]])
+    check(lambda w: F.embedding(ids, w), table)
+    check(lambda w: F.embedding(ids, w, sparse=False), table)
