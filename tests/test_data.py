@@ -1,14 +1,11 @@
 """The lessons' corpus and tokenizer."""
 
+from pydoc_data.topics import topics
+
 import numpy as np
 import pytest
 
 from minigrad import data
-
-try:
-    from pydoc_data.topics import topics
-except ImportError:  # pragma: no cover
-    topics = {}
 
 
 def test_default_corpus_is_real_text_without_layout_rules():
