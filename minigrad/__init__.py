@@ -8,6 +8,7 @@ from minigrad.ledger import Ledger, ledger
 from minigrad.ops import unbroadcast
 from minigrad.sparse import RowSparse
 from minigrad.tensor import Tensor, arange, ones, randn, tensor, zeros
+from minigrad.viz import draw
 
 __version__ = "0.1.0"
 
@@ -15,5 +16,5 @@ __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones",
     "randn", "tensor", "unbroadcast", "zeros",
-    "Ledger", "ledger",
+    "Ledger", "draw", "ledger",
 ]
