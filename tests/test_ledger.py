@@ -1,6 +1,9 @@
 """The gradient ledger: what each path sent into each parameter, checked against numpy and
 finite differences, and the seed page's vocabulary bridge audit reproduced untied and tied."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from seed_bridge import CAT, CONTEXT, SEED_PRINTED, D, V, starting_weights, tied_paths, untied_paths
@@ -241,3 +244,16 @@ def test_tied_ledger_matches_torch():
     h = table[torch.tensor([CAT])] + torch.tensor(CONTEXT)
     torch.nn.functional.cross_entropy(h @ table.T, torch.tensor([CAT])).backward()
     np.testing.assert_allclose(led.record(model.emb.weight).total(), table.grad.numpy(), rtol=1e-10)
+
+
+def test_the_docs_example_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "ledger.md").read_text()
+    blocks = re.findall(r"```(python|text)\n(.*?)```", page, flags=re.S)
+    monkeypatch.chdir(tmp_path)  # the page renders tied.svg into the working directory
+    namespace: dict = {}
+    for kind, body in blocks:
+        if kind == "python":
+            exec(compile(body, "docs/ledger.md", "exec"), namespace)
+        else:  # each text block is what the python block before it printed
+            assert capsys.readouterr().out == body
+    assert (tmp_path / "tied.svg").exists() and (tmp_path / "tied.dot").exists()
