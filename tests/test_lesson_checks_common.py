@@ -157,3 +157,8 @@ def test_reference_gradient_refuses_a_wrong_backward():
 
     with pytest.raises(RuntimeError, match="backward disagrees with finite differences"):
         common.reference_gradient(Wrong.apply, [np.array([1.0, 2.0])])
+
+
+def test_all_zero_answer_is_called_a_missing_path(reference):
+    with pytest.raises(AssertionError, match="g is all zero: no gradient reached it"):
+        common.assert_matches(np.zeros_like(reference), reference, "g")

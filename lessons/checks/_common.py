@@ -296,6 +296,8 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, what: str,
     for wrong, diagnosis in mistakes:
         if np.shape(wrong) == got.shape and close(got, wrong):
             raise AssertionError(f"{what}: {diagnosis}")
+    if not np.any(got):
+        raise AssertionError(f"{what} is all zero: no gradient reached it (a missing path)")
     c = scale_between(got, expected)
     if c is not None and np.isclose(c, -1):
         raise AssertionError(f"{what}: the sign is flipped everywhere (you returned minus the gradient)")
