@@ -2,6 +2,7 @@
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:
     return parts
 
 
-def check(answers) -> None:
+def check(answers: ModuleType) -> None:
     table_grad_from_one_hot = common.answer_function(answers, "table_grad_from_one_hot")
     rng = np.random.default_rng(33)
     for ids, vocab_size, width in CASES:

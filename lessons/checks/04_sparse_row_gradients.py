@@ -2,6 +2,7 @@
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:
     return parts
 
 
-def check(answers) -> None:
+def check(answers: ModuleType) -> None:
     row_gradients = common.answer_function(answers, "row_gradients")
     rng = np.random.default_rng(44)
     for ids, vocab_size, width in CASES:

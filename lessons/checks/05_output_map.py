@@ -2,6 +2,7 @@
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -28,7 +29,7 @@ def _mean_cross_entropy(targets: np.ndarray):
     return lambda h, w: F.cross_entropy(F.linear(h, w), targets)
 
 
-def check(answers) -> None:
+def check(answers: ModuleType) -> None:
     output_map_grads = common.answer_function(answers, "output_map_grads")
     rng = np.random.default_rng(55)
     for targets, vocab_size, width in CASES:
