@@ -31,6 +31,7 @@ import safetensors
 import safetensors.numpy
 
 from minigrad.nn.module import Module
+from minigrad.tensor import Tensor
 
 NAMES_KEY = "minigrad.names"
 DIGESTS_KEY = "minigrad.sha256"
@@ -73,7 +74,8 @@ def tie_groups(state: Mapping[str, Any]) -> list[tuple[list[str], np.ndarray]]:
     for name, value in state.items():
         if not isinstance(name, str):
             raise TypeError(f"save: state dict keys must be str names, got {name!r}")
-        array = np.asarray(getattr(value, "data", value))
+        # a Tensor's own array (not ndarray.data, a memoryview): array identity marks a tie
+        array = value.data if isinstance(value, Tensor) else np.asarray(value)
         groups.setdefault(_memory_key(array), ([], array))[0].append(name)
     found = list(groups.values())
     for i, (names_a, a) in enumerate(found):

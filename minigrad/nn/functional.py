@@ -122,7 +122,7 @@ def check_ids(ids: Any, num_embeddings: int) -> np.ndarray:
     """
     if isinstance(ids, (list, tuple)) and np.size(ids) == 0:
         ids = np.zeros(np.shape(ids), dtype=np.int64)  # np.asarray([]) would be float64
-    array = np.asarray(getattr(ids, "data", ids))
+    array = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
     if array.dtype.kind not in "iu":
         raise TypeError(
             f"embedding: ids must be integer token ids, got dtype {array.dtype}; "

@@ -168,7 +168,9 @@ class Module:
                 f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
                 f"(pass strict=False to load only the names both have)"
             )
-        arrays = {k: np.asarray(getattr(v, "data", v)) for k, v in state.items() if k in params}
+        # a Tensor's own array (not ndarray.data, a memoryview): array identity marks a tie
+        arrays = {k: v.data if isinstance(v, Tensor) else np.asarray(v)
+                  for k, v in state.items() if k in params}
         for name, value in arrays.items():
             _check_loadable(name, value, params[name])
         plan = []
