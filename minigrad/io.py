@@ -2,12 +2,15 @@
 
 The file is a plain safetensors file, so PyTorch (`safetensors.torch.load_file`) and any other
 safetensors reader can load the weights. A tied parameter is stored once, under its first
-name; the header's text metadata records the rest:
+name; the header's text metadata holds one entry, "minigrad", a JSON object with
 
-    "minigrad.names":  JSON list with one entry per stored tensor, in the state dict's order:
-                       [stored key, alias, alias, ...], so every name a tensor goes by is kept
-    "minigrad.sha256": JSON {stored key: sha256 of dtype, shape and bytes}, so a flipped byte
-                       in the data (which the format itself cannot notice) is caught on load
+    "names":  a list with one entry per stored tensor, in the state dict's order:
+              [stored key, alias, alias, ...], so every name a tensor goes by is kept
+    "sha256": {stored key: sha256 of dtype, shape and bytes}, so a flipped byte in the data
+              (which the format itself cannot notice) is caught on load
+
+One entry, not two: safetensors writes metadata entries in no fixed order, so with a single
+entry the same model always gives the same bytes.
 
 `load` gives back a state dict in which tied names share one array object (an update through
 one name is seen through the other); `module.load_state_dict(load(path))` copies it into a
@@ -33,9 +36,7 @@ import safetensors.numpy
 from minigrad.nn.module import Module
 from minigrad.tensor import Tensor
 
-NAMES_KEY = "minigrad.names"
-DIGESTS_KEY = "minigrad.sha256"
-_RESERVED_PREFIX = "minigrad."
+METADATA_KEY = "minigrad"
 
 
 class CheckpointError(ValueError):
@@ -50,7 +51,7 @@ def save(obj: Module | Mapping[str, Any], path: str | os.PathLike,
 
     obj: a Module, or {name: array or Tensor}; names that share one array (as a tied
          module's `state_dict()` gives them) are one tensor in the file plus recorded aliases.
-    metadata: extra text {key: value} for the header (keys starting "minigrad." are ours).
+    metadata: extra text {key: value} for the header (the key "minigrad" is ours).
     The write is atomic: a temporary file in the same directory, then `os.replace`, so a crash
     leaves either the old file or the new one, never half of one.
     """
@@ -58,8 +59,10 @@ def save(obj: Module | Mapping[str, Any], path: str | os.PathLike,
     groups = tie_groups(state)
     tensors = {names[0]: np.ascontiguousarray(array) for names, array in groups}
     header = _user_metadata(metadata)
-    header[NAMES_KEY] = json.dumps([names for names, _ in groups])
-    header[DIGESTS_KEY] = json.dumps({key: _digest(a) for key, a in tensors.items()})
+    header[METADATA_KEY] = json.dumps({
+        "names": [names for names, _ in groups],
+        "sha256": {key: _digest(a) for key, a in tensors.items()},
+    })
     _write_atomically(os.fspath(path), safetensors.numpy.save(tensors, metadata=header))
 
 
@@ -101,9 +104,9 @@ def _user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     for key, value in header.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(f"save: metadata must map str to str, got {key!r}: {value!r}")
-        if key.startswith(_RESERVED_PREFIX):
-            raise ValueError(f"save: metadata key {key!r} is reserved (keys starting "
-                             f"{_RESERVED_PREFIX!r} are written by minigrad)")
+        if key == METADATA_KEY:
+            raise ValueError(f"save: metadata key {key!r} is reserved: minigrad writes its "
+                             f"names and checksums there")
     return header
 
 
@@ -164,23 +167,36 @@ def load(path: str | os.PathLike) -> dict[str, np.ndarray]:
         raise CheckpointError(
             f"load: {path!r} is not a readable safetensors file (truncated or corrupted?): {err}"
         ) from None
-    groups = _read_names(path, metadata, stored)
-    _verify_digests(path, metadata, stored)
+    info = _minigrad_metadata(path, metadata)
+    groups = _read_names(path, info, stored)
+    _verify_digests(path, info, stored)
     return {name: stored[names[0]] for names in groups for name in names}
 
 
-def _read_names(path: str, metadata: dict[str, str], stored: dict[str, np.ndarray]) -> list[list[str]]:
-    if NAMES_KEY not in metadata:  # written by another tool: every tensor under its own name
-        return [[key] for key in stored]
+def _minigrad_metadata(path: str, metadata: dict[str, str]) -> dict[str, Any] | None:
+    """Our entry of the header, parsed; None for a file written by another tool."""
+    if METADATA_KEY not in metadata:
+        return None
     try:
-        groups = json.loads(metadata[NAMES_KEY])
+        info = json.loads(metadata[METADATA_KEY])
     except json.JSONDecodeError as err:
-        raise CheckpointError(f"load: {path!r}: metadata {NAMES_KEY!r} is not valid JSON ({err})") from None
+        raise CheckpointError(
+            f"load: {path!r}: metadata {METADATA_KEY!r} is not valid JSON ({err})") from None
+    if not isinstance(info, dict) or not {"names", "sha256"} <= set(info):
+        raise CheckpointError(f"load: {path!r}: metadata {METADATA_KEY!r} must be a JSON object with "
+                              f"'names' and 'sha256', got {metadata[METADATA_KEY][:200]!r}")
+    return info
+
+
+def _read_names(path: str, info: dict[str, Any] | None, stored: dict[str, np.ndarray]) -> list[list[str]]:
+    if info is None:  # written by another tool: every tensor under its own name
+        return [[key] for key in stored]
+    groups = info["names"]
     well_formed = isinstance(groups, list) and all(
         isinstance(g, list) and g and all(isinstance(n, str) for n in g) for g in groups)
     if not well_formed:
-        raise CheckpointError(f"load: {path!r}: metadata {NAMES_KEY!r} must be a list of non-empty "
-                              f"lists of names, got {metadata[NAMES_KEY][:200]!r}")
+        raise CheckpointError(f"load: {path!r}: metadata 'names' must be a list of non-empty lists "
+                              f"of names, got {json.dumps(groups)[:200]}")
     keys = [g[0] for g in groups]
     if sorted(keys) != sorted(stored):
         raise CheckpointError(
@@ -194,13 +210,10 @@ def _read_names(path: str, metadata: dict[str, str], stored: dict[str, np.ndarra
     return groups
 
 
-def _verify_digests(path: str, metadata: dict[str, str], stored: dict[str, np.ndarray]) -> None:
-    if DIGESTS_KEY not in metadata:
+def _verify_digests(path: str, info: dict[str, Any] | None, stored: dict[str, np.ndarray]) -> None:
+    if info is None:
         return
-    try:
-        digests = json.loads(metadata[DIGESTS_KEY])
-    except json.JSONDecodeError as err:
-        raise CheckpointError(f"load: {path!r}: metadata {DIGESTS_KEY!r} is not valid JSON ({err})") from None
+    digests = info["sha256"]
     for key, array in stored.items():
         if not isinstance(digests, dict) or digests.get(key) != _digest(array):
             raise CheckpointError(
