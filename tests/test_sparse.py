@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minigrad import nn
-from minigrad.sparse import RowSparse, add_grads, to_dense
+from minigrad.sparse import SHORT_RUN, RowSparse, add_grads, to_dense
 
 
 def dense_reference(indices, values, shape):
@@ -31,6 +31,25 @@ def test_coalesce_sums_repeated_ids_into_unique_sorted_rows(g):
     assert np.all(np.diff(c.indices) > 0)
     assert c.nnz_rows == g.nnz_rows == len(set(g.indices.tolist()))
     np.testing.assert_allclose(c.to_dense(), dense_reference(g.indices, g.values, g.shape), atol=1e-12)
+
+
+def test_coalesce_sums_short_and_long_runs():
+    # run lengths on both sides of SHORT_RUN, and far above it, in a shuffled order
+    lengths = {0: 1, 3: 2, 4: SHORT_RUN, 7: SHORT_RUN + 1, 9: 3 * SHORT_RUN + 5, 11: SHORT_RUN - 1}
+    rng = np.random.default_rng(5)
+    ids = rng.permutation(np.repeat(list(lengths), list(lengths.values())))
+    values = rng.normal(size=(ids.size, 4))
+    c = RowSparse(ids, values, (12, 4)).coalesce()
+    assert c.indices.tolist() == sorted(lengths)
+    np.testing.assert_allclose(c.to_dense(), dense_reference(ids, values, (12, 4)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("row_shape", [(), (2, 3)])
+def test_coalesce_any_row_shape(row_shape):
+    ids = np.array([2, 0, 2] + [1] * (SHORT_RUN + 2))
+    values = np.random.default_rng(6).normal(size=(ids.size, *row_shape))
+    c = RowSparse(ids, values, (3, *row_shape)).coalesce()
+    np.testing.assert_allclose(c.to_dense(), dense_reference(ids, values, (3, *row_shape)), rtol=1e-12)
 
 
 def test_duplicate_ids_sum_into_one_row():
