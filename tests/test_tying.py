@@ -1,5 +1,8 @@
 """Weight tying: one table, two paths (read by lookup, said by the head), one summed gradient."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tiny_lm import IDS, TARGETS, TinyLM, lm_loss
@@ -102,6 +105,23 @@ def test_untied_tables_keep_their_own_layouts():
     model.loss().backward()
     assert isinstance(model.emb.weight.grad, RowSparse)
     assert isinstance(model.head.weight.grad, np.ndarray)
+
+
+def test_the_tying_page_runs_and_prints_what_it_says(tmp_path, monkeypatch, capsys):
+    page = (Path(__file__).parent.parent / "docs" / "tying.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 5
+    monkeypatch.chdir(tmp_path)  # the page saves a checkpoint in the working directory
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/tying.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    for claim in ["['emb.weight']", "{'emb.weight': ['emb.weight', 'head.weight']}",
+                  "RowSparse(rows=4, shape=(1000, 16), dtype=float32, coalesced)", "[1 2 5 7]",
+                  "288 bytes instead of 64000", "ndarray (1000, 16)", "['emb.weight', 'head.weight']",
+                  "the state ties 'emb.weight' and 'head.weight' (one shared array), but the model"]:
+        assert claim in printed
+        assert claim in page
 
 
 @pytest.mark.parametrize("tied", [True, False])
