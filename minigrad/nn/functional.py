@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from minigrad import ops
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, as_array
 
 
 def relu(x: Tensor) -> Tensor:
@@ -58,7 +58,7 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     """
     if reduction not in ("mean", "sum"):
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
-    y = np.asarray(getattr(targets, "data", targets))
+    y = np.asarray(as_array(targets))
     z_shape = logits.shape
     if y.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: targets must be integer class ids, got dtype {y.dtype}")
