@@ -1,7 +1,7 @@
 """minigrad: a small reverse-mode autograd engine on numpy, for learning how token
 embeddings, unembeddings and weight tying really learn."""
 
-from minigrad import nn  # noqa: E402  (nn builds on the names above)
+from minigrad import nn, optim  # noqa: E402  (nn and optim build on the names above)
 from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.ops import unbroadcast
@@ -12,6 +12,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
-    "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones",
+    "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
 ]
