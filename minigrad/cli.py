@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from minigrad import lessons
+
 
 def _demo() -> int:
     """The seed's vocabulary bridge, untied, with its gradient checked by finite differences."""
@@ -37,9 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="minigrad", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tour", help="a guided run of the vocabulary bridge audit")
+    lessons.add_lesson_commands(sub)  # lessons | lesson N | check N
     args = parser.parse_args(argv)
     if args.command == "tour":
         return _demo()
+    if args.command in lessons.COMMANDS:
+        return lessons.run_command(args)
     return 2
 
 
