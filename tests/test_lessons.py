@@ -51,6 +51,13 @@ def _figures(folder: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lesson_ids)
+def test_cells_are_read_as_jupytext_reads_them(lesson):
+    jupytext = pytest.importorskip("jupytext")
+    theirs = [(cell.cell_type, cell.source) for cell in jupytext.read(lesson.path).cells]
+    assert [(cell.kind, cell.source) for cell in lesson.cells()] == theirs
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lesson_ids)
 def test_lesson_runs_headless_through_the_runner(lesson, tmp_path):
     out = tmp_path / "out"
     command = ["-m", "minigrad.cli", "lesson", str(lesson.number), "--no-pause", "--out", str(out)]
