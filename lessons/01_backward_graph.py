@@ -60,15 +60,20 @@ def label(node: Node) -> str:
     return node.name
 
 
-print("x is a leaf:", x.is_leaf, " x.grad_fn =", x.grad_fn)
-print("loss.grad_fn =", label(loss.grad_fn))
-for node in (loss.grad_fn, *loss.grad_fn.next_nodes):
-    print(f"  {label(node):22} -> {[label(n) for n in node.next_nodes if n is not None]}")
+def edges(node: Node) -> list[str]:
+    return [label(child) for child in node.next_nodes if child is not None]
+
+
+print(f"x is a leaf: {x.is_leaf}, x.grad_fn = {x.grad_fn}")
+print(f"y.grad_fn = {label(y.grad_fn)}, with edges to {edges(y.grad_fn)}")
+print(f"loss.grad_fn = {label(loss.grad_fn)}, with edges to {edges(loss.grad_fn)}")
 
 add_node = loss.grad_fn.next_nodes[0]
 tanh_node, y_node = add_node.next_nodes
 assert tanh_node.next_nodes[0] is y_node is y.grad_fn, "both uses of y lead to the one node of y"
-assert y.grad_fn.next_nodes == (x._grad_node(), w._grad_node()), "a leaf has exactly one AccumulateGrad"
+x_node, w_node = y.grad_fn.next_nodes
+assert x_node.variable is x and w_node.variable is w
+assert (x * 2).grad_fn.next_nodes[0] is x_node, "every op that reads x points at x's one AccumulateGrad"
 
 # %% [markdown]
 # The node `MulBackward` of `y` is reached by two edges: one from `TanhBackward` and one from
@@ -121,9 +126,9 @@ def backward_order(root: Node) -> list[Node]:
 
 
 order = backward_order(loss.grad_fn)
-print("backward runs the nodes in this order:")
+print("backward runs the nodes in this order (each with the nodes it sends gradients to):")
 for step, node in enumerate(order, start=1):
-    print(f"  {step}. {label(node)}")
+    print(f"  {step}. {label(node):20} -> {edges(node)}")
 
 position = {node: i for i, node in enumerate(order)}
 for node in order:

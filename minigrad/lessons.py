@@ -533,6 +533,8 @@ def command_lesson(args: argparse.Namespace) -> int:
         print(f"wrote {_display_path(path)}  (open it with: jupyter lab {_display_path(path)})")
         return 0
     pause = not args.no_pause and sys.stdin.isatty()
+    if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
+        sys.stdout.reconfigure(errors="replace")
     run = run_lesson(lesson, out_dir, pause=pause)
     print(f"lesson {lesson.number} {'finished' if run.ok else 'stopped'} in {run.seconds:.1f} s")
     if run.files:
