@@ -134,6 +134,7 @@ class FunctionNode(Node):
         self.next_nodes = next_nodes
         self.released = False
         self.forward_trace: list[str] | None = None  # set in anomaly mode
+        self.output_shape: tuple[int, ...] | None = None  # the forward's result shape, for drawing
 
     @property
     def name(self) -> str:
@@ -239,6 +240,7 @@ class Function:
                 for a in args
             )
             node = FunctionNode(cls, ctx, edges)
+            node.output_shape = result.shape
             ctx.watch_versions(tensors + [result])
             if _anomaly_enabled:
                 node.forward_trace = traceback.format_stack()[:-2]
