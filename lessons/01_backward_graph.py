@@ -31,6 +31,7 @@
 
 # %%
 import os
+import re
 import time
 from pathlib import Path
 
@@ -255,6 +256,48 @@ runs_plot = OUT / "node-runs.png"
 fig.savefig(runs_plot, dpi=120)
 plt.close(fig)
 print(f"wrote {runs_plot}")
+
+# %% [markdown]
+# ## Drawing the graph
+#
+# `mg.draw(output)` follows the same edges, from the output's `grad_fn` through each node's
+# `next_nodes`, and returns a Graphviz digraph: one box per backward node (forward op,
+# backward node, output shape) and one ellipse per leaf. `mg.viz.render` turns it into SVG,
+# with the system Graphviz if you have one and otherwise with a WebAssembly build of Graphviz
+# that pip installs. Running the backward inside `mg.ledger()` records what each edge into a
+# leaf carried, and the drawing writes it on the edge.
+#
+# In the first drawing, look for the two edges from the first `AddBackward` box to the second,
+# and the two edges into `a`, each carrying 2: the two terms that add up to 4. In the second,
+# `MulBackward` has two incoming edges, one through `TanhBackward` and one straight from
+# `AddBackward`.
+
+# %%
+def edges_into(source: str, box: str) -> int:
+    """How many edges of the DOT source end at the box whose label starts with `box`."""
+    node_id = re.search(rf'(\w+) \[label="{re.escape(box)}', source).group(1)
+    return len(re.findall(rf"-> {node_id}\b", source))
+
+
+a = new_a()
+c = doubled(a, 2)
+c.name = "c"
+with mg.ledger(names={"a": a}) as led:
+    c.backward()
+doubled_graph = mg.draw(c, ledger=led, collapse=None)  # collapse=None: draw every node of a chain
+doubled_svg = OUT / "graph-doubled.svg"
+mg.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
+print(f"wrote {doubled_svg}")
+assert edges_into(doubled_graph.source, "a\\n") == 2
+assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
+
+loss.name = "loss"
+loss.backward()
+tanh_graph = mg.draw(loss, params={"x": x, "w": w})
+tanh_svg = OUT / "graph-tanh.svg"
+mg.viz.render(tanh_graph, path=tanh_svg)
+print(f"wrote {tanh_svg}")
+assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 
 # %% [markdown]
 # ## A Function of your own
