@@ -250,6 +250,7 @@ class LessonRun:
     seconds: float
     files: list[Path]  # written or rewritten under the output folder during the run
     error: str = ""
+    stopped_by_learner: bool = False  # q at a pause: not a failure
 
 
 @contextlib.contextmanager
@@ -314,7 +315,7 @@ def run_lesson(
     namespace = {"__name__": "__main__", "__file__": str(lesson.path), "__builtins__": builtins}
     cells = lesson.cells()
     start = time.perf_counter()
-    ok, error = True, ""
+    ok, error, stopped_by_learner = True, "", False
     with _lesson_environment(out_dir):
         for index, cell in enumerate(cells):
             if cell.kind == "markdown":
@@ -324,7 +325,7 @@ def run_lesson(
                     is_question = cell.source.rstrip().endswith("?")
                     prompt = PREDICTION_PROMPT if is_question else STEP_PROMPT
                     if not _ask_to_continue(prompt, stdin, stdout):
-                        ok, error = False, "stopped by the learner"
+                        stopped_by_learner = True
                         break
                 continue
             print("\n".join("  | " + line for line in cell.source.splitlines()) + "\n", file=stdout)
@@ -344,7 +345,7 @@ def run_lesson(
             sys.stdout.flush()
             print(file=stdout)
     seconds = time.perf_counter() - start
-    return LessonRun(lesson, ok, seconds, _changed_files(out_dir, before), error)
+    return LessonRun(lesson, ok, seconds, _changed_files(out_dir, before), error, stopped_by_learner)
 
 
 # ---- notebooks ---------------------------------------------------------------------------------
@@ -536,13 +537,16 @@ def command_lesson(args: argparse.Namespace) -> int:
     if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
         sys.stdout.reconfigure(errors="replace")
     run = run_lesson(lesson, out_dir, pause=pause)
-    print(f"lesson {lesson.number} {'finished' if run.ok else 'stopped'} in {run.seconds:.1f} s")
+    if run.stopped_by_learner:
+        print(f"lesson {lesson.number} stopped at your request after {run.seconds:.1f} s")
+    elif run.ok:
+        print(f"lesson {lesson.number} finished in {run.seconds:.1f} s")
+    else:
+        print(f"lesson {lesson.number} stopped after {run.seconds:.1f} s: {run.error}")
     if run.files:
         print("files written:")
         for path in run.files:
             print(f"  {_display_path(path)}")
-    if not run.ok:
-        print(run.error)
     return 0 if run.ok else 1
 
 
