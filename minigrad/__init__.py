@@ -1,9 +1,10 @@
 """minigrad: a small reverse-mode autograd engine on numpy, for learning how token
 embeddings, unembeddings and weight tying really learn."""
 
-from minigrad import nn  # noqa: E402  (nn builds on the names above)
+from minigrad import nn
 from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
+from minigrad.io import CheckpointError, load, save
 from minigrad.ledger import Ledger, ledger
 from minigrad.ops import unbroadcast
 from minigrad.sparse import RowSparse
@@ -17,4 +18,5 @@ __all__ = [
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
+    "CheckpointError", "load", "save",
 ]

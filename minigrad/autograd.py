@@ -254,6 +254,8 @@ class Function:
 
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None:
     """Send d(root)=grad back through the graph into the leaves' `.grad`."""
+    from minigrad.tensor import as_array
+
     if not root.requires_grad:
         raise RuntimeError(
             "backward(): this tensor does not require grad and has no grad_fn; did you create "
@@ -267,7 +269,7 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
             )
         grad = np.ones_like(root.data)
     else:
-        grad = np.array(getattr(grad, "data", grad), dtype=root.data.dtype)
+        grad = np.array(as_array(grad), dtype=root.data.dtype)
         if grad.shape != root.shape:
             raise ValueError(
                 f"backward(): grad has shape {grad.shape} but the output has shape {root.shape}"

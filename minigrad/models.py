@@ -15,7 +15,7 @@ import numpy as np
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
 from minigrad.nn.module import Module
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, as_array
 
 
 class TinyLM(Module):
@@ -37,7 +37,7 @@ class TinyLM(Module):
 
     def forward(self, ids: Any) -> Tensor:
         """ids (N, C) int -> logits (N, V)."""
-        ids = np.asarray(getattr(ids, "data", ids))
+        ids = np.asarray(as_array(ids))
         if ids.ndim == 1 and self.context == 1:
             ids = ids[:, None]
         if ids.ndim != 2 or ids.shape[1] != self.context:
