@@ -59,12 +59,21 @@ class _StepRows:
 
     def take(self, array: np.ndarray) -> np.ndarray:
         """The rows of `array` this step updates: a view of every row, or a copy of some rows."""
-        return array[self.rows]
+        if self.rows is Ellipsis:
+            return array[...]
+        return np.take(array, self.rows, axis=0)  # measured faster than array[rows] on big tables
 
     def put(self, array: np.ndarray, rows: np.ndarray) -> None:
         """Write rows from `take` back (a view of every row was updated in place already)."""
         if self.rows is not Ellipsis:
             array[self.rows] = rows
+
+
+def _zeros_written(like: np.ndarray) -> np.ndarray:
+    """Zeros in memory that is really written now. np.zeros maps untouched pages lazily, so a
+    lazy step that first reaches a rare row would pay a page fault then: once at creation (as
+    PyTorch's zeros_like does) keeps every later step O(rows present)."""
+    return np.full_like(like, 0)
 
 
 def _per_row(factor: np.ndarray, ndim: int) -> np.ndarray:
@@ -211,8 +220,7 @@ class Optimizer:
             return grad
         if present is Ellipsis:
             return grad + wd * p_rows
-        grad = grad.copy()  # never write into the caller's gradient
-        grad[present] += wd * p_rows[present]
+        grad[present] += wd * p_rows[present]  # grad is our own densified copy here
         return grad
 
     def _settle_catch_up(self, state: dict[str, Any], present: Any, lr: float, wd: float) -> np.ndarray:
@@ -364,7 +372,7 @@ class SGD(Optimizer):
         momentum, dampening = group["momentum"], group["dampening"]
         if momentum:
             if "momentum_buffer" not in state:
-                state["momentum_buffer"] = np.zeros_like(p.data)
+                state["momentum_buffer"] = _zeros_written(p.data)
             buf = rows.take(state["momentum_buffer"])
             buf *= momentum
             buf += (1 - dampening) * grad
@@ -414,7 +422,7 @@ class Adam(Optimizer):
     def _update(self, p: Tensor, p_rows: np.ndarray, grad: np.ndarray, rows: _StepRows,
                 group: dict[str, Any], state: dict[str, Any]) -> None:
         if "exp_avg" not in state:
-            state["exp_avg"], state["exp_avg_sq"] = np.zeros_like(p.data), np.zeros_like(p.data)
+            state["exp_avg"], state["exp_avg_sq"] = _zeros_written(p.data), _zeros_written(p.data)
         (beta1, beta2), lr, eps, t = group["betas"], group["lr"], group["eps"], state["step"]
         m, v = rows.take(state["exp_avg"]), rows.take(state["exp_avg_sq"])
         scratch = grad - m
