@@ -32,6 +32,10 @@ from minigrad.sparse import RowSparse
 from minigrad.tensor import Tensor
 
 DECAY_MODES = ("dense", "touched", "catch_up")
+# Per-row bookkeeping in a parameter's state, one entry per row:
+#   last_touched:    the step at which the row last had a gradient (0: never)
+#   decayed_through: for catch_up, the running sum of log(1 - lr*wd) when the row was last decayed
+ROW_STATE = {"last_touched": np.int64, "decayed_through": np.float64}
 
 
 # ---- which rows one step works on ------------------------------------------------------------
@@ -178,13 +182,13 @@ class Optimizer:
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 for position, p in enumerate(group["params"]):
-                    grad = _read_grad(p, self._name, _label(p, index, position))
+                    grad = _read_grad(p, self._name, index, position)
                     if grad is not None:
                         self._step_param(p, grad, group)
         return loss
 
     def _step_param(self, p: Tensor, grad: np.ndarray | RowSparse, group: dict[str, Any]) -> None:
-        state = self._state_of(p, group)
+        state = self._state_of(p)
         state["step"] += 1
         rows = _StepRows(grad, group["lazy"])
         lr, wd, decay = group["lr"], group["weight_decay"], group["decay"]
@@ -232,7 +236,7 @@ class Optimizer:
         """
         if "decayed_through" not in state:  # the first catch-up step: nothing owed yet
             state["decay_log"] = 0.0
-            state["decayed_through"] = np.zeros(state["last_touched"].shape)
+            state["decayed_through"] = np.zeros(state["last_touched"].shape, ROW_STATE["decayed_through"])
         marks = state["decayed_through"]
         owed = np.exp(state["decay_log"] - marks[present])
         state["decay_log"] += math.log(_catch_up_keep(self._name, lr, wd))
@@ -259,11 +263,10 @@ class Optimizer:
         raise NotImplementedError
 
     # ---- state -----------------------------------------------------------------------------
-    def _state_of(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+    def _state_of(self, p: Tensor) -> dict[str, Any]:
         state = self.state.get(p)
         if state is None:
-            # last_touched: the step at which each row last had a gradient (0: never)
-            state = {"step": 0, "last_touched": np.zeros(p.shape[:1], dtype=np.int64)}
+            state = {"step": 0, "last_touched": np.zeros(p.shape[:1], dtype=ROW_STATE["last_touched"])}
             self.state[p] = state
         return state
 
@@ -552,14 +555,15 @@ def _label(p: Tensor, index: int, position: int) -> str:
     return f"parameter {position}{named} of group {index} (shape {p.shape})"
 
 
-def _read_grad(p: Tensor, name: str, label: str) -> np.ndarray | RowSparse | None:
+def _read_grad(p: Tensor, name: str, index: int, position: int) -> np.ndarray | RowSparse | None:
     """p.grad in p's dtype, a RowSparse coalesced; None if absent or naming no row."""
     grad = p.grad
     if grad is None:
         return None
     if isinstance(grad, RowSparse):
         if grad.shape != p.shape:
-            raise ValueError(f"{name}.step: {label} has a RowSparse gradient of shape {grad.shape}")
+            raise ValueError(f"{name}.step: {_label(p, index, position)} has a RowSparse gradient of "
+                             f"shape {grad.shape}")
         grad = grad.coalesce()  # the update is not linear in g, so each row must appear once
         if grad.indices.size == 0:
             return None  # nothing reached this table: a no-op, like a missing gradient
@@ -568,7 +572,7 @@ def _read_grad(p: Tensor, name: str, label: str) -> np.ndarray | RowSparse | Non
         return grad
     grad = np.asarray(grad)
     if grad.shape != p.shape:
-        raise ValueError(f"{name}.step: {label} has a gradient of shape {grad.shape}")
+        raise ValueError(f"{name}.step: {_label(p, index, position)} has a gradient of shape {grad.shape}")
     return grad.astype(p.dtype, copy=False)
 
 
@@ -589,9 +593,9 @@ def _restored(value: Any, p: Tensor, key: str, name: str) -> Any:
     """A copy of one saved state entry, checked against the parameter it belongs to."""
     if not isinstance(value, np.ndarray):
         return value
-    if value.shape == p.shape:  # moments and momentum buffers live in the parameter's dtype
-        return value.astype(p.dtype, copy=True)
-    if value.shape == p.shape[:1]:  # per-row bookkeeping
-        return value.copy()
-    raise ValueError(f"{name}.load_state_dict: state {key!r} has shape {value.shape}, but the "
-                     f"parameter has shape {p.shape}")
+    # per-row bookkeeping has one entry a row; moments and buffers are shaped like the parameter
+    shape, dtype = (p.shape[:1], ROW_STATE[key]) if key in ROW_STATE else (p.shape, p.dtype)
+    if value.shape != shape:
+        raise ValueError(f"{name}.load_state_dict: state {key!r} has shape {value.shape}, but the "
+                         f"parameter has shape {p.shape}")
+    return value.astype(dtype, copy=True)

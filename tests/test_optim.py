@@ -466,3 +466,17 @@ def test_lazy_second_moment_of_a_silent_row_stays_put():
 def test_optimizer_repr_lists_each_group():
     text = repr(optim.AdamW([param(P0)], lr=0.5))
     assert "AdamW (" in text and "Parameter Group 0" in text and "lr: 0.5" in text
+
+
+def test_a_vector_parameter_has_one_row_per_element():
+    bias = param(P0)
+    opt = optim.SGD([bias], lr=LR, momentum=0.5, lazy=True, decay="catch_up", weight_decay=WD)
+    step(opt, bias, RowSparse([2], [1.0], (3,)))  # a row-sparse gradient of a vector
+    np.testing.assert_allclose(bias.data, [P0[0], P0[1], P0[2] - LR * (1.0 + WD * P0[2])], rtol=1e-15)
+    saved = opt.state_dict()
+    resumed = optim.SGD([param(bias.data)], lr=LR, momentum=0.5, lazy=True, decay="catch_up",
+                        weight_decay=WD)
+    resumed.load_state_dict(saved)
+    state = resumed.state[resumed.param_groups[0]["params"][0]]
+    assert state["last_touched"].dtype == np.int64 and state["momentum_buffer"].dtype == np.float64
+    np.testing.assert_array_equal(state["last_touched"], [0, 0, 1])
