@@ -8,6 +8,7 @@ shape of word frequencies); its gradient is a RowSparse of the rows read. We tim
 `optimizer.step()` alone (forward and backward run outside the clock) and report medians of:
 
 - minigrad AdamW, lazy=True, decay="catch_up" (target: t(1e6) / t(1e3) <= 1.5) and "touched";
+- the same, timing forward, backward and step together (the whole training step of the table);
 - a control: the same lazy catch_up AdamW, but with ids drawn from the first 1000 rows whatever V
   is, so the rows read per step stay the same and only the table grows: O(V) work shows here;
 - PyTorch SparseAdam, when torch is importable (on one thread, like numpy's loops);
@@ -58,15 +59,20 @@ class MinigradRun:
         self.ids = ids
         self.upstream = mg.Tensor(np.random.default_rng(1).normal(size=(BATCH, DIM)).astype(np.float32))
         self.times: list[float] = []
+        self.whole_step_times: list[float] = []  # forward, backward and optimizer step
         self.rows_read: list[int] = []
 
     def step(self) -> None:
+        ids = self.ids()
+        begin = time.perf_counter()
         self.emb.weight.grad = None
-        (self.emb(self.ids()) * self.upstream).sum().backward()
-        self.rows_read.append(self.emb.weight.grad.indices.size)
+        (self.emb(ids) * self.upstream).sum().backward()
         start = time.perf_counter()
         self.opt.step()
-        self.times.append(time.perf_counter() - start)
+        end = time.perf_counter()
+        self.times.append(end - start)
+        self.whole_step_times.append(end - begin)
+        self.rows_read.append(self.emb.weight.grad.indices.size)
 
 
 class TorchRun:
@@ -127,6 +133,9 @@ def interleaved(sizes: list[int], steps: int, warmup: int, with_torch: bool) -> 
     results: dict[str, dict[int, float]] = {}
     for (name, v), run in runs.items():
         results.setdefault(name, {})[v] = median_ms(run, warmup)
+        if name == "lazy catch_up":
+            whole = 1e3 * statistics.median(run.whole_step_times[warmup:])
+            results.setdefault("fwd+bwd+step", {})[v] = whole
     rows_read = {v: float(np.mean(runs["lazy catch_up", v].rows_read)) for v in sizes}
     return results, rows_read
 
@@ -135,7 +144,7 @@ def dense(sizes: list[int], steps: int, with_torch: bool) -> dict[str, dict[int,
     """Median step times with dense semantics, one run at a time (each costs O(V) memory and time)."""
     results: dict[str, dict[int, float]] = {}
     for v in sizes:
-        repeats = steps if v <= 10**4 else 5 if v <= 10**5 else 3
+        repeats = 20 if v <= 10**4 else 5 if v <= 10**5 else 3
         makers = {"dense AdamW": lambda v=v: MinigradRun(v, optim.AdamW, ZipfIds(v, seed=v))}
         if with_torch:
             makers["torch AdamW"] = lambda v=v: TorchRun(v, False, ZipfIds(v, seed=v))
@@ -170,7 +179,7 @@ def print_table(results: dict[str, dict[int, float]], rows_read: dict[int, float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6])
-    parser.add_argument("--steps", type=int, default=30, help="timed steps per lazy variant and size")
+    parser.add_argument("--steps", type=int, default=60, help="timed steps per lazy variant and size")
     parser.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args()
     sizes = sorted(int(v) for v in args.sizes)
@@ -183,7 +192,8 @@ def main() -> None:
     print(f"optimizer.step() median, ms. Embedding(V, {DIM}) sparse=True, {BATCH} "
           f"Zipf(s={ZIPF_EXPONENT:g}) ids a step; numpy {np.__version__}"
           + (", torch on 1 thread." if with_torch else "; torch not installed."))
-    print("rows read = distinct ids a step; us / row read = lazy catch_up time / rows read.")
+    print("rows read = distinct ids a step; us / row read = lazy catch_up time / rows read;")
+    print("fwd+bwd+step = lookup, backward and lazy catch_up step together.")
     print(f"control = lazy catch_up with ids from the first {CONTROL_ROWS} rows whatever V is.\n")
     print_table(results, rows_read, sizes)
 
