@@ -134,6 +134,17 @@ def test_lazy_adam_steps_only_present_rows_with_the_parameter_step_count():
     np.testing.assert_array_equal(p.data[[0, 3, 4]], TABLE[[0, 3, 4]])
 
 
+def test_lazy_sgd_starts_a_row_buffer_at_its_first_gradient():
+    p, mu, damp = param(TABLE), 0.9, 0.5
+    opt = optim.SGD([p], lr=LR, momentum=mu, dampening=damp, lazy=True)
+    g1, g2 = np.array([1.0, -2.0]), np.array([0.5, 0.5])
+    step(opt, p, sparse([0], [3.0, 3.0], SHAPE))
+    step(opt, p, sparse([1], g1, SHAPE))  # row 1's first step: b = g, not (1 - dampening) g
+    np.testing.assert_allclose(p.data[1], TABLE[1] - LR * g1, rtol=1e-15)
+    step(opt, p, sparse([1], g2, SHAPE))
+    np.testing.assert_allclose(p.data[1], TABLE[1] - LR * g1 - LR * (mu * g1 + (1 - damp) * g2), rtol=1e-14)
+
+
 def test_dense_semantics_keep_moving_an_absent_row_and_decay_its_second_moment():
     p = param(TABLE)
     opt = optim.Adam([p], lr=LR)
