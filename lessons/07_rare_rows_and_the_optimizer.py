@@ -229,9 +229,10 @@ print("wrote", path)
 #
 # - **A row that pauses for a while comes back with a *shorter* step**, not a longer one,
 #   unless the pause lasts thousands of steps (about 3,800 after the 500-step history of the
-#   full run, 4,700 for a row with a long history). The momentum `m` forgets with `beta1 = 0.9`, far faster than `v` does with
-#   `beta2 = 0.999`, so after a few dozen silent steps the numerator of the step has lost its
-#   history while the denominator still remembers. The step back is shortest, about a tenth
+#   full run, 4,700 for a row with a long history). The momentum `m` forgets with
+#   `beta1 = 0.9`, far faster than `v` does with `beta2 = 0.999`, so after a few dozen silent
+#   steps the numerator of the step has lost its history while the denominator still
+#   remembers. The step back is shortest, about a tenth
 #   of a frequent row's, after pauses of 50 to 100 steps.
 # - **A truly rare row does take longer steps**: once the gap between its gradients is more
 #   than about a hundred steps, its step on arrival is longer than a frequent row's, and it
