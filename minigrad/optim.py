@@ -245,7 +245,8 @@ class Optimizer:
 
     def flush(self) -> None:
         """Apply the decay every row still owes under decay='catch_up' (before evaluating,
-        saving or reading the weights); afterwards they equal dense decay for momentum-free rows."""
+        saving or reading the weights). Afterwards momentum-free rows equal dense decay exactly
+        when their gradients did not depend on their own value (see docs/optim.md)."""
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

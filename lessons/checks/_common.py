@@ -310,7 +310,7 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, what: str,
         raise AssertionError("\n".join(rows_report[:max_reported] + tail))
     worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
     raise AssertionError(
-        f"{what} is off: at {list(worst)} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
+        f"{what} is off: at {[int(i) for i in worst]} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
     )
 
 
