@@ -48,3 +48,18 @@ def tied_paths(table: np.ndarray, read: int = CAT, target: int = CAT):
     lookup = np.zeros_like(table)
     lookup[read] = table.T @ g
     return lookup, np.outer(g, hidden)
+
+
+# ---- the same bridge as minigrad modules, for the ledger and drawing tests ---------------------
+
+def bridge(tied: bool):
+    """emb reads a row, head scores the vocabulary; tied by plain assignment."""
+    from minigrad import nn
+
+    table, unembed = starting_weights()
+    model = nn.Module()
+    model.emb = nn.Embedding(V, D, dtype=np.float64)
+    model.emb.weight = nn.Parameter(table)
+    model.head = nn.Linear(D, V, bias=False, dtype=np.float64)
+    model.head.weight = model.emb.weight if tied else nn.Parameter(unembed.T.copy())
+    return model

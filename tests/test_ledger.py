@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from seed_bridge import CAT, CONTEXT, SEED_PRINTED, D, V, starting_weights, tied_paths, untied_paths
+from seed_bridge import CAT, CONTEXT, SEED_PRINTED, D, V, bridge, starting_weights, tied_paths, untied_paths
 
 import minigrad as mg
 from minigrad import nn
@@ -15,17 +15,6 @@ from minigrad.ledger import EARLIER_GRAD, Ledger
 from minigrad.nn import functional as F
 
 LOOKUP, CLASSIFIER = "lookup (EmbeddingBackward)", "classifier (LinearBackward)"
-
-
-def bridge(tied: bool) -> nn.Module:
-    """emb reads a row, head scores the vocabulary; tied by plain assignment."""
-    table, unembed = starting_weights()
-    model = nn.Module()
-    model.emb = nn.Embedding(V, D, dtype=np.float64)
-    model.emb.weight = nn.Parameter(table)
-    model.head = nn.Linear(D, V, bias=False, dtype=np.float64)
-    model.head.weight = model.emb.weight if tied else nn.Parameter(unembed.T.copy())
-    return model
 
 
 def bridge_loss(model: nn.Module, ids=(CAT,), target=CAT) -> mg.Tensor:

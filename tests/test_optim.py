@@ -134,6 +134,17 @@ def test_lazy_adam_steps_only_present_rows_with_the_parameter_step_count():
     np.testing.assert_array_equal(p.data[[0, 3, 4]], TABLE[[0, 3, 4]])
 
 
+def test_lazy_sgd_starts_a_row_buffer_at_its_first_gradient():
+    p, mu, damp = param(TABLE), 0.9, 0.5
+    opt = optim.SGD([p], lr=LR, momentum=mu, dampening=damp, lazy=True)
+    g1, g2 = np.array([1.0, -2.0]), np.array([0.5, 0.5])
+    step(opt, p, sparse([0], [3.0, 3.0], SHAPE))
+    step(opt, p, sparse([1], g1, SHAPE))  # row 1's first step: b = g, not (1 - dampening) g
+    np.testing.assert_allclose(p.data[1], TABLE[1] - LR * g1, rtol=1e-15)
+    step(opt, p, sparse([1], g2, SHAPE))
+    np.testing.assert_allclose(p.data[1], TABLE[1] - LR * g1 - LR * (mu * g1 + (1 - damp) * g2), rtol=1e-14)
+
+
 def test_dense_semantics_keep_moving_an_absent_row_and_decay_its_second_moment():
     p = param(TABLE)
     opt = optim.Adam([p], lr=LR)
@@ -466,3 +477,17 @@ def test_lazy_second_moment_of_a_silent_row_stays_put():
 def test_optimizer_repr_lists_each_group():
     text = repr(optim.AdamW([param(P0)], lr=0.5))
     assert "AdamW (" in text and "Parameter Group 0" in text and "lr: 0.5" in text
+
+
+def test_a_vector_parameter_has_one_row_per_element():
+    bias = param(P0)
+    opt = optim.SGD([bias], lr=LR, momentum=0.5, lazy=True, decay="catch_up", weight_decay=WD)
+    step(opt, bias, RowSparse([2], [1.0], (3,)))  # a row-sparse gradient of a vector
+    np.testing.assert_allclose(bias.data, [P0[0], P0[1], P0[2] - LR * (1.0 + WD * P0[2])], rtol=1e-15)
+    saved = opt.state_dict()
+    resumed = optim.SGD([param(bias.data)], lr=LR, momentum=0.5, lazy=True, decay="catch_up",
+                        weight_decay=WD)
+    resumed.load_state_dict(saved)
+    state = resumed.state[resumed.param_groups[0]["params"][0]]
+    assert state["last_touched"].dtype == np.int64 and state["momentum_buffer"].dtype == np.float64
+    np.testing.assert_array_equal(state["last_touched"], [0, 0, 1])

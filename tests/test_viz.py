@@ -5,22 +5,12 @@ import sys
 
 import numpy as np
 import pytest
-from seed_bridge import CAT, CONTEXT, D, V, starting_weights
+from seed_bridge import CAT, CONTEXT, bridge
 
 import minigrad as mg
 from minigrad import nn, viz
 from minigrad.nn import functional as F
 from minigrad.viz import GraphvizNotFoundError, draw, render, which_renderer
-
-
-def bridge(tied: bool) -> nn.Module:
-    table, unembed = starting_weights()
-    model = nn.Module()
-    model.emb = nn.Embedding(V, D, dtype=np.float64)
-    model.emb.weight = nn.Parameter(table)
-    model.head = nn.Linear(D, V, bias=False, dtype=np.float64)
-    model.head.weight = model.emb.weight if tied else nn.Parameter(unembed.T.copy())
-    return model
 
 
 def bridge_loss(model: nn.Module, ids=(CAT, 3, CAT)) -> mg.Tensor:
