@@ -22,13 +22,8 @@ import numpy as np
 from minigrad.autograd import no_grad
 from minigrad.models import next_token_windows
 from minigrad.nn import functional as F
+from minigrad.nn.layers import _check_size as _positive_int  # "where: name must be a positive int"
 from minigrad.nn.module import Module
-
-
-def _positive_int(where: str, name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
-    return int(value)
 
 
 # ---- data ------------------------------------------------------------------------------------
@@ -249,7 +244,9 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     """
     steps = _positive_int("train", "steps", steps)
     batch_size = _positive_int("train", "batch_size", batch_size)
-    eval_every = _positive_int("train", "eval_every", eval_every or max(1, steps // 10))
+    if eval_every is None:
+        eval_every = max(1, steps // 10)
+    eval_every = _positive_int("train", "eval_every", eval_every)
     if len(valid_data) == 0:
         raise ValueError("train: valid_data has no windows")
     if batch_size > len(train_data):

@@ -227,6 +227,7 @@ def test_a_diverging_loss_names_the_step():
     ("steps", 0, r"train: steps must be a positive int, got 0"),
     ("batch_size", 2.5, r"train: batch_size must be a positive int, got 2.5"),
     ("eval_every", -1, r"train: eval_every must be a positive int, got -1"),
+    ("eval_every", 0, r"train: eval_every must be a positive int, got 0"),
     ("batch_size", 10_000, r"train: batch_size=10000 is larger than train_data \(479 windows\)"),
 ])
 def test_train_names_a_bad_argument(argument, value, message):
