@@ -236,9 +236,9 @@ print("wrote", path)
 #   says. The lookup path reaches the ten most frequent words on every step, and the rarest
 #   words on one or two steps in a hundred.
 # - **How much.** Counting the size of what arrives, the classifier brings most of it in every
-#   band: about 83% for the most frequent words, rising to about 96% for the rarest. The essay's
-#   direction is right. "Overwhelmingly" fits the rare words; a word that is read on every step
-#   still gets about a sixth of its gradient from the lookup.
+#   band: about 85% for the hundred most frequent words, rising to about 96% for the rarest.
+#   The essay's direction is right. "Overwhelmingly" fits the rare words; a word that is read
+#   on every step still gets about 15% of its gradient from the lookup.
 # - **Where the row goes.** Sizes are not directions: pushes that point different ways cancel.
 #   Measured as the share of each row's actual displacement that lies along the classifier's
 #   summed gradient, the classifier explains about 90% of the movement of the ten most frequent

@@ -262,9 +262,9 @@ save(fig, "cone_and_centring.png")
 
 # %% [markdown]
 # What we measured at full size (V = 2,000, d = 64, 4,000 steps): the untied **output** map
-# forms a clear cone, mean cosine 0.26, and the tied table a weaker one, 0.11. The untied
+# forms a clear cone, mean cosine 0.24, and the tied table a weaker one, 0.10. The untied
 # **input** map does not: 0.007, hardly different from its random start. (The fast run, with
-# a smaller model and 400 steps, gives 0.40, 0.16 and 0.007.) Centring takes every table to
+# a smaller model and 400 steps, gives 0.37, 0.15 and 0.009.) Centring takes every table to
 # about zero, slightly below: centred rows sum to zero, so if they were all the same length
 # their mean cosine would be exactly `-1/(V-1)`.
 #
@@ -329,10 +329,10 @@ assert components["untied output map W"][1][0] > components["untied input map E"
 
 # %% [markdown]
 # The claim holds for the output map and for the tied table: the first component's rank
-# correlation with log-frequency is 0.81 for the untied output map and 0.75 for the tied
-# table at full size (0.88 and 0.85 in the fast run), and no other of the first five
+# correlation with log-frequency is 0.82 for the untied output map and 0.77 for the tied
+# table at full size (0.87 and 0.83 in the fast run), and no other of the first five
 # components comes close. For the untied input map it does not hold: none of its first five
-# components tracks frequency (|rho| at most 0.11), and its first component carries only 4.5%
+# components tracks frequency (|rho| at most 0.09), and its first component carries only 4.3%
 # of the variance, not far above the 1/64 = 1.6% of each direction in a random table. What
 # frequency does to the input map is different: the rows of rare tokens spread wider (the
 # left of the first panel) because they moved little from their random start.
@@ -401,10 +401,10 @@ save(fig, "settling.png")
 
 # %% [markdown]
 # The claim does not reproduce here. At a quarter of the full-size run the held-out loss has
-# made 96% of its final improvement, but the input table still has 74% of its distance to
-# travel, more than the layers between (67%) and the output map (56%), and the geometry of
-# its 300 most frequent rows correlates only 0.70 with the final one (the output map: 0.78).
-# Of all the parts, the input table settles *last*. (Fast run: 85%, 70% and 45% to go.)
+# made 93% of its final improvement, but the input table still has 73% of its distance to
+# travel, more than the layers between (66%) and the output map (56%), and the geometry of
+# its 300 most frequent rows correlates only 0.72 with the final one (the output map: 0.79).
+# Of all the parts, the input table settles *last*. (Fast run: 85%, 68% and 50% to go.)
 #
 # Two reasons to expect this at our scale. A row of the input table is updated only when its
 # token is read, so rare rows keep catching up long after the loss has flattened. And we keep
@@ -461,9 +461,9 @@ save(fig, "freezing_cost.png")
 
 # %% [markdown]
 # Freezing is not free at this scale, though it is far from ruinous. Keeping the random table
-# costs 0.40 nats at full size. Freezing after a tenth of the run costs 0.13, after a quarter
-# 0.05, after half 0.02: the later the freeze, the smaller the cost, as you would expect of a
-# table that part 4 showed is still moving. (Fast run: 0.22, 0.20, 0.17, 0.11; that model had
+# costs 0.52 nats at full size. Freezing after a tenth of the run costs 0.22, after a quarter
+# 0.12, after half 0.07: the later the freeze, the smaller the cost, as you would expect of a
+# table that part 4 showed is still moving. (Fast run: 0.26, 0.24, 0.19, 0.11; that model had
 # only 400 steps, so every freeze point comes early.) The curves move together step by step
 # because every branch sees the same batches; the gap between them is the cost.
 #
