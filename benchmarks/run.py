@@ -1,0 +1,150 @@
+"""The benchmark `make bench` runs: a tied-embedding training step and the per-op overhead.
+
+For each shape, minigrad, the hand-written numpy step and PyTorch (when importable) each run in
+a fresh subprocess, in rounds whose order rotates, so that a busy moment on the machine lands
+on every implementation alike. Step times are pooled over rounds; the table shows medians, the
+ratios the targets are stated in, and the peak memory. See docs/performance.md.
+
+    python benchmarks/run.py             # both shapes and the per-op chain (a few minutes)
+    python benchmarks/run.py --quick     # one round, fewer steps: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SHAPES = {
+    "small": {"V": 8192, "d": 128, "H": 512, "N": 2048},
+    "large": {"V": 50257, "d": 256, "H": 1024, "N": 1024},
+}
+TARGET_VS_TORCH = 0.75
+TARGET_VS_NUMPY = 1.10
+LOSS_RTOL = 1e-3  # float32 sums in different orders; a wrong gradient is off by far more
+
+
+def worker(script: str, *args: str) -> dict[str, Any]:
+    """Run one measurement in a fresh interpreter and return the JSON line it prints."""
+    command = [sys.executable, str(HERE / script), *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_shape(shape: dict[str, int], impls: list[str], rounds: int, steps: int,
+              threads: int | None) -> dict[str, dict[str, Any]]:
+    """Time every implementation on one shape; pool each one's step times over the rounds."""
+    args = [f"--{k}={v}" for k, v in shape.items()] + [f"--steps={steps}"]
+    if threads is not None:
+        args.append(f"--threads={threads}")
+    pooled: dict[str, dict[str, Any]] = {}
+    for r in range(rounds):
+        order = impls[r % len(impls):] + impls[:r % len(impls)]
+        for impl in order:
+            result = worker("step.py", f"--impl={impl}", *args)
+            into = pooled.setdefault(impl, {**result, "times": [], "peaks": [], "traced": []})
+            into["times"] += result["times"]
+            into["peaks"].append(result["peak_mib"])
+            if "traced_peak_mib" in result:
+                into["traced"].append(result["traced_peak_mib"])
+    check_losses_agree(pooled)
+    return pooled
+
+
+def check_losses_agree(results: dict[str, dict[str, Any]]) -> None:
+    """Same parameters, same batch, same optimizer: every implementation must print the same losses."""
+    reference_impl, reference = next(iter(results.items()))
+    for impl, result in results.items():
+        for step, (a, b) in enumerate(zip(reference["losses"], result["losses"])):
+            if abs(a - b) > LOSS_RTOL * abs(a):
+                raise SystemExit(f"loss mismatch at step {step}: {reference_impl} {a:.6f}, "
+                                 f"{impl} {b:.6f}: the implementations do not compute the same step")
+
+
+def quartiles(times: list[float]) -> tuple[float, float, float]:
+    q1, median, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
+    return q1 * 1e3, median * 1e3, q3 * 1e3
+
+
+def step_table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) -> list[str]:
+    medians = {impl: statistics.median(r["times"]) for impl, r in results.items()}
+    any_result = next(iter(results.values()))
+    lines = [
+        f"### {name}: V={shape['V']}, d={shape['d']}, H={shape['H']}, N={shape['N']}, float32",
+        "",
+        f"BLAS: {results.get('numpy', any_result)['kernel']}, {any_result['threads']} threads"
+        + (f"; {results['torch']['kernel']}" if "torch" in results else ""),
+        "",
+        "| implementation | median step (ms) | quartiles (ms) | steps | x numpy | x torch "
+        "| peak RSS growth (MiB) | tracemalloc peak (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for impl, r in results.items():
+        q1, median, q3 = quartiles(r["times"])
+        vs_numpy = f"{medians[impl] / medians['numpy']:.2f}" if "numpy" in medians else "-"
+        vs_torch = f"{medians[impl] / medians['torch']:.2f}" if "torch" in medians else "-"
+        traced = f"{max(r['traced']):.0f}" if r["traced"] else "-"
+        lines.append(f"| {impl} | {median:.1f} | {q1:.1f}-{q3:.1f} | {len(r['times'])} | {vs_numpy} "
+                     f"| {vs_torch} | {max(r['peaks']):.0f} | {traced} |")
+    lines.append("")
+    if "minigrad" in medians:
+        for other, target in (("torch", TARGET_VS_TORCH), ("numpy", TARGET_VS_NUMPY)):
+            if other in medians:
+                ratio = medians["minigrad"] / medians[other]
+                verdict = "met" if ratio <= target else f"NOT met (by {ratio / target - 1:.0%})"
+                lines.append(f"- target minigrad <= {target:.2f} x {other}: {ratio:.2f}, {verdict}")
+    return lines + [""]
+
+
+def overhead_table(impls: list[str], n_ops: int) -> list[str]:
+    lines = [
+        f"### Per-op overhead: a chain of {n_ops:,} ops on 8-element float32 tensors",
+        "",
+        "| implementation | build (us/op) | backward (us/op) | total (us/op) |",
+        "|---|---:|---:|---:|",
+    ]
+    for impl in impls:
+        r = worker("overhead.py", f"--impl={impl}", f"--ops={n_ops}")
+        total = r["build_us"] + r["backward_us"]
+        lines.append(f"| {impl} | {r['build_us']:.1f} | {r['backward_us']:.1f} | {total:.1f} |")
+    return lines + [""]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="small,large", help="comma-separated: small, large")
+    parser.add_argument("--rounds", type=int, default=3, help="subprocesses per implementation and shape")
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per subprocess (after 2 warm-up)")
+    parser.add_argument("--threads", type=int, default=None, help="limit BLAS and torch threads")
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even if installed")
+    parser.add_argument("--quick", action="store_true", help="1 round of 3 steps: a smoke run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.steps = 1, 3
+
+    impls = ["minigrad", "numpy"]
+    if not args.no_torch and importlib.util.find_spec("torch") is not None:
+        impls.append("torch")
+    print(f"# minigrad benchmark: python benchmarks/run.py {' '.join(argv or sys.argv[1:])}".rstrip())
+    print()
+    for variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if variable in os.environ:
+            print(f"note: {variable}={os.environ[variable]} is set and may make numpy's BLAS pick a "
+                  "slower kernel; see docs/performance.md")
+    for name in args.shapes.split(","):
+        results = run_shape(SHAPES[name], impls, args.rounds, args.steps, args.threads)
+        print("\n".join(step_table(name, SHAPES[name], results)), flush=True)
+    print("\n".join(overhead_table([i for i in impls if i != "numpy"], 10_000)))
+
+
+if __name__ == "__main__":
+    main()
