@@ -1,12 +1,15 @@
 """minigrad: a small reverse-mode autograd engine on numpy, for learning how token
 embeddings, unembeddings and weight tying really learn."""
 
-from minigrad import nn  # noqa: E402  (nn builds on the names above)
+from minigrad import nn
 from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
+from minigrad.io import CheckpointError, load, save
+from minigrad.ledger import Ledger, ledger
 from minigrad.ops import unbroadcast
 from minigrad.sparse import RowSparse
 from minigrad.tensor import Tensor, arange, ones, randn, tensor, zeros
+from minigrad.viz import draw
 
 __version__ = "0.1.0"
 
@@ -14,4 +17,6 @@ __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones",
     "randn", "tensor", "unbroadcast", "zeros",
+    "Ledger", "draw", "ledger",
+    "CheckpointError", "load", "save",
 ]

@@ -138,6 +138,7 @@ class FunctionNode(Node):
         self.next_nodes = next_nodes
         self.released = False
         self.forward_trace: list[str] | None = None  # set in anomaly mode
+        self.output_shape: tuple[int, ...] | None = None  # the forward's result shape, for drawing
 
     @property
     def name(self) -> str:
@@ -249,6 +250,7 @@ class Function:
         if requires_grad:
             edges = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
             node = FunctionNode(cls, ctx, edges)
+            node.output_shape = result.shape
             if ctx._saved:
                 ctx.watch_versions([a for a in args if isinstance(a, Tensor)] + [result])
             if _anomaly_enabled:
@@ -277,6 +279,8 @@ def _tensor_class() -> type[Tensor]:
 
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None:
     """Send d(root)=grad back through the graph into the leaves' `.grad`."""
+    from minigrad.tensor import as_array
+
     if not root.requires_grad:
         raise RuntimeError(
             "backward(): this tensor does not require grad and has no grad_fn; did you create "
@@ -290,7 +294,7 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
             )
         grad = np.ones_like(root.data)
     else:
-        grad = np.array(getattr(grad, "data", grad), dtype=root.data.dtype)
+        grad = np.array(as_array(grad), dtype=root.data.dtype)
         if grad.shape != root.shape:
             raise ValueError(
                 f"backward(): grad has shape {grad.shape} but the output has shape {root.shape}"

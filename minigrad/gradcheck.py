@@ -152,15 +152,14 @@ def gradcheck(
 def numerical_gradient(loss_at: Callable[[], float], x: Tensor, eps: float) -> np.ndarray:
     """Central difference of loss_at() in every element of x (perturbed in place, restored)."""
     grad = np.zeros(x.shape)
-    flat = x.data.reshape(-1)  # a view: writing it perturbs x
-    for k in range(flat.size):
-        original = flat[k]
-        flat[k] = original + eps
+    for index in np.ndindex(x.shape):  # by index, so any memory layout of x.data works
+        original = x.data[index]
+        x.data[index] = original + eps
         plus = loss_at()
-        flat[k] = original - eps
+        x.data[index] = original - eps
         minus = loss_at()
-        flat[k] = original
-        grad.flat[k] = (plus - minus) / (2 * eps)
+        x.data[index] = original
+        grad[index] = (plus - minus) / (2 * eps)
     return grad
 
 

@@ -442,28 +442,35 @@ class CrossEntropy(Function):
 # ---- the two maps of a vocabulary -------------------------------------------------------------
 
 class Embedding(Function):
-    """out[b, t] = weight[ids[b, t]]; the weight's gradient names only the rows it read."""
+    """out[...] = weight[ids[...]]; the weight's gradient names only the rows it read.
+
+    weight: (V, d); ids: int array of any shape S (checked by F.embedding) -> out: (*S, d).
+    """
 
     @staticmethod
     def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
                 padding_idx: int | None = None) -> np.ndarray:
-        ctx.args = (weight.shape, ids, sparse, padding_idx)
+        # keep our own copy of the ids: the caller may reuse its buffer before backward
+        ctx.args = (weight.shape, ids.copy(), sparse, padding_idx)
         return weight[ids]
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dE[v] = sum of G[b,t] where ids[b,t] = v
         shape, ids, sparse, padding_idx = ctx.args
         flat_ids = ids.reshape(-1)
         rows = grad.reshape(flat_ids.size, *shape[1:])
-        if padding_idx is not None:  # the padding row learns nothing
+        if padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
             keep = flat_ids != padding_idx
             flat_ids, rows = flat_ids[keep], rows[keep]
-        grad_weight = RowSparse(flat_ids, rows, shape).coalesce()
+        grad_weight = RowSparse(flat_ids, rows, shape).coalesce()  # repeated ids summed
         return (grad_weight if sparse else grad_weight.to_dense()), None
 
 
 class Linear(Function):
-    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch."""
+    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch.
+
+    x: (..., in) -> y: (..., out); weight: (out, in); bias: (out,) or None.
+    """
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
@@ -471,14 +478,16 @@ class Linear(Function):
         ctx.save_for_backward(x, weight)
         out = x @ weight.T
         if bias is not None:
-            out += bias
+            out += bias  # out is a fresh array, so adding in place changes nothing else
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
         x, weight = ctx.saved
+        # every leading axis of x is a batch axis: flatten them so dW and db are one product each
         g2 = grad.reshape(-1, grad.shape[-1])
         grad_x = grad @ weight if ctx.needs_input_grad[0] else None
         grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
-        grad_b = g2.sum(axis=0) if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2] else None
-        return grad_x, grad_w, grad_b
+        has_bias = len(ctx.needs_input_grad) == 3  # apply(x, w) and apply(x, w, b) both work
+        grad_b = g2.sum(axis=0) if has_bias and ctx.needs_input_grad[2] else None
+        return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)

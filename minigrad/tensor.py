@@ -27,6 +27,11 @@ def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
     return array
 
 
+def as_array(x: Any) -> Any:
+    """The array inside a Tensor; anything else unchanged (an ndarray's own .data is a buffer)."""
+    return x.data if isinstance(x, Tensor) else x
+
+
 def _check_can_require_grad(array: np.ndarray) -> None:
     if array.dtype.kind != "f":
         raise TypeError(
@@ -151,7 +156,7 @@ class Tensor:
 
     def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
         self._inplace("add_")
-        self.data += alpha * np.asarray(getattr(other, "data", other), dtype=self.dtype)
+        self.data += alpha * np.asarray(as_array(other), dtype=self.dtype)
         return self
 
     def sub_(self, other: Any) -> Tensor:
@@ -159,7 +164,7 @@ class Tensor:
 
     def mul_(self, other: Any) -> Tensor:
         self._inplace("mul_")
-        self.data *= np.asarray(getattr(other, "data", other), dtype=self.dtype)
+        self.data *= np.asarray(as_array(other), dtype=self.dtype)
         return self
 
     def zero_(self) -> Tensor:
@@ -169,12 +174,12 @@ class Tensor:
 
     def copy_(self, other: Any) -> Tensor:
         self._inplace("copy_")
-        self.data[...] = np.asarray(getattr(other, "data", other), dtype=self.dtype)
+        self.data[...] = np.asarray(as_array(other), dtype=self.dtype)
         return self
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._inplace("__setitem__")
-        self.data[_index_array(index)] = np.asarray(getattr(value, "data", value), dtype=self.dtype)
+        self.data[_index_array(index)] = np.asarray(as_array(value), dtype=self.dtype)
 
     # ---- arithmetic -------------------------------------------------------------------------
     def _lift(self, other: Any) -> Any:
@@ -225,13 +230,13 @@ class Tensor:
 
     # comparisons give plain boolean arrays: they have no gradient
     def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        return self.data == np.asarray(getattr(other, "data", other))
+        return self.data == np.asarray(as_array(other))
 
     def __lt__(self, other: Any) -> np.ndarray:
-        return self.data < np.asarray(getattr(other, "data", other))
+        return self.data < np.asarray(as_array(other))
 
     def __gt__(self, other: Any) -> np.ndarray:
-        return self.data > np.asarray(getattr(other, "data", other))
+        return self.data > np.asarray(as_array(other))
 
     __hash__ = object.__hash__
 

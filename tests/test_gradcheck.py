@@ -83,3 +83,9 @@ def test_needs_an_input_that_requires_grad():
 def test_non_checked_inputs_are_passed_through():
     scale = mg.tensor(np.array([2.0, 3.0]))
     assert mg.gradcheck(lambda a, s: a * s, [leaf([1.0, 1.0]), scale]).ok
+
+
+def test_works_for_inputs_that_are_not_c_contiguous():
+    w = mg.tensor(np.arange(6.0).reshape(2, 3).T, requires_grad=True)  # Fortran order
+    report = mg.gradcheck(lambda w: (w * w).sum(), [w])
+    assert report.ok and report.inputs[0].numerical != 0

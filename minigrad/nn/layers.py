@@ -15,13 +15,20 @@ def _rng(rng: Any) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
+def _check_size(layer: str, name: str, value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{layer}: {name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 class Linear(Module):
     """y = x W^T + b. weight: (out_features, in_features), init U(-1/sqrt(in), 1/sqrt(in))."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  dtype: Any = np.float32, rng: Any = None):
         super().__init__()
-        self.in_features, self.out_features = in_features, out_features
+        self.in_features = _check_size("Linear", "in_features", in_features)
+        self.out_features = _check_size("Linear", "out_features", out_features)
         bound = 1.0 / np.sqrt(in_features)
         g = _rng(rng)
         self.weight = Parameter(g.uniform(-bound, bound, (out_features, in_features)).astype(dtype))
@@ -36,25 +43,28 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A (num_embeddings, embedding_dim) table read by row; init N(0, 1) as in PyTorch."""
+    """A (num_embeddings, embedding_dim) table read by row; init N(0, 1) as in PyTorch.
+
+    ids (B, T) int -> (B, T, embedding_dim). With sparse=True (the default here; PyTorch's is
+    False) the weight's gradient is a RowSparse naming the rows read; padding_idx's row is
+    initialised to zero and never gets a gradient from the lookup.
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, sparse: bool = True,
                  padding_idx: int | None = None, dtype: Any = np.float32, rng: Any = None):
         super().__init__()
-        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
-            raise ValueError(f"Embedding: padding_idx={padding_idx} is out of range for "
-                             f"num_embeddings={num_embeddings}")
-        if padding_idx is not None and padding_idx < 0:
-            padding_idx += num_embeddings
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.sparse, self.padding_idx = sparse, padding_idx
+        self.num_embeddings = _check_size("Embedding", "num_embeddings", num_embeddings)
+        self.embedding_dim = _check_size("Embedding", "embedding_dim", embedding_dim)
+        self.sparse = sparse
+        self.padding_idx = F.check_padding_idx(padding_idx, num_embeddings)
         table = _rng(rng).standard_normal((num_embeddings, embedding_dim)).astype(dtype)
         if padding_idx is not None:
             table[padding_idx] = 0
         self.weight = Parameter(table)
 
     def forward(self, ids: Any) -> Tensor:
-        return F.embedding(ids, self.weight, sparse=self.sparse, padding_idx=self.padding_idx)
+        return F.embedding(ids, self.weight, self.padding_idx, sparse=self.sparse)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}, sparse={self.sparse}"
+        padding = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}, sparse={self.sparse}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,12 @@ class Parameter(Tensor):
 
 
 class Module:
-    """A container of Parameters and sub-Modules, registered by attribute assignment."""
+    """A container of Parameters and sub-Modules, registered by attribute assignment.
+
+    Tying is assignment: `head.weight = emb.weight` makes both names refer to one Parameter
+    (one AccumulateGrad node, one `.grad`). Every walk below goes depth-first in registration
+    order, as PyTorch's does, so the first name of a shared parameter is the same in both.
+    """
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
@@ -33,12 +38,20 @@ class Module:
             raise AttributeError(
                 f"cannot assign {name!r} before Module.__init__(); call super().__init__() first"
             )
+        where = f"{type(self).__name__}.{name}"
         old = self._parameters.get(name)
+        if old is not None and not (value is None or isinstance(value, Parameter)):
+            # e.g. `head.weight = emb.weight * 1.0` would otherwise silently stop training it
+            raise TypeError(
+                f"cannot assign a {type(value).__name__} to {where}, which is a Parameter: "
+                f"expected a minigrad.nn.Parameter (to tie weights) or None; to change its values "
+                f"use `with minigrad.no_grad(): {name}.copy_(new_values)`"
+            )
         if isinstance(value, Parameter) and old is not None and old.shape != value.shape:
             raise ValueError(
-                f"cannot assign a Parameter of shape {value.shape} to {type(self).__name__}."
-                f"{name}, which has shape {old.shape}: tied weights must have the same shape "
-                f"(del the attribute first to replace it with a new shape)"
+                f"cannot assign a Parameter of shape {value.shape} to {where}, which has shape "
+                f"{old.shape}: tied weights must have the same shape (del the attribute first to "
+                f"replace it with a new shape)"
             )
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
@@ -60,26 +73,36 @@ class Module:
         return self.forward(*args, **kwargs)
 
     # ---- walking the tree --------------------------------------------------------------------
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        seen: set[int] = set()
-        stack = [(prefix, self)]
+    def _walk(self) -> Iterator[tuple[str, Module]]:
+        """Every (path, module), depth-first; a shared submodule once per path that reaches it."""
+        stack: list[tuple[str, Module, tuple[int, ...]]] = [("", self, ())]
         while stack:
-            name, module = stack.pop(0)
-            if id(module) in seen:
-                continue
-            seen.add(id(module))
+            name, module, ancestors = stack.pop()
             yield name, module
-            for child_name, child in module._modules.items():
-                stack.append((f"{name}.{child_name}" if name else child_name, child))
+            path = (*ancestors, id(module))
+            children = [
+                (f"{name}.{child_name}" if name else child_name, child, path)
+                for child_name, child in module._modules.items()
+                if id(child) not in path  # a module inside itself would make the walk endless
+            ]
+            stack.extend(reversed(children))
+
+    def named_modules(self) -> Iterator[tuple[str, Module]]:
+        """Each module once, under the first path that reaches it."""
+        seen: set[int] = set()
+        for name, module in self._walk():
+            if id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
 
     def _all_named_parameters(self) -> Iterator[tuple[str, Parameter]]:
         """Every (name, parameter) pair, a shared parameter once per name it goes by."""
-        for module_name, module in self.named_modules():
+        for module_name, module in self._walk():
             for name, p in module._parameters.items():
                 yield (f"{module_name}.{name}" if module_name else name), p
 
     def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
-        """Each parameter once, under the first name it was registered by."""
+        """Each parameter once, under the first name it goes by (see `aliases()` for all)."""
         seen: set[int] = set()
         for name, p in self._all_named_parameters():
             if id(p) not in seen:
@@ -90,13 +113,6 @@ class Module:
         for _, p in self.named_parameters():
             yield p
 
-    def aliases(self) -> dict[str, list[str]]:
-        """{first name: every name} for each parameter, e.g. {'emb.weight': ['emb.weight', 'head.weight']}."""
-        by_id: dict[int, list[str]] = {}
-        for name, p in self._all_named_parameters():
-            by_id.setdefault(id(p), []).append(name)
-        return {names[0]: names for names in by_id.values()}
-
     def param_names(self) -> dict[int, list[str]]:
         """id(parameter) -> every name it goes by; the drawing and the ledger label with this."""
         by_id: dict[int, list[str]] = {}
@@ -104,7 +120,12 @@ class Module:
             by_id.setdefault(id(p), []).append(name)
         return by_id
 
+    def aliases(self) -> dict[str, list[str]]:
+        """{first name: every name} per parameter, e.g. {'emb.weight': ['emb.weight', 'head.weight']}."""
+        return {names[0]: names for names in self.param_names().values()}
+
     def zero_grad(self) -> None:
+        """Forget every gradient (`.grad = None`, as PyTorch's default set_to_none=True)."""
         for p in self.parameters():
             p.grad = None
 
@@ -122,26 +143,45 @@ class Module:
 
     # ---- state -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Every name -> its array; tied names share the same array object."""
+        """Every name -> the parameter's live array (not a copy, as in PyTorch).
+
+        Tied names map to the *same* array object: that identity is how a state dict carries
+        a tie (`minigrad.save` stores it once, `minigrad.load` gives it back the same way).
+        """
         return {name: p.data for name, p in self._all_named_parameters()}
 
-    def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> None:
-        own = dict(self._all_named_parameters())
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
+        """Copy `state`'s arrays into the parameters, in place, so ties in the model are kept.
+
+        Everything is checked before anything is written: on any error the model is unchanged.
+        Errors: KeyError for missing / unexpected names (strict; a tied parameter counts as
+        present when any of its names is), ValueError for a shape or dtype mismatch, for tied
+        names that the state gives different values, and (strict) for names the state ties
+        (one array object) that the model keeps apart.
+        """
+        params = dict(self._all_named_parameters())
+        groups = list(self.aliases().values())  # the names of one parameter per group
+        unexpected = [k for k in state if k not in params]
+        missing = [n for names in groups if not any(k in state for k in names) for n in names]
         if strict and (missing or unexpected):
             raise KeyError(
-                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}"
+                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
+                f"(pass strict=False to load only the names both have)"
             )
-        for name, p in own.items():
-            if name not in state:
-                continue
-            value = np.asarray(getattr(state[name], "data", state[name]))
-            if value.shape != p.shape:
-                raise ValueError(
-                    f"load_state_dict: {name!r} has shape {value.shape} in the state but "
-                    f"{p.shape} in the model"
-                )
+        # a Tensor's own array (not ndarray.data, a memoryview): array identity marks a tie
+        arrays = {k: v.data if isinstance(v, Tensor) else np.asarray(v)
+                  for k, v in state.items() if k in params}
+        for name, value in arrays.items():
+            _check_loadable(name, value, params[name])
+        plan = []
+        for names in groups:
+            present = [k for k in names if k in arrays]
+            if present:
+                _check_tied_values_agree(present, arrays)
+                plan.append((params[present[0]], arrays[present[0]]))
+        if strict:
+            _check_no_extra_ties(arrays, params)
+        for p, value in plan:  # all checks passed: nothing below can fail half-way
             p.data[...] = value
             p._version += 1
 
@@ -153,3 +193,40 @@ class Module:
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _check_loadable(name: str, value: np.ndarray, p: Parameter) -> None:
+    if value.shape != p.shape:
+        raise ValueError(
+            f"load_state_dict: {name!r} has shape {value.shape} in the state but {p.shape} in "
+            f"the model"
+        )
+    if not np.can_cast(value.dtype, p.dtype, casting="same_kind"):
+        raise ValueError(f"load_state_dict: {name!r} has dtype {value.dtype} in the state, which "
+                         f"cannot be stored in the model's {p.dtype}")
+
+
+def _check_tied_values_agree(names: list[str], arrays: dict[str, np.ndarray]) -> None:
+    """The model ties `names`: the state must give them one value (one array, or equal ones)."""
+    first = arrays[names[0]]
+    for other in names[1:]:
+        if arrays[other] is not first and not np.array_equal(arrays[other], first):
+            raise ValueError(
+                f"load_state_dict: the model ties {names[0]!r} and {other!r} (one shared "
+                f"Parameter), but the state gives them different values; was the checkpoint "
+                f"saved from an untied model?"
+            )
+
+
+def _check_no_extra_ties(arrays: dict[str, np.ndarray], params: dict[str, Parameter]) -> None:
+    """Names that share one array in the state must share one Parameter in the model."""
+    owner: dict[int, str] = {}
+    for name, value in arrays.items():
+        first = owner.setdefault(id(value), name)
+        if params[first] is not params[name]:
+            raise ValueError(
+                f"load_state_dict: the state ties {first!r} and {name!r} (one shared array), "
+                f"but the model keeps them as separate Parameters; tie them in the model first "
+                f"(e.g. `model.{name} = model.{first}`), or pass strict=False to load the same "
+                f"values into both without tying them"
+            )

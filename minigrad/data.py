@@ -1,0 +1,92 @@
+"""Text for the lessons: a word-level tokenizer and a default corpus that ships with Python.
+
+The default corpus is `pydoc_data.topics`: the help texts of the Python language reference
+(about half a megabyte of English prose and code). It is real text with a heavy Zipf tail,
+which is exactly what makes embedding rows learn at very different rates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+UNK = "<unk>"
+# a word (with an inner apostrophe), a number, or one punctuation mark
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+|[^\sa-z0-9]")
+# reST rules and underlines such as "*******" or "-----": layout, not language
+_RULE = re.compile(r"^\s*([-=*~^\"'_+#.])\1{2,}\s*$")
+
+
+def default_corpus() -> str:
+    """The text of pydoc_data.topics, topics in sorted order, layout lines removed."""
+    from pydoc_data.topics import topics
+
+    lines = []
+    for name in sorted(topics):
+        lines += [line for line in topics[name].splitlines() if not _RULE.match(line)]
+    return "\n".join(lines)
+
+
+def load_text(path: str | Path | None = None) -> str:
+    """The default corpus, or the text of `path` (UTF-8)."""
+    if path is None:
+        return default_corpus()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"load_text: no text file at {str(path)!r}")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words, numbers and single punctuation marks, in order."""
+    return _TOKEN.findall(text.lower())
+
+
+class Vocabulary:
+    """Words <-> ids, most frequent first; id 0 is `<unk>` for words outside the vocabulary.
+
+    `counts[i]` is how often word i occurred in the text the vocabulary was built from.
+    """
+
+    def __init__(self, words: list[str], counts: Iterable[int]):
+        if not words or words[0] != UNK:
+            raise ValueError(f"Vocabulary: the first word must be {UNK!r}")
+        self.words = list(words)
+        self.counts = np.asarray(list(counts), dtype=np.int64)
+        if self.counts.shape != (len(self.words),):
+            raise ValueError(
+                f"Vocabulary: got {len(self.words)} words but {self.counts.size} counts"
+            )
+        self.index = {w: i for i, w in enumerate(self.words)}
+
+    @classmethod
+    def build(cls, tokens: list[str], max_size: int | None = None, min_count: int = 1) -> Vocabulary:
+        """The `max_size` most frequent tokens seen at least `min_count` times (ties by first use)."""
+        if max_size is not None and max_size < 2:
+            raise ValueError(f"Vocabulary.build: max_size={max_size} leaves no room beside {UNK!r}")
+        frequency = Counter(tokens)
+        kept = [(w, n) for w, n in frequency.most_common() if n >= min_count]
+        if max_size is not None:
+            kept = kept[: max_size - 1]
+        unknown = len(tokens) - sum(n for _, n in kept)
+        return cls([UNK] + [w for w, _ in kept], [unknown] + [n for _, n in kept])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def encode(self, tokens: list[str]) -> np.ndarray:
+        """(n,) int64 ids; unknown words map to 0."""
+        return np.fromiter((self.index.get(t, 0) for t in tokens), dtype=np.int64, count=len(tokens))
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        size = len(self.words)
+        out = []
+        for i in ids:
+            if not 0 <= int(i) < size:
+                raise IndexError(f"Vocabulary.decode: id {int(i)} is out of range for {size} words")
+            out.append(self.words[int(i)])
+        return out

@@ -1,0 +1,378 @@
+"""The gradient ledger: who sent what into each parameter during backward.
+
+    with minigrad.ledger(names=model) as led:
+        loss.backward()
+    print(led.table(model.emb.weight, rows=[1]))
+
+The engine calls the ledger once for every gradient sent into a leaf's `AccumulateGrad`,
+with the sending node (e.g. the `EmbeddingBackward` of a lookup or the `LinearBackward` of
+a classifier). The ledger keeps each contribution under a *path* named after that node, so
+for a tied table it can say, row by row, how much came through the lookup, how much through
+the classifier, and what they add up to: the "vocabulary bridge audit".
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from minigrad.autograd import AccumulateGrad, FunctionNode, Node, recording
+from minigrad.sparse import RowSparse, add_grads
+from minigrad.tensor import Tensor
+
+# What each op is, seen from a vocabulary table: reading a row, or scoring every row.
+DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}
+
+EARLIER_GRAD = "earlier .grad"  # the path name of a .grad that existed before recording began
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared labels (the drawing uses these too)
+
+
+def param_names(names: Any) -> dict[int, list[str]]:
+    """id(parameter) -> every name it goes by, from a Module, a {name: tensor} dict, or None."""
+    if names is None:
+        return {}
+    if hasattr(names, "param_names"):
+        return {k: list(v) for k, v in names.param_names().items()}
+    if isinstance(names, Mapping):
+        by_id: dict[int, list[str]] = {}
+        for name, tensor in names.items():
+            if not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"names: the value for {name!r} is a {type(tensor).__name__}, expected a Tensor "
+                    "(pass a Module, or a dict mapping names to parameters)"
+                )
+            by_id.setdefault(id(tensor), []).append(str(name))
+        return by_id
+    raise TypeError(
+        f"names: expected a Module or a dict mapping names to parameters, got {type(names).__name__}"
+    )
+
+
+def param_label(param: Tensor, names: Mapping[int, list[str]]) -> str:
+    """'emb.weight = head.weight' for a tied parameter; its .name or shape when unnamed."""
+    aliases = names.get(id(param))
+    if aliases:
+        return " = ".join(aliases)
+    if param.name:
+        return param.name
+    return f"tensor{param.shape}"
+
+
+def describe_layout(grad: Any) -> str:
+    """'sparse: 3/6 rows' for a RowSparse, 'dense 6x4' for an array."""
+    if isinstance(grad, RowSparse):
+        return f"sparse: {grad.nnz_rows}/{grad.shape[0]} rows"
+    shape = np.shape(grad)
+    return "dense " + ("x".join(str(s) for s in shape) if shape else "scalar")
+
+
+def grad_norm(grad: Any) -> float:
+    """The Frobenius norm of a dense or row-sparse gradient (repeated rows summed first)."""
+    values = grad.coalesce().values if isinstance(grad, RowSparse) else np.asarray(grad)
+    return float(np.linalg.norm(values.astype(np.float64).ravel()))
+
+
+def grad_row(grad: Any, row: int) -> np.ndarray | None:
+    """Row `row` of a dense or row-sparse gradient; None when a sparse gradient does not store it."""
+    if not isinstance(grad, RowSparse):
+        return np.asarray(grad)[row]
+    c = grad.coalesce()
+    hit = np.flatnonzero(c.indices == row)
+    return c.values[hit[0]] if hit.size else None
+
+
+def path_name(sender: Node, roles: Mapping[str, str], ordinal: int = 1) -> str:
+    """'lookup (EmbeddingBackward)': the op's role, then its backward node; 'lookup #2 (...)' for
+    the second node of that kind."""
+    role = roles.get(sender.function.__name__) if isinstance(sender, FunctionNode) else None
+    number = f" #{ordinal}" if ordinal > 1 else ""
+    return f"{role}{number} ({sender.name})" if role else f"{sender.name}{number}"
+
+
+def _copy(grad: Any) -> Any:
+    """The ledger keeps its own copy, so later in-place work cannot change what it recorded."""
+    return grad.astype(grad.dtype) if isinstance(grad, RowSparse) else np.array(grad, copy=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the ledger holds
+
+
+@dataclass
+class Contribution:
+    """One gradient sent into a parameter: from which node, under which path name."""
+
+    sender: Node | None  # None for the .grad that was there before recording began
+    path: str
+    grad: Any  # np.ndarray or RowSparse, the parameter's shape
+
+    @property
+    def layout(self) -> str:
+        return describe_layout(self.grad)
+
+    @property
+    def norm(self) -> float:
+        return grad_norm(self.grad)
+
+
+@dataclass
+class ParamRecord:
+    """Every contribution that reached one parameter, in the order they arrived."""
+
+    param: Tensor
+    label: str
+    contributions: list[Contribution] = field(default_factory=list)
+
+    def paths(self) -> list[str]:
+        """Path names in order of first arrival."""
+        return list(dict.fromkeys(c.path for c in self.contributions))
+
+    def path_grads(self) -> dict[str, Any]:
+        """Each path's contributions summed (a node that sent twice, as in x*x, is one path)."""
+        summed: dict[str, Any] = {}
+        for c in self.contributions:
+            summed[c.path] = add_grads(summed[c.path], c.grad) if c.path in summed else c.grad
+        return summed
+
+    def total(self) -> Any:
+        """The sum of every contribution: what `.grad` holds if nothing else touched it."""
+        grads = [c.grad for c in self.contributions]
+        total = grads[0]
+        for g in grads[1:]:
+            total = add_grads(total, g)
+        return total
+
+    def densified(self) -> str | None:
+        """When sparse and dense contributions met, which made the accumulated gradient dense."""
+        sparse = [c for c in self.contributions if isinstance(c.grad, RowSparse)]
+        dense = [c for c in self.contributions if not isinstance(c.grad, RowSparse)]
+        if not sparse or not dense:
+            return None
+        sparse_paths = " and ".join(dict.fromkeys(c.path for c in sparse))
+        return (
+            f"the accumulated gradient became dense: {dense[0].path} sent {dense[0].layout}, and "
+            f"sparse + dense is dense, so the rows from {sparse_paths} were added into a table "
+            f"that stores all {self.param.shape[0]} rows"
+        )
+
+
+class LedgerTable:
+    """Per row: the norm of each path's gradient and of their sum. Prints as a table.
+
+    A row that a sparse path does not store prints as '-' (its norm counts as 0): the
+    difference between "sent a zero row" and "sent nothing for this row" is the sparse layout.
+    """
+
+    def __init__(self, label: str, paths: list[str], layouts: list[str], rows: list[int],
+                 row_labels: list[str], norms: np.ndarray, stored: np.ndarray, totals: np.ndarray,
+                 note: str | None):
+        self.label = label
+        self.paths = paths
+        self.layouts = layouts
+        self.rows = rows
+        self.row_labels = row_labels
+        self.norms = norms  # (len(rows), len(paths)): norm of row r of path p
+        self.stored = stored  # (len(rows), len(paths)) bool: path p holds row r
+        self.totals = totals  # (len(rows),): norm of row r of the summed gradient
+        self.note = note
+
+    def norm(self, row: int, path: str) -> float:
+        """The norm of `row` from `path` (a path name, or 'total')."""
+        if row not in self.rows:
+            raise KeyError(f"LedgerTable: row {row} is not in this table (rows {self.rows})")
+        i = self.rows.index(row)
+        if path == "total":
+            return float(self.totals[i])
+        if path not in self.paths:
+            raise KeyError(f"LedgerTable: no path {path!r} reached {self.label} (paths: {self.paths})")
+        return float(self.norms[i, self.paths.index(path)])
+
+    def __str__(self) -> str:
+        heads = ["row"] + self.paths + ["total"]
+        layout = ["layout"] + self.layouts + [""]
+        cells = [
+            [label] + [f"{v:.4f}" if held else "-" for v, held in zip(norms, stored)] + [f"{total:.4f}"]
+            for label, norms, stored, total in zip(self.row_labels, self.norms, self.stored, self.totals)
+        ]
+        lines_in = [heads, layout, *cells]
+        widths = [max(len(line[k]) for line in lines_in) for k in range(len(heads))]
+
+        def fmt(line: list[str]) -> str:
+            first = line[0].ljust(widths[0])
+            return "  ".join([first] + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]).rstrip()
+
+        lines = [f"gradient ledger for {self.label} (norm of each row, by path)"]
+        lines += [fmt(line) for line in lines_in]
+        if self.note:
+            lines += textwrap.wrap("note: " + self.note, width=96, subsequent_indent="  ")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger
+
+
+class Ledger:
+    """Records, while active, every gradient that reaches a leaf, keyed by the node that sent it.
+
+    names: a Module or {name: tensor} dict, to label parameters ('emb.weight = head.weight').
+    roles: forward op name -> role word for path names; default {'Embedding': 'lookup',
+           'Linear': 'classifier'}. An op without a role is named by its backward node alone.
+    """
+
+    def __init__(self, names: Any = None, roles: Mapping[str, str] | None = None):
+        self.names = param_names(names)
+        self.roles = dict(DEFAULT_ROLES if roles is None else roles)
+        self._records: dict[int, ParamRecord] = {}
+        self._path_of: dict[tuple[int, int], str] = {}  # (id(param), id(sender)) -> path name
+        self._recording: Any = None
+
+    # ---- recording ---------------------------------------------------------------------------
+    def __enter__(self) -> Ledger:
+        if self._recording is not None:
+            raise RuntimeError("ledger: this ledger is already recording (it cannot be entered twice)")
+        self._recording = recording(self)
+        self._recording.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._recording.__exit__(*exc)
+        self._recording = None
+
+    def __call__(self, sender: Node, receiver: AccumulateGrad, grad: Any) -> None:
+        """The engine's hook: `sender` sent `grad` into the leaf behind `receiver`."""
+        param = receiver.variable
+        record = self._records.get(id(param))
+        if record is None:
+            record = ParamRecord(param, param_label(param, self.names))
+            if param.grad is not None:  # backward adds to it: keep it so the total matches .grad
+                record.contributions.append(Contribution(None, EARLIER_GRAD, _copy(param.grad)))
+            self._records[id(param)] = record
+        record.contributions.append(Contribution(sender, self._path(param, sender), _copy(grad)))
+
+    def _path(self, param: Tensor, sender: Node) -> str:
+        """A path name per sending node; a second node of the same kind gets '#2'."""
+        key = (id(param), id(sender))
+        if key not in self._path_of:
+            taken = {name for (pid, _), name in self._path_of.items() if pid == id(param)}
+            k = 1
+            while (name := path_name(sender, self.roles, k)) in taken:
+                k += 1
+            self._path_of[key] = name  # the sender stays alive in its Contribution: ids stay unique
+        return self._path_of[key]
+
+    # ---- reading -----------------------------------------------------------------------------
+    def __contains__(self, param: Tensor) -> bool:
+        """Whether `param` received gradient while recording."""
+        return id(param) in self._records
+
+    @property
+    def params(self) -> list[Tensor]:
+        """The leaves that received gradient, in order of first arrival."""
+        return [r.param for r in self._records.values()]
+
+    def record(self, param: Tensor | str) -> ParamRecord:
+        """What reached `param` (a tensor, or one of its names)."""
+        if isinstance(param, str):
+            matches = [r for r in self._records.values() if param in self.names.get(id(r.param), ())]
+            if not matches:
+                known = [n for r in self._records.values() for n in self.names.get(id(r.param), ())]
+                raise KeyError(
+                    f"ledger: no parameter named {param!r} received gradient while recording "
+                    f"(named parameters that did: {known})"
+                )
+            return matches[0]
+        if not isinstance(param, Tensor):
+            raise TypeError(f"ledger: param must be a Tensor or a name, got {type(param).__name__}")
+        record = self._records.get(id(param))
+        if record is None:
+            raise KeyError(
+                f"ledger: {param_label(param, self.names)} of shape {param.shape} received no "
+                "gradient while the ledger was recording; run backward() inside "
+                "`with minigrad.ledger() as led:`"
+            )
+        return record
+
+    def contributions(self, param: Tensor | str) -> list[Contribution]:
+        return list(self.record(param).contributions)
+
+    def path_grads(self, param: Tensor | str) -> dict[str, Any]:
+        """Path name -> the gradient that path sent (summed over its contributions)."""
+        return self.record(param).path_grads()
+
+    def contributions_from(self, sender: Node, param: Tensor) -> list[Contribution]:
+        """What one node sent into one parameter, in order (one per edge, per backward)."""
+        record = self._records.get(id(param))
+        return [c for c in record.contributions if c.sender is sender] if record else []
+
+    def table(self, param: Tensor | str, rows: Iterable[int] | None = None,
+              labels: Sequence[str] | Mapping[int, str] | None = None) -> LedgerTable:
+        """Per row, the norm of each path's gradient and of the total (print it to see it).
+
+        param:  the parameter (or one of its names); its shape is (V, ...)
+        rows:   row ids in [0, V); default every row
+        labels: a name per row (e.g. the vocabulary), as a length-V sequence or {row: name}
+        """
+        record = self.record(param)
+        shape = record.param.shape
+        if len(shape) == 0:
+            raise ValueError(f"ledger.table: {record.label} is a scalar; a table needs rows")
+        n_rows = shape[0]
+        rows = list(range(n_rows)) if rows is None else [int(r) for r in rows]
+        for r in rows:
+            if not 0 <= r < n_rows:
+                raise IndexError(
+                    f"ledger.table: row {r} is out of range for {record.label} with {n_rows} rows "
+                    f"(rows must be in [0, {n_rows}))"
+                )
+        row_labels = [_row_label(r, labels, n_rows) for r in rows]
+        grads = record.path_grads()
+        paths = list(grads)
+        row_grads = [[grad_row(grads[p], r) for p in paths] for r in rows]
+        stored = np.array([[g is not None for g in line] for line in row_grads], dtype=bool)
+        norms = np.array([[_norm(g) for g in line] for line in row_grads], dtype=np.float64)
+        totals = np.array([_norm(sum(g.astype(np.float64) for g in line if g is not None))
+                           for line in row_grads], dtype=np.float64)
+        shape2 = (len(rows), len(paths))
+        return LedgerTable(record.label, paths, [describe_layout(grads[p]) for p in paths], rows,
+                           row_labels, norms.reshape(shape2), stored.reshape(shape2), totals,
+                           record.densified())
+
+    def summary(self) -> str:
+        """One line per parameter: each path with its layout and norm, and the total's layout."""
+        lines = []
+        for r in self._records.values():
+            parts = [f"{p} {describe_layout(g)} norm {grad_norm(g):.4f}" for p, g in r.path_grads().items()]
+            lines.append(f"{r.label}: " + "; ".join(parts) + f" -> .grad {describe_layout(r.total())}")
+        return "\n".join(lines)
+
+
+def _norm(row: Any) -> float:
+    return 0.0 if row is None or isinstance(row, int) else float(np.linalg.norm(row))
+
+
+def _row_label(row: int, labels: Any, n_rows: int) -> str:
+    if labels is None:
+        return str(row)
+    if isinstance(labels, Mapping):
+        return f"{row} {labels[row]}" if row in labels else str(row)
+    if len(labels) != n_rows:
+        raise ValueError(
+            f"ledger.table: labels has {len(labels)} entries, expected one per row ({n_rows})"
+        )
+    return f"{row} {labels[row]}"
+
+
+def ledger(names: Any = None, roles: Mapping[str, str] | None = None) -> Ledger:
+    """A gradient ledger; use as `with minigrad.ledger(names=model) as led: loss.backward()`."""
+    return Ledger(names=names, roles=roles)
+

@@ -1,0 +1,65 @@
+"""A tiny next-token model: the smallest network in which both maps of a vocabulary learn.
+
+    ids (N, C) -> E[ids] (N, C, d) -> concat (N, C*d) -> tanh(Linear) (N, H) -> Linear (N, d) = h
+    logits = h W^T (N, V), with W = E when tied (one table read and said) or its own table
+
+With context C = 1 this is the training step of the performance benchmark.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minigrad.nn import functional as F
+from minigrad.nn.layers import Embedding, Linear
+from minigrad.nn.module import Module
+from minigrad.tensor import Tensor, as_array
+
+
+class TinyLM(Module):
+    """A word-level language model with an optional tie between embedding and unembedding."""
+
+    def __init__(self, vocab_size: int, embedding_dim: int = 32, hidden: int = 64, context: int = 1,
+                 tied: bool = True, sparse: bool = True, dtype: Any = np.float32, rng: Any = 0):
+        super().__init__()
+        g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.context, self.tied = context, tied
+        self.emb = Embedding(vocab_size, embedding_dim, sparse=sparse, dtype=dtype, rng=g)
+        # small rows: a N(0, 1) table would make the first logits huge once it is also the head
+        self.emb.weight.data *= np.asarray(1.0 / np.sqrt(embedding_dim), dtype=dtype)
+        self.up = Linear(context * embedding_dim, hidden, dtype=dtype, rng=g)
+        self.down = Linear(hidden, embedding_dim, dtype=dtype, rng=g)
+        self.head = Linear(embedding_dim, vocab_size, bias=False, dtype=dtype, rng=g)
+        if tied:
+            self.head.weight = self.emb.weight  # one Parameter, two roles
+
+    def forward(self, ids: Any) -> Tensor:
+        """ids (N, C) int -> logits (N, V)."""
+        ids = np.asarray(as_array(ids))
+        if ids.ndim == 1 and self.context == 1:
+            ids = ids[:, None]
+        if ids.ndim != 2 or ids.shape[1] != self.context:
+            raise ValueError(
+                f"TinyLM: ids has shape {ids.shape}, expected (N, {self.context}) "
+                f"(N positions, context={self.context} previous tokens each)"
+            )
+        x = self.emb(ids).reshape(ids.shape[0], -1)
+        h = self.down(self.up(x).tanh())
+        return self.head(h)
+
+    def loss(self, ids: Any, targets: Any) -> Tensor:
+        return F.cross_entropy(self(ids), targets)
+
+
+def next_token_windows(tokens: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (previous `context` tokens, next token) pair: (n - C, C) ids and (n - C,) targets."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if tokens.ndim != 1 or tokens.size <= context:
+        raise ValueError(
+            f"next_token_windows: need a 1-D token array longer than context={context}, "
+            f"got shape {tokens.shape}"
+        )
+    windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], context)
+    return np.ascontiguousarray(windows), tokens[context:]

