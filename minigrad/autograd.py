@@ -151,7 +151,8 @@ class FunctionNode(Node):
                 "saved arrays were already freed. Pass retain_graph=True to the first "
                 "backward() if you need to backward twice."
             )
-        self.ctx.check_versions(self.name)
+        if self.ctx._versions:
+            self.ctx.check_versions(self.name)
         grads = self.function.backward(self.ctx, grad)
         if not isinstance(grads, tuple):
             grads = (grads,)
@@ -193,10 +194,8 @@ class Context:
 
     def watch_versions(self, tensors: list[Tensor]) -> None:
         """Remember the version of every tensor whose array the forward saved."""
-        for i, arr in enumerate(self._saved or ()):
-            for t in tensors:
-                if arr is t.data:
-                    self._versions.append((t, i, t._version))
+        self._versions = [(t, i, t._version) for i, arr in enumerate(self._saved or ())
+                          for t in tensors if arr is t.data]
 
     def check_versions(self, op: str) -> None:
         for t, i, version in self._versions:
