@@ -141,8 +141,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"note: {variable}={os.environ[variable]} is set and may make numpy's BLAS pick a "
                   "slower kernel; see docs/performance.md")
     for name in args.shapes.split(","):
+        load_before = os.getloadavg()[0]
         results = run_shape(SHAPES[name], impls, args.rounds, args.steps, args.threads)
         print("\n".join(step_table(name, SHAPES[name], results)), flush=True)
+        # other processes on the machine slow every implementation, threaded ones most
+        print(f"load average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
+              f"on {os.cpu_count()} cores\n")
     print("\n".join(overhead_table([i for i in impls if i != "numpy"], 10_000)))
 
 

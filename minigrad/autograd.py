@@ -113,7 +113,7 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
     def apply(self, grad: Any, owned: bool = False) -> tuple[Any, ...]:
-        """`owned`: the engine vouches that nothing else references `grad` (see `_unshared`)."""
+        """`owned`: the engine vouches that nothing else references `grad` (see `backward`)."""
         var = self.variable
         # A leaf's .grad owns its memory: the same array may have been sent to two edges, or be
         # kept by whoever made it. An array nobody else holds is stored as it is (no copy).
@@ -370,7 +370,7 @@ def _send(pending: dict[Node, Any], owned: set[Node], node: Node, g: Any, unshar
 
 def _adds_in_place(total: Any, g: Any) -> bool:
     """Whether `total += g` gives exactly what add_grads(total, g) would: same shape and dtype."""
-    return (type(total) is np.ndarray and g.shape == total.shape
+    return (type(total) is np.ndarray and getattr(g, "shape", None) == total.shape
             and np.result_type(total, getattr(g, "values", g)) == total.dtype)
 
 
