@@ -7,7 +7,8 @@ several incoming edges, by construction.
 
 `backward` orders nodes by dependency counting (no recursion, so a 100,000-op chain is
 fine), sums every gradient that reaches a node before running it, and frees saved arrays
-unless `retain_graph=True`.
+unless `retain_graph=True`. It copies a gradient only when something besides the engine
+holds it (docs/performance.md says why and how that is known).
 """
 
 from __future__ import annotations
