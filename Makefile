@@ -16,6 +16,7 @@ tour: $(STAMP)
 	$(BIN)/minigrad tour
 
 test: $(STAMP)
+	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -1,7 +1,7 @@
 """minigrad: a small reverse-mode autograd engine on numpy, for learning how token
 embeddings, unembeddings and weight tying really learn."""
 
-from minigrad import nn
+from minigrad import nn, optim
 from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.io import CheckpointError, load, save
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
-    "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones",
+    "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "save",

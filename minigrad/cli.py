@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from minigrad import lessons
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="minigrad", description=__doc__)
@@ -14,7 +16,10 @@ def main(argv: list[str] | None = None) -> int:
                       help="do not ask for predictions (they are asked only when stdin is a terminal)")
     tour.add_argument("--out", default="minigrad-out", metavar="DIR",
                       help="where to write untied.svg, tied.svg and their .dot (default: ./minigrad-out)")
+    lessons.add_lesson_commands(sub)  # lessons | lesson N | check N
     args = parser.parse_args(argv)
+    if args.command in lessons.COMMANDS:
+        return lessons.run_command(args)
     if args.command == "tour":
         from minigrad.tour import run
 

@@ -310,5 +310,27 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, what: str,
         raise AssertionError("\n".join(rows_report[:max_reported] + tail))
     worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
     raise AssertionError(
-        f"{what} is off: at {list(worst)} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
+        f"{what} is off: at {[int(i) for i in worst]} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
     )
+
+
+# ---- answers that are a single number (appended for lesson 7) --------------------------------
+
+def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple[float, str]] = (),
+                  rtol: float = RTOL) -> None:
+    """Pass when the learner's number matches `expected`; otherwise name the typical mistake it
+    equals (a (value, diagnosis) pair), or say how far off it is.
+
+    got: the learner's answer, already read with as_array and of shape ().
+    """
+    value, want = float(got), float(expected)
+    if np.isclose(value, want, rtol=rtol, atol=0.0):
+        return
+    numbers = f"(expected {want:.6g}, got {value:.6g})"
+    for wrong, diagnosis in mistakes:
+        if np.isclose(value, wrong, rtol=rtol, atol=0.0):
+            raise AssertionError(f"{what}: {diagnosis} {numbers}")
+    if np.isclose(value, -want, rtol=rtol, atol=0.0):
+        raise AssertionError(f"{what} has the wrong sign {numbers}")
+    raise AssertionError(f"{what} is off by a factor {value / want:.6g} {numbers}" if want
+                         else f"{what} should be 0, got {value:.6g}")

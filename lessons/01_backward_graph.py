@@ -1,0 +1,345 @@
+# %% [markdown]
+# # Lesson 1: The backward graph
+#
+# Every operation on a tensor leaves a node behind, and `backward()` visits those nodes in an
+# order that lets gradients arriving by different paths add up before they travel on.
+#
+# ## What you will see
+#
+# - How a tensor remembers the operation that made it (`grad_fn`), and where that node's
+#   edges lead.
+# - The order in which `backward()` runs the nodes, worked out here by hand with dependency
+#   counting.
+# - Why `b = a + a; c = b + b` needs the gradients reaching a node to be summed before the
+#   node runs, and what a careless engine gets instead.
+# - Why waiting for every gradient is also what keeps backward fast: the work done with and
+#   without waiting, plotted.
+# - The graph, drawn.
+# - A `Function` of your own with a hand-written backward, checked against finite differences.
+
+# %% [markdown]
+# ## Tensors and the nodes behind them
+#
+# A tensor you create yourself is a *leaf*. If it has `requires_grad=True`, minigrad gives it
+# one `AccumulateGrad` node: the place where gradients for it are added into `.grad`.
+#
+# A tensor made by an operation has a `grad_fn`, a node that knows the backward of that
+# operation. The node has one edge per input, in `next_nodes`, pointing at the node of that
+# input: its `grad_fn` if it was made by an op, its `AccumulateGrad` if it is a leaf.
+#
+# Below, `y = x * w` is used twice, once inside `tanh` and once on its own.
+
+# %%
+import os
+import re
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: figures are written to files
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad.autograd import AccumulateGrad, Node
+
+FAST = os.environ.get("MINIGRAD_FAST") == "1"
+OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-01"
+OUT.mkdir(parents=True, exist_ok=True)
+
+x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
+w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")
+y = x * w
+loss = (y.tanh() + y).sum()
+
+
+def label(node: Node) -> str:
+    """A node's name, with the leaf's name for an AccumulateGrad."""
+    if isinstance(node, AccumulateGrad):
+        return f"AccumulateGrad({node.variable.name})"
+    return node.name
+
+
+def edges(node: Node) -> list[str]:
+    return [label(child) for child in node.next_nodes if child is not None]
+
+
+print(f"x is a leaf: {x.is_leaf}, x.grad_fn = {x.grad_fn}")
+print(f"y.grad_fn = {label(y.grad_fn)}, with edges to {edges(y.grad_fn)}")
+print(f"loss.grad_fn = {label(loss.grad_fn)}, with edges to {edges(loss.grad_fn)}")
+
+add_node = loss.grad_fn.next_nodes[0]
+tanh_node, y_node = add_node.next_nodes
+assert tanh_node.next_nodes[0] is y_node is y.grad_fn, "both uses of y lead to the one node of y"
+x_node, w_node = y.grad_fn.next_nodes
+assert x_node.variable is x and w_node.variable is w
+assert (x * 2).grad_fn.next_nodes[0] is x_node, "every op that reads x points at x's one AccumulateGrad"
+
+# %% [markdown]
+# The node `MulBackward` of `y` is reached by two edges: one from `TanhBackward` and one from
+# `AddBackward`. Backward must not run it until both have sent their gradient, and then it
+# must run it on their *sum*, dL/dy = dL/dy (through tanh) + dL/dy (direct).
+#
+# ## The order of the walk: dependency counting
+#
+# minigrad finds the order in two passes over the graph, without recursion:
+#
+# 1. Starting from the output's node, count for every node how many edges point at it: how
+#    many consumers it has to hear from.
+# 2. Keep a list of nodes that are ready, starting with the output's node. Take one, run it,
+#    and send each gradient it returns along its edge. Each node that receives one counts down;
+#    when its count reaches zero every consumer has spoken, so it becomes ready.
+#
+# This is Kahn's topological sort, run from the output backwards. Here it is, written out.
+
+# %%
+def count_consumers(root: Node) -> dict[Node, int]:
+    """For every node reachable from root, the number of edges pointing at it."""
+    counts = {root: 0}
+    to_visit = [root]
+    while to_visit:
+        node = to_visit.pop()
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            if child not in counts:
+                counts[child] = 0
+                to_visit.append(child)
+            counts[child] += 1
+    return counts
+
+
+def backward_order(root: Node) -> list[Node]:
+    """The nodes in an order where each comes after every node that sends it a gradient."""
+    waiting_for = count_consumers(root)
+    ready, order = [root], []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            waiting_for[child] -= 1
+            if waiting_for[child] == 0:
+                ready.append(child)
+    return order
+
+
+order = backward_order(loss.grad_fn)
+print("backward runs the nodes in this order (each with the nodes it sends gradients to):")
+for step, node in enumerate(order, start=1):
+    print(f"  {step}. {label(node):20} -> {edges(node)}")
+
+position = {node: i for i, node in enumerate(order)}
+for node in order:
+    for child in node.next_nodes:
+        if child is not None:
+            assert position[child] > position[node], f"{label(child)} ran before its consumer {label(node)}"
+
+# %% [markdown]
+# ## Your prediction
+#
+# Take a = 3, then `b = a + a` and `c = b + b`. So c = 4a = 12, and dc/da = 4.
+#
+# The node of `b` is reached by two edges (c reads b twice), and so is the `AccumulateGrad` of
+# `a`. After `c.backward()`, what do you expect in `a.grad`? Now imagine a careless engine
+# that keeps, at each node, only the gradient that arrived *last* instead of adding what
+# arrives. What would it put in `a.grad`?
+
+# %%
+def new_a() -> mg.Tensor:
+    return mg.tensor(3.0, dtype=np.float64, requires_grad=True, name="a")
+
+
+def doubled(a: mg.Tensor, times: int) -> mg.Tensor:
+    """a added to itself, then that added to itself, and so on: `times` additions."""
+    b = a
+    for _ in range(times):
+        b = b + b
+    return b
+
+
+a = new_a()
+c = doubled(a, 2)
+c.backward()
+print(f"c = {c.item()}, minigrad's a.grad = {a.grad}")
+assert a.grad == 4.0
+
+
+def toy_backward(root: mg.Tensor, combine) -> dict[str, np.ndarray]:
+    """Run the nodes in backward_order; `combine(pending, arriving)` merges gradients at a node."""
+    pending = {root.grad_fn: np.ones_like(root.data)}
+    leaf_grads = {}
+    for node in backward_order(root.grad_fn):
+        grad = pending.pop(node)
+        if isinstance(node, AccumulateGrad):
+            leaf_grads[node.variable.name] = grad
+            continue
+        for child, child_grad in zip(node.next_nodes, node.function.backward(node.ctx, grad)):
+            if child is not None:
+                pending[child] = combine(pending.get(child), child_grad)
+    return leaf_grads
+
+
+def add(pending, arriving):
+    return arriving if pending is None else pending + arriving
+
+
+def keep_last(pending, arriving):
+    return arriving
+
+
+summed = toy_backward(doubled(new_a(), 2), add)["a"]
+last_only = toy_backward(doubled(new_a(), 2), keep_last)["a"]
+print(f"summing what arrives: a.grad = {summed};  keeping the last arrival: a.grad = {last_only}")
+assert summed == 4.0 and last_only == 1.0
+
+# %% [markdown]
+# Keeping only the last arrival loses one of two equal contributions at `b` and again at `a`:
+# 1 instead of 4. Each edge into a node carries one term of the chain rule, and the gradient
+# of a node is the sum of those terms. Shared parameters (weight tying, later in the course)
+# depend on the same sum.
+#
+# ## Waiting is also what makes it fast
+#
+# There is another way to get 4: never wait. Whenever a gradient arrives at a node, run the
+# node on it at once and pass the results on, adding only at the leaves. That is correct,
+# because the derivative is the sum over all paths from output to leaf of the product of the
+# local derivatives along the path. But it follows every path separately. After k doublings
+# there are 2^k paths from the output to `a`, so the eager engine runs about 2^(k+1) nodes,
+# while dependency counting runs each of the k + 1 nodes once.
+
+# %%
+def eager_backward(node: Node, grad: np.ndarray, leaf_grads: dict, runs: list[int]) -> None:
+    """Run `node` as soon as a gradient arrives; follow each path to the leaves separately."""
+    runs[0] += 1
+    if isinstance(node, AccumulateGrad):
+        name = node.variable.name
+        leaf_grads[name] = leaf_grads.get(name, 0.0) + grad
+        return
+    for child, child_grad in zip(node.next_nodes, node.function.backward(node.ctx, grad)):
+        if child is not None:
+            eager_backward(child, child_grad, leaf_grads, runs)
+
+
+depths = list(range(1, 13 if FAST else 19))
+eager_runs, counted_runs = [], []
+for k in depths:
+    out = doubled(new_a(), k)
+    runs, leaf_grads = [0], {}
+    start = time.perf_counter()
+    eager_backward(out.grad_fn, np.ones(()), leaf_grads, runs)
+    eager_seconds = time.perf_counter() - start
+    eager_runs.append(runs[0])
+    counted_runs.append(len(backward_order(out.grad_fn)))
+    assert leaf_grads["a"] == 2.0**k, "the eager engine is slow but correct"
+    a = new_a()
+    doubled(a, k).backward()
+    assert a.grad == 2.0**k
+    if k % 4 == 0 or k == depths[-1]:
+        print(f"k = {k:2d}: dc/da = {a.grad:8.0f}; eager runs {runs[0]:7d} nodes ({eager_seconds:.3f} s), "
+              f"dependency counting runs {counted_runs[-1]}")
+assert eager_runs == [2 ** (k + 1) - 1 for k in depths] and counted_runs == [k + 1 for k in depths]
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.semilogy(depths, eager_runs, marker="o", label="run on every arrival (one visit per path)")
+ax.semilogy(depths, counted_runs, marker="s", label="dependency counting (one visit per node)")
+ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+ax.set_xlabel("k, the number of doublings  b = b + b")
+ax.set_ylabel("node runs in one backward")
+ax.set_title("Summing before running keeps backward linear")
+ax.grid(True, alpha=0.3)
+ax.legend(fontsize=8)
+fig.tight_layout()
+runs_plot = OUT / "node-runs.png"
+fig.savefig(runs_plot, dpi=120)
+plt.close(fig)
+print(f"wrote {runs_plot}")
+
+# %% [markdown]
+# ## Drawing the graph
+#
+# `mg.draw(output)` follows the same edges, from the output's `grad_fn` through each node's
+# `next_nodes`, and returns a Graphviz digraph: one box per backward node (forward op,
+# backward node, output shape) and one ellipse per leaf. `mg.viz.render` turns it into SVG,
+# with the system Graphviz if you have one and otherwise with a WebAssembly build of Graphviz
+# that pip installs. Running the backward inside `mg.ledger()` records what each edge into a
+# leaf carried, and the drawing writes it on the edge.
+#
+# In the first drawing, look for the two edges from the first `AddBackward` box to the second,
+# and the two edges into `a`, each carrying 2: the two terms that add up to 4. In the second,
+# `MulBackward` has two incoming edges, one through `TanhBackward` and one straight from
+# `AddBackward`.
+
+# %%
+def edges_into(source: str, box: str) -> int:
+    """How many edges of the DOT source end at the box whose label starts with `box`."""
+    node_id = re.search(rf'(\w+) \[label="{re.escape(box)}', source).group(1)
+    return len(re.findall(rf"-> {node_id}\b", source))
+
+
+a = new_a()
+c = doubled(a, 2)
+c.name = "c"
+with mg.ledger(names={"a": a}) as led:
+    c.backward()
+doubled_graph = mg.draw(c, ledger=led, collapse=None)  # collapse=None: draw every node of a chain
+doubled_svg = OUT / "graph-doubled.svg"
+mg.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
+print(f"wrote {doubled_svg}")
+assert edges_into(doubled_graph.source, "a\\n") == 2
+assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
+
+loss.name = "loss"
+loss.backward()
+tanh_graph = mg.draw(loss, params={"x": x, "w": w})
+tanh_svg = OUT / "graph-tanh.svg"
+mg.viz.render(tanh_graph, path=tanh_svg)
+print(f"wrote {tanh_svg}")
+assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
+
+# %% [markdown]
+# ## A Function of your own
+#
+# Every op in minigrad is a `Function` with a `forward` and a `backward` side by side. The
+# forward gets numpy arrays and may save what the backward will need. The backward gets
+# G = dL/d(output), the gradient that arrived at its node, and returns one gradient per input:
+# G times the local derivative (the chain rule).
+#
+# Here is x³, and a check of its backward against central finite differences with
+# `minigrad.gradcheck`, which nudges each input element up and down and compares the change of
+# the output with what the backward says (lesson 2 looks inside). The last two checks cover the
+# graphs from this lesson, including the doubled-up one.
+
+# %%
+class Cube(mg.Function):
+    @staticmethod
+    def forward(ctx, a: np.ndarray) -> np.ndarray:  # a³
+        ctx.save_for_backward(a)
+        return a**3
+
+    @staticmethod
+    def backward(ctx, grad: np.ndarray) -> np.ndarray:  # d a³ = G · 3a²
+        (a,) = ctx.saved
+        return grad * 3 * a**2
+
+
+points = mg.tensor(np.array([[-1.5, 0.2], [0.7, 2.0]]), requires_grad=True, name="points")
+print(mg.gradcheck(Cube.apply, [points]))
+print(mg.gradcheck(lambda x, w: ((x * w).tanh() + x * w).sum(), [x, w]))
+print(mg.gradcheck(lambda a: doubled(a, 3), [new_a()]))
+
+# %% [markdown]
+# ## Exercise
+#
+# Write the backward of softplus, softplus(x) = log(1 + eˣ), as a `Function`. Its forward is
+# already written in `lessons/exercises/01_backward_graph.py`; fill in `backward` there (or in
+# a copy of the file), then run
+#
+#     minigrad check 1                   # or: minigrad check 1 --file my_copy.py
+#
+# The check runs your backward on a few inputs, with incoming gradients that are not all 1,
+# and compares it with finite differences. When they disagree it says how: a forgotten chain
+# rule factor, the softplus value used where its derivative belongs, a sign error, or an
+# overflow for large |x|.

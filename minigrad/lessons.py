@@ -1,0 +1,599 @@
+"""The lesson runner behind `minigrad lessons`, `minigrad lesson N` and `minigrad check N`.
+
+A lesson is a jupytext "percent" script, `lessons/NN_slug.py`: cells begin with `# %%` (code)
+or `# %% [markdown]` (text written as `# ` comment lines). The same file runs as a plain
+script, opens as a notebook, and is shown here step by step: markdown as readable text, code
+echoed and then run, all cells in one namespace, as a notebook kernel would.
+
+Each lesson has an exercise: `lessons/exercises/NN_slug.py` (stubs that raise
+NotImplementedError), `lessons/solutions/NN_slug.py` (reference answers, for the tests) and
+`lessons/checks/NN_slug.py`, whose `check(answers)` returns None on success, lets the stub's
+NotImplementedError through ("not attempted") and raises AssertionError with a diagnosis.
+
+Where the lessons live: `$MINIGRAD_LESSONS` if set; else the copy shipped inside the installed
+package (`minigrad/_lessons`, mapped from the repository's `lessons/` folder by pyproject.toml);
+else `lessons/` next to the `minigrad` package (a source checkout or an editable install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import re
+import sys
+import textwrap
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any, TextIO
+
+LESSON_FILE = re.compile(r"^(\d\d)_(\w+)\.py$")
+CELL_MARKER = re.compile(r"^# %%(.*)$")
+TITLE_LINE = re.compile(r"^# Lesson (\d+): (.+)$")
+IMAGE_SUFFIXES = {".png", ".svg", ".jpg", ".jpeg", ".gif"}
+
+PASS, NOT_ATTEMPTED, FAIL = "pass", "not attempted", "fail"
+PREDICTION_PROMPT = "[commit to your answer, then press Enter to see; q quits] "
+STEP_PROMPT = "[press Enter to run the next step; q quits] "
+COMMANDS = ("lessons", "lesson", "check")  # the subcommands this module adds to `minigrad`
+
+
+# ---- finding lessons ---------------------------------------------------------------------------
+
+def lessons_root() -> Path:
+    """The folder holding NN_slug.py, exercises/, solutions/ and checks/ (see module docstring)."""
+    configured = os.environ.get("MINIGRAD_LESSONS")
+    if configured:
+        root = Path(configured)
+        if not root.is_dir():
+            raise FileNotFoundError(f"MINIGRAD_LESSONS={configured!r} is not a folder")
+        return root.resolve()
+    package = Path(__file__).resolve().parent
+    # The installed copy first: in site-packages a sibling `lessons/` could be anyone's package.
+    for candidate in (package / "_lessons", package.parent / "lessons"):
+        if (candidate / "checks").is_dir() and (candidate / "exercises").is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"no lessons folder found: looked for {package / '_lessons'} (an installed copy) and "
+        f"{package.parent / 'lessons'} (a source checkout); set MINIGRAD_LESSONS to the folder"
+    )
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One notebook cell. `line` is the 1-based line of the file where `source` starts."""
+
+    kind: str  # "markdown" or "code"
+    source: str  # markdown without the leading "# "; code as written
+    line: int
+
+
+@dataclass(frozen=True)
+class Lesson:
+    number: int
+    slug: str
+    path: Path
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem  # "01_backward_graph"
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    @property
+    def exercise_path(self) -> Path:
+        return self.root / "exercises" / self.path.name
+
+    @property
+    def solution_path(self) -> Path:
+        return self.root / "solutions" / self.path.name
+
+    @property
+    def check_path(self) -> Path:
+        return self.root / "checks" / self.path.name
+
+    def cells(self) -> list[Cell]:
+        return parse_cells(self.path.read_text(encoding="utf-8"))
+
+    @property
+    def title(self) -> str:
+        return _heading(self)[0]
+
+    @property
+    def summary(self) -> str:
+        return _heading(self)[1]
+
+
+def find_lessons(root: Path | None = None) -> list[Lesson]:
+    """Every `NN_slug.py` in the lessons folder, in order."""
+    root = lessons_root() if root is None else Path(root)
+    found = []
+    for path in sorted(root.glob("*.py")):
+        match = LESSON_FILE.match(path.name)
+        if match:
+            found.append(Lesson(int(match.group(1)), match.group(2), path))
+    return found
+
+
+def get_lesson(number: int, root: Path | None = None) -> Lesson:
+    lessons = find_lessons(root)
+    for lesson in lessons:
+        if lesson.number == number:
+            return lesson
+    available = ", ".join(str(lesson.number) for lesson in lessons) or "none"
+    raise LookupError(f"lesson {number} not found (available lessons: {available})")
+
+
+# ---- reading the percent format ----------------------------------------------------------------
+
+def parse_cells(text: str) -> list[Cell]:
+    """Split a percent-format script into cells; text before the first marker is a code cell."""
+    cells: list[Cell] = []
+    kind, start, body = "code", 1, []
+
+    def close() -> None:
+        while body and not body[-1].strip():
+            body.pop()
+        lead = 0
+        while lead < len(body) and not body[lead].strip():
+            lead += 1
+        if body[lead:]:
+            lines = body[lead:]
+            source = "\n".join(_uncomment(line) for line in lines) if kind == "markdown" else "\n".join(lines)
+            cells.append(Cell(kind, source, start + lead))
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        marker = CELL_MARKER.match(line)
+        if marker:
+            close()
+            options = marker.group(1)
+            kind = "markdown" if ("[markdown]" in options or "[md]" in options) else "code"
+            start, body = number + 1, []
+        else:
+            body.append(line)
+    close()
+    return cells
+
+
+def _uncomment(line: str) -> str:
+    if line.startswith("# "):
+        return line[2:]
+    return line[1:] if line.startswith("#") else line
+
+
+def _heading(lesson: Lesson) -> tuple[str, str]:
+    """(title, one-sentence summary) from the first markdown cell; blank when malformed.
+
+    The summary is the paragraph after the title line, so it may wrap over several lines.
+    """
+    cells = lesson.cells()
+    if not cells or cells[0].kind != "markdown":
+        return "", ""
+    first, *rest = cells[0].source.splitlines()
+    match = TITLE_LINE.match(first)
+    title = match.group(2).strip() if match else first.lstrip("# ").strip()
+    summary: list[str] = []
+    for line in rest:
+        if line.strip():
+            if line.lstrip().startswith("#"):
+                break  # a heading: there was no summary paragraph
+            summary.append(line.strip())
+        elif summary:
+            break
+    return title, " ".join(summary)
+
+
+def contract_problems(lesson: Lesson) -> list[str]:
+    """What in this lesson breaks the lesson format contract (empty list: nothing)."""
+    problems = []
+    cells = lesson.cells()
+    text = lesson.path.read_text(encoding="utf-8")
+    first = cells[0] if cells else None
+    title = TITLE_LINE.match(first.source.splitlines()[0]) if first and first.kind == "markdown" else None
+    if not title:
+        problems.append(f"the first cell must be markdown starting '# Lesson {lesson.number}: Title'")
+    elif int(title.group(1)) != lesson.number:
+        problems.append(f"the title says lesson {title.group(1)} but the file is lesson {lesson.number}")
+    if not lesson.summary:
+        problems.append("the first cell needs a one-sentence summary after the title")
+    code = [cell for cell in cells if cell.kind == "code"]
+    if not code:
+        problems.append("no code cells")
+    prediction = [i for i, c in enumerate(cells) if c.kind == "markdown" and c.source.rstrip().endswith("?")]
+    if not prediction:
+        problems.append("no prediction cell (a markdown cell ending with a question)")
+    if "MINIGRAD_OUT" not in text:
+        problems.append("figures must go under os.environ.get('MINIGRAD_OUT', 'minigrad-out')")
+    if "gradcheck" not in text:
+        problems.append("no check against finite differences (minigrad.gradcheck)")
+    if f"minigrad check {lesson.number}" not in text:
+        problems.append(f"the exercise must tell the learner to run `minigrad check {lesson.number}`")
+    if re.search(r"^\s*(from|import)\s+lessons", text, re.MULTILINE):
+        problems.append("a lesson must not import from the lessons folder (solutions stay apart)")
+    for path in (lesson.exercise_path, lesson.solution_path, lesson.check_path):
+        if not path.is_file():
+            problems.append(f"missing {path.relative_to(lesson.root.parent)}")
+    return problems
+
+
+# ---- showing and running a lesson --------------------------------------------------------------
+
+def render_markdown(source: str) -> str:
+    """Markdown as terminal text: headings underlined, everything else as written."""
+    out = []
+    for line in source.splitlines():
+        heading = re.match(r"^(#{1,6})\s+(.*)$", line)
+        if heading:
+            text = heading.group(2).strip()
+            rule = "=" if len(heading.group(1)) == 1 else "-"
+            out += ["", text, rule * len(text)]
+        else:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+@dataclass
+class LessonRun:
+    lesson: Lesson
+    ok: bool
+    seconds: float
+    files: list[Path]  # written or rewritten under the output folder during the run
+    error: str = ""
+    stopped_by_learner: bool = False  # q at a pause: not a failure
+
+
+@contextlib.contextmanager
+def _lesson_environment(out_dir: Path) -> Iterator[None]:
+    """MINIGRAD_OUT and a headless matplotlib for the lesson; restored afterwards."""
+    saved = {key: os.environ.get(key) for key in ("MINIGRAD_OUT", "MPLBACKEND")}
+    os.environ["MINIGRAD_OUT"] = str(out_dir)
+    os.environ["MPLBACKEND"] = "Agg"
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _snapshot(folder: Path) -> dict[Path, float]:
+    if not folder.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def _changed_files(folder: Path, before: dict[Path, float]) -> list[Path]:
+    after = _snapshot(folder)
+    return sorted(p for p, mtime in after.items() if before.get(p) != mtime)
+
+
+def _ask_to_continue(prompt: str, stdin: TextIO, stdout: TextIO) -> bool:
+    """Wait for Enter; False when the learner types q (or stdin closes)."""
+    stdout.write(prompt)
+    stdout.flush()
+    answer = stdin.readline()
+    return bool(answer) and answer.strip().lower() not in {"q", "quit"}
+
+
+def _lesson_frames_only(tb: TracebackType | None, path: Path) -> TracebackType | None:
+    """Drop the runner's own frames so a traceback starts in the lesson file."""
+    while tb is not None and Path(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    return tb
+
+
+def run_lesson(
+    lesson: Lesson,
+    out_dir: Path | str,
+    pause: bool = False,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> LessonRun:
+    """Show the markdown cells and run the code cells of `lesson`, in order, in one namespace.
+
+    With `pause`, wait for Enter after each markdown cell that leads into code (the learner
+    reads, predicts, then sees). Figures go under `out_dir` (exported as MINIGRAD_OUT).
+    """
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    before = _snapshot(out_dir)
+    namespace = {"__name__": "__main__", "__file__": str(lesson.path), "__builtins__": builtins}
+    cells = lesson.cells()
+    start = time.perf_counter()
+    ok, error, stopped_by_learner = True, "", False
+    with _lesson_environment(out_dir):
+        for index, cell in enumerate(cells):
+            if cell.kind == "markdown":
+                print(render_markdown(cell.source) + "\n", file=stdout)
+                leads_to_code = index + 1 < len(cells) and cells[index + 1].kind == "code"
+                if pause and leads_to_code:
+                    is_question = cell.source.rstrip().endswith("?")
+                    prompt = PREDICTION_PROMPT if is_question else STEP_PROMPT
+                    if not _ask_to_continue(prompt, stdin, stdout):
+                        stopped_by_learner = True
+                        break
+                continue
+            print("\n".join("  | " + line for line in cell.source.splitlines()) + "\n", file=stdout)
+            stdout.flush()
+            # Pad with blank lines so tracebacks and warnings point at the lesson file's own lines.
+            code = compile("\n" * (cell.line - 1) + cell.source, str(lesson.path), "exec")
+            try:
+                exec(code, namespace)
+            except Exception as exc:  # a failing check or a bug: report it, name the cell
+                sys.stdout.flush()
+                tb = _lesson_frames_only(exc.__traceback__, lesson.path)
+                traceback.print_exception(type(exc), exc, tb, file=stdout)
+                kind = "a check failed" if isinstance(exc, AssertionError) else "an error"
+                error = f"{kind} in the code cell at line {cell.line} of {lesson.path}"
+                ok = False
+                break
+            sys.stdout.flush()
+            print(file=stdout)
+    seconds = time.perf_counter() - start
+    return LessonRun(lesson, ok, seconds, _changed_files(out_dir, before), error, stopped_by_learner)
+
+
+# ---- notebooks ---------------------------------------------------------------------------------
+
+def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
+    """The lesson as an nbformat 4.5 notebook (plain JSON; no nbformat/jupytext needed).
+
+    A setup cell after the title points `__file__` and MINIGRAD_OUT where the runner would
+    and shows each figure the lesson saves, since lessons draw with the headless Agg backend.
+    """
+    setup = (
+        f"# Added by `minigrad lesson {lesson.number} --notebook`: where figures go, shown inline.\n"
+        "from minigrad.lessons import notebook_setup\n"
+        f"__file__ = notebook_setup({str(lesson.path)!r}, {str(Path(out_dir).resolve())!r})"
+    )
+    cells = lesson.cells()
+    sequence = cells[:1] + [Cell("code", setup, 0)] + cells[1:]
+    notebook_cells = []
+    for i, cell in enumerate(sequence):
+        entry: dict[str, Any] = {"cell_type": cell.kind, "id": f"cell-{i}", "metadata": {},
+                                 "source": cell.source.splitlines(keepends=True)}
+        if cell.kind == "code":
+            entry.update(execution_count=None, outputs=[])
+        notebook_cells.append(entry)
+    return {
+        "cells": notebook_cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def write_notebook(lesson: Lesson, out_dir: Path | str) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{lesson.stem}.ipynb"
+    path.write_text(json.dumps(notebook_json(lesson, out_dir), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def notebook_setup(lesson_path: str, out_dir: str) -> str:
+    """Run in a generated notebook: export MINIGRAD_OUT and, under IPython, display every image
+    a cell writes under it. Returns the lesson path, for `__file__`."""
+    os.environ["MINIGRAD_OUT"] = out_dir
+    try:
+        from IPython import get_ipython  # type: ignore[import-not-found]
+        from IPython.display import SVG, Image, display  # type: ignore[import-not-found]
+    except ImportError:
+        return lesson_path
+    shell = get_ipython()
+    if shell is None:
+        return lesson_path
+    folder = Path(out_dir)
+    state = {"before": _snapshot(folder)}
+
+    def remember(*_: Any) -> None:
+        state["before"] = _snapshot(folder)
+
+    def show_new_images(*_: Any) -> None:
+        for path in _changed_files(folder, state["before"]):
+            if path.suffix == ".svg":
+                display(SVG(filename=str(path)))
+            elif path.suffix in IMAGE_SUFFIXES:
+                display(Image(filename=str(path)))
+
+    # Running the setup cell again must not display every figure twice.
+    for event, callback in _notebook_hooks:
+        with contextlib.suppress(ValueError):
+            shell.events.unregister(event, callback)
+    _notebook_hooks[:] = [("pre_run_cell", remember), ("post_run_cell", show_new_images)]
+    for event, callback in _notebook_hooks:
+        shell.events.register(event, callback)
+    return lesson_path
+
+
+_notebook_hooks: list[tuple[str, Callable[..., None]]] = []
+
+
+# ---- checking the learner's answers ------------------------------------------------------------
+
+@dataclass
+class CheckResult:
+    status: str  # PASS, NOT_ATTEMPTED or FAIL
+    message: str
+    file: Path
+
+
+def load_module(path: Path | str, name: str | None = None) -> ModuleType:
+    """Execute a file as a fresh module (names may start with digits: no import statement needed)."""
+    path = Path(path)
+    name = name or f"minigrad_answers_{path.stem}_{time.perf_counter_ns()}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lessons_package(root: Path) -> str:
+    """Import the lessons folder as a package, so a check can import shared helpers
+    (`from lessons.checks._common import ...` or `from ._common import ...`) wherever the
+    folder lives. The package is called `lessons` unless that name belongs to another folder."""
+    root = root.resolve()
+    private = "_minigrad_lessons_" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
+    for name in ("lessons", private):
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(
+                name, root / "__init__.py", submodule_search_locations=[str(root)]
+            )
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import the lessons folder {root}: it needs an __init__.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return name
+        if any(Path(p).resolve() == root for p in getattr(module, "__path__", [])):
+            return name
+    raise ImportError(f"cannot import {root} as a package: {private!r} is already another module")
+
+
+def load_check(lesson: Lesson) -> Callable[[ModuleType], None]:
+    package = _lessons_package(lesson.root)
+    module = importlib.import_module(f"{package}.checks.{lesson.stem}")
+    return module.check
+
+
+def _where_in(exc: BaseException, path: Path) -> str:
+    """' (your file, line N)' for the deepest frame of the learner's file in the traceback."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if Path(frame.f_code.co_filename).resolve() == path.resolve():
+            line = lineno
+    return f" (in {path.name}, line {line})" if line else ""
+
+
+def check_answers(lesson: Lesson, file: Path | str | None = None) -> CheckResult:
+    """Run the lesson's check on the learner's file (default: the exercise file itself)."""
+    path = Path(file) if file is not None else lesson.exercise_path
+    if not path.is_file():
+        raise FileNotFoundError(f"check: --file {path} does not exist")
+    check = load_check(lesson)
+    try:
+        answers = load_module(path)
+        check(answers)
+    except NotImplementedError as exc:
+        return CheckResult(NOT_ATTEMPTED, str(exc) or "a function still raises NotImplementedError", path)
+    except AssertionError as exc:
+        return CheckResult(FAIL, str(exc) or "a check failed (no diagnosis given)", path)
+    except Exception as exc:  # the learner's code crashed: say what and where
+        return CheckResult(FAIL, f"your code raised {type(exc).__name__}: {exc}{_where_in(exc, path)}", path)
+    return CheckResult(PASS, "every check passed", path)
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    return Path(args.out or os.environ.get("MINIGRAD_OUT") or "minigrad-out")
+
+
+def command_lessons(args: argparse.Namespace) -> int:
+    for lesson in find_lessons():
+        status = check_answers(lesson).status if lesson.check_path.is_file() else "no exercise"
+        print(f"{lesson.number:2d}. {lesson.title}  [{status}]")
+        print(textwrap.fill(lesson.summary, width=96, initial_indent="    ", subsequent_indent="    "))
+    print("\nRun one with `minigrad lesson N`; check your exercise with `minigrad check N`.")
+    return 0
+
+
+def command_lesson(args: argparse.Namespace) -> int:
+    lesson = get_lesson(args.number)
+    out_dir = _out_dir(args)
+    if args.notebook:
+        path = write_notebook(lesson, out_dir)
+        print(f"wrote {_display_path(path)}  (open it with: jupyter lab {_display_path(path)})")
+        return 0
+    pause = not args.no_pause and sys.stdin.isatty()
+    if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
+        sys.stdout.reconfigure(errors="replace")
+    run = run_lesson(lesson, out_dir, pause=pause)
+    if run.stopped_by_learner:
+        print(f"lesson {lesson.number} stopped at your request after {run.seconds:.1f} s")
+    elif run.ok:
+        print(f"lesson {lesson.number} finished in {run.seconds:.1f} s")
+    else:
+        print(f"lesson {lesson.number} stopped after {run.seconds:.1f} s: {run.error}")
+    if run.files:
+        print("files written:")
+        for path in run.files:
+            print(f"  {_display_path(path)}")
+    return 0 if run.ok else 1
+
+
+def command_check(args: argparse.Namespace) -> int:
+    lesson = get_lesson(args.number)
+    result = check_answers(lesson, args.file)
+    where = _display_path(result.file)
+    if result.status == PASS:
+        print(f"lesson {lesson.number} exercise ({where}): PASS, every check passed")
+        return 0
+    if result.status == NOT_ATTEMPTED:
+        print(f"lesson {lesson.number} exercise ({where}): NOT ATTEMPTED\n  {result.message}\n"
+              f"  Fill in the functions in {where} (or a copy of it: "
+              f"`minigrad check {lesson.number} --file YOUR_COPY.py`).")
+        return 3
+    print(f"lesson {lesson.number} exercise ({where}): FAIL\n" + _indent(result.message))
+    return 1
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def add_lesson_commands(sub: argparse._SubParsersAction) -> None:
+    """Register `lessons`, `lesson N` and `check N` on the `minigrad` command line."""
+    listing = sub.add_parser("lessons", help="list the lessons and whether your exercises pass")
+    listing.set_defaults(handler=command_lessons)
+
+    lesson = sub.add_parser("lesson", help="show and run lesson N step by step")
+    lesson.add_argument("number", type=int, help="the lesson number, e.g. 1")
+    lesson.add_argument("--out", default=None,
+                        help="output folder for figures (default: $MINIGRAD_OUT, else minigrad-out)")
+    lesson.add_argument("--no-pause", action="store_true", help="do not wait for Enter between steps")
+    lesson.add_argument("--notebook", action="store_true",
+                        help="write the lesson as a Jupyter notebook (.ipynb) instead of running it")
+    lesson.set_defaults(handler=command_lesson)
+
+    check = sub.add_parser("check", help="check your answers to lesson N's exercise")
+    check.add_argument("number", type=int, help="the lesson number, e.g. 1")
+    check.add_argument("--file", default=None, help="your answers (default: the lesson's exercise file)")
+    check.set_defaults(handler=command_check)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Dispatch a parsed `lessons | lesson | check` command; user errors print and return 2."""
+    try:
+        return args.handler(args)
+    except (LookupError, FileNotFoundError) as exc:
+        print(f"minigrad {args.command}: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,75 @@
+"""Lesson 1's check names the typical mistakes in a softplus backward."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import lessons as runner
+
+CHECK = runner.load_check(runner.get_lesson(1, Path(__file__).resolve().parents[1] / "lessons"))
+
+
+def softplus_with_backward(local_slope):
+    """A Softplus Function whose backward returns local_slope(x, grad)."""
+
+    class Softplus(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return np.logaddexp(0.0, x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved
+            return local_slope(x, grad)
+
+    return SimpleNamespace(Softplus=Softplus)
+
+
+def sigmoid(x):
+    return 0.5 * (1 + np.tanh(x / 2))  # never overflows
+
+
+WRONG = {
+    "forgot the chain rule factor": (lambda x, g: sigmoid(x), "ignores `grad`"),
+    "softplus value instead of sigmoid": (lambda x, g: g * np.logaddexp(0.0, x), "softplus\\(x\\) itself"),
+    "negated": (lambda x, g: -g * sigmoid(x), "the wrong sign"),
+    "sign flipped in the exponent": (lambda x, g: g / (1 + np.exp(x)), "sign in the exponent is flipped"),
+    "overflows for large x": (lambda x, g: g * np.exp(x) / (1 + np.exp(x)),
+                              "at x = 800 .* nan: np.exp overflowed"),
+    "off by a constant": (lambda x, g: g * sigmoid(x) + 0.1, r"at x\[\d, \d\] = .* finite differences give"),
+    "returned nothing": (lambda x, g: None, "Softplus.backward returned None"),
+    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0), r"returned a gradient of shape \(3,\) for x"),
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG)
+def test_wrong_backward_fails_with_its_diagnosis(mistake):
+    slope, diagnosis = WRONG[mistake]
+    with pytest.raises(AssertionError, match=diagnosis):
+        CHECK(softplus_with_backward(slope))
+
+
+def test_right_backward_passes_and_stub_is_not_attempted():
+    assert CHECK(softplus_with_backward(lambda x, g: g * sigmoid(x))) is None
+
+    def stub(x, g):
+        raise NotImplementedError("not yet")
+
+    with pytest.raises(NotImplementedError):
+        CHECK(softplus_with_backward(stub))
+
+
+def test_a_changed_forward_is_reported():
+    answers = softplus_with_backward(lambda x, g: g * sigmoid(x))
+    answers.Softplus.forward = staticmethod(lambda ctx, x: (ctx.save_for_backward(x), np.maximum(x, 0))[1])
+    with pytest.raises(AssertionError, match="Softplus.forward no longer computes log"):
+        CHECK(answers)
+
+
+def test_missing_class_is_reported():
+    with pytest.raises(AssertionError, match="no class named Softplus"):
+        CHECK(SimpleNamespace())

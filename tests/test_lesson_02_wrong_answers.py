@@ -1,0 +1,139 @@
+"""Lesson 2's check names the typical mistakes in a central-difference function."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from minigrad import lessons as runner
+
+CHECK = runner.load_check(runner.get_lesson(2, Path(__file__).resolve().parents[1] / "lessons"))
+
+
+def each_element(estimate):
+    """A central_difference that fills every element with estimate(f, x, index, eps)."""
+
+    def central_difference(f, x, eps):
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(x.shape):
+            grad[index] = estimate(f, x, index, eps)
+        return grad
+
+    return central_difference
+
+
+def nudged(f, x, index, step):
+    """f at x with x[index] moved by step; x is put back afterwards."""
+    original = x[index]
+    x[index] = original + step
+    value = f(x)
+    x[index] = original
+    return value
+
+
+def forward_difference(f, x, index, eps):
+    return (nudged(f, x, index, eps) - f(x)) / eps
+
+
+def divides_by_eps(f, x, index, eps):
+    return (nudged(f, x, index, eps) - nudged(f, x, index, -eps)) / eps
+
+
+def slash_two_times_eps(f, x, index, eps):
+    return (nudged(f, x, index, eps) - nudged(f, x, index, -eps)) / 2 * eps
+
+
+def subtracted_the_wrong_way(f, x, index, eps):
+    return (nudged(f, x, index, -eps) - nudged(f, x, index, eps)) / (2 * eps)
+
+
+def ignores_eps(f, x, index, eps):
+    return (nudged(f, x, index, 1e-6) - nudged(f, x, index, -1e-6)) / 2e-6
+
+
+def forgets_to_restore(f, x, eps):
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        x[index] += eps
+        above = f(x)
+        x[index] -= 2 * eps
+        below = f(x)
+        grad[index] = (above - below) / (2 * eps)
+    return grad
+
+
+def nudges_all_at_once(f, x, eps):
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+def nudges_whole_rows(f, x, eps):
+    grad = np.zeros(x.shape)
+    for i in range(len(x)):
+        above, below = x.copy(), x.copy()
+        above[i] += eps
+        below[i] -= eps
+        grad[i] = (f(above) - f(below)) / (2 * eps)
+    return grad
+
+
+def flattens(f, x, eps):
+    return right(f, x, eps).ravel()
+
+
+def central(f, x, index, eps):
+    return (nudged(f, x, index, eps) - nudged(f, x, index, -eps)) / (2 * eps)
+
+
+right = each_element(central)
+
+
+def wrong_where(condition, estimate):
+    """Right except where condition(x) holds: there, estimate (a probe-specific mistake)."""
+    def mixed(f, x, index, eps):
+        return (estimate if condition(x) else central)(f, x, index, eps)
+
+    return each_element(mixed)
+
+
+WRONG = {
+    "forward difference": (each_element(forward_difference), r"the forward difference \(f\(x \+ eps\)"),
+    "backward difference": (each_element(lambda f, x, i, eps: (f(x) - nudged(f, x, i, -eps)) / eps),
+                            "backward difference"),
+    "divisor eps instead of 2 eps": (each_element(divides_by_eps), r"divide their difference by 2 \* eps"),
+    "/ 2 * eps": (each_element(slash_two_times_eps), r"Write `/ \(2 \* eps\)`"),
+    "wrong sign": (each_element(subtracted_the_wrong_way), "the wrong sign"),
+    "forgets to restore x": (forgets_to_restore, r"x\[0, 0\] was 1.25 instead of 1.5 \(it moved by -1 eps\)"),
+    "all of x at once": (nudges_all_at_once, "returned one number .* nudging all of x at once"),
+    "whole rows": (nudges_whole_rows, r"you nudged a row x\[i\] at once"),
+    "ignores eps": (each_element(ignores_eps), "does not use the eps it is given"),
+    "flattened": (flattens, r"your gradient has shape \(6,\) but x has shape \(2, 3\)"),
+    "returns nothing": (lambda f, x, eps: None, "returned None"),
+    # wrong on one probe only: the check then names the element and both values
+    "wrong on the cubic only": (wrong_where(lambda x: x.ndim == 1, forward_difference),
+                                r"sum\(w \* x\*\*3\) on a 1-d x with eps = 0.1, x\[\d\] = .*: your estimate"),
+    "wrong in 3-d only": (wrong_where(lambda x: x.ndim == 3, lambda *args: central(*args) + 1e-4),
+                          r"on a 3-d x with eps = 1e-6, x\[\d, \d, \d\]: your estimate"),
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG)
+def test_wrong_central_difference_fails_with_its_diagnosis(mistake):
+    answer, diagnosis = WRONG[mistake]
+    with pytest.raises(AssertionError, match=diagnosis):
+        CHECK(SimpleNamespace(central_difference=answer))
+
+
+def test_right_answer_passes_and_stub_is_not_attempted():
+    assert CHECK(SimpleNamespace(central_difference=right)) is None
+
+    def stub(f, x, eps):
+        raise NotImplementedError("not yet")
+
+    with pytest.raises(NotImplementedError):
+        CHECK(SimpleNamespace(central_difference=stub))
+
+
+def test_missing_function_is_reported():
+    with pytest.raises(AssertionError, match="no function named central_difference"):
+        CHECK(SimpleNamespace())
