@@ -61,6 +61,7 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     import minigrad as mg
     from minigrad.nn import Embedding, Linear, Module
     from minigrad.nn import functional as F
+    from minigrad.optim import AdamW
 
     V, d = state["E"].shape
     H = state["W1"].shape[0]
@@ -81,7 +82,7 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
         "emb.weight": state["E"], "fc1.weight": state["W1"], "fc1.bias": state["b1"],
         "fc2.weight": state["W2"], "fc2.bias": state["b2"],
     })
-    optimizer = _minigrad_adamw(list(model.parameters()))
+    optimizer = AdamW(model.parameters(), **HYPER)
     ids, targets = state["ids"], state["targets"]
 
     def step() -> float:
@@ -92,34 +93,6 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
         return loss.item()
 
     return step
-
-
-def _minigrad_adamw(params: list) -> Any:
-    """minigrad.optim.AdamW when the optimizer module exists, else the same update by hand."""
-    try:
-        from minigrad.optim import AdamW
-    except ImportError:
-        return _PlainAdamW(params)
-    return AdamW(params, **HYPER)
-
-
-class _PlainAdamW:
-    """Stand-in until minigrad.optim exists: PyTorch's AdamW update on each Parameter's array."""
-
-    def __init__(self, params: list) -> None:
-        self.params = params
-        self.state = [AdamWState(p.data) for p in params]
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def step(self) -> None:
-        from minigrad.sparse import to_dense
-
-        for p, state in zip(self.params, self.state):
-            state.update(p.data, to_dense(p.grad))
-            p._version += 1  # an in-place change, as the optimizer's would be
 
 
 # ---- hand-written numpy: the floor for an engine built on numpy ---------------------------------
