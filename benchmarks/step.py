@@ -7,7 +7,7 @@ E's gradient is the sum of a row-sparse part (the lookup) and a dense part (the 
 Each implementation starts from the same seeded parameters and the same batch, so the losses
 they print must agree; `benchmarks/run.py` checks that before it reports any time.
 
-Run one worker directly (this is what run.py does, one subprocess per implementation):
+Run one implementation directly (run.py starts one such process per implementation, with --serve):
     python benchmarks/step.py --impl minigrad --V 8192 --d 128 --H 512 --N 2048 --steps 5
 It prints one JSON line: step times, losses, and memory figures.
 """
@@ -235,41 +235,61 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def measure(impl: str, V: int, d: int, H: int, N: int, steps: int, warmup: int,
-            threads: int | None) -> dict[str, Any]:
-    """Build, warm up, then time `steps` steps; report times, losses and memory."""
-    if threads is not None:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(threads, user_api="blas")
-    n_threads, kernel = blas_threads()
-    if impl == "torch":
-        import torch
-        torch.set_num_threads(n_threads)  # the same number of threads as numpy's BLAS
-        kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
-    elif impl == "minigrad":
-        import minigrad  # noqa: F401  (imported before the baseline, like torch)
+class Worker:
+    """One implementation in its own process: built, warmed up, then timed a step at a time."""
 
-    rss_reset = _reset_peak_rss()
-    baseline_kib = _rss_kib("VmRSS")
-    step = BUILDERS[impl](initial_state(V, d, H, N))
-    losses = [step() for _ in range(warmup)]
-    times = []
-    for _ in range(steps):
+    def __init__(self, impl: str, V: int, d: int, H: int, N: int, warmup: int, threads: int | None):
+        if threads is not None:
+            from threadpoolctl import threadpool_limits
+            threadpool_limits(threads, user_api="blas")
+        self.impl = impl
+        self.threads, self.kernel = blas_threads()
+        if impl == "torch":
+            import torch
+            torch.set_num_threads(self.threads)  # the same number of threads as numpy's BLAS
+            self.kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+        elif impl == "minigrad":
+            import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
+        self.rss_reset = _reset_peak_rss()
+        self.baseline_kib = _rss_kib("VmRSS")
+        self.step = BUILDERS[impl](initial_state(V, d, H, N))
+        self.losses = [self.step() for _ in range(warmup)]
+
+    def timed_step(self) -> dict[str, float]:
         start = time.perf_counter()
-        losses.append(step())
-        times.append(time.perf_counter() - start)
-    peak_kib = _rss_kib("VmHWM") if rss_reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = {
-        "impl": impl, "times": times, "losses": losses, "threads": n_threads, "kernel": kernel,
-        "peak_mib": (peak_kib - baseline_kib) / 1024,
-    }
-    if impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
-        tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        step()
-        result["traced_peak_mib"] = (tracemalloc.get_traced_memory()[1] - before) / 2**20
-        tracemalloc.stop()
-    return result
+        loss = self.step()
+        return {"time": time.perf_counter() - start, "loss": loss}
+
+    def memory(self) -> dict[str, float]:
+        """Peak resident growth over everything so far, then one more step under tracemalloc."""
+        peak_kib = (_rss_kib("VmHWM") if self.rss_reset
+                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        result = {"peak_mib": (peak_kib - self.baseline_kib) / 1024}
+        if self.impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
+            tracemalloc.start()
+            self.step()
+            result["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+        return result
+
+    def describe(self) -> dict[str, Any]:
+        return {"impl": self.impl, "threads": self.threads, "kernel": self.kernel, "losses": self.losses}
+
+
+def serve(worker: Worker) -> None:
+    """The protocol run.py speaks, one JSON line per answer: `step` times one step, `finish`
+    reports memory and exits. Between steps this process sleeps on stdin, using no CPU."""
+    _send_line(worker.describe())
+    for command in sys.stdin:
+        if command.strip() == "step":
+            _send_line(worker.timed_step())
+        elif command.strip() == "finish":
+            _send_line(worker.memory())
+            return
+
+
+def _send_line(message: dict[str, Any]) -> None:
+    print(json.dumps(message), flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -277,13 +297,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--impl", choices=IMPLEMENTATIONS, required=True)
     for name, default in (("V", 8192), ("d", 128), ("H", 512), ("N", 2048)):
         parser.add_argument(f"--{name}", type=int, default=default)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=5, help="steps to time (without --serve)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None, help="limit numpy's BLAS (and torch) threads")
+    parser.add_argument("--serve", action="store_true", help="take `step`/`finish` commands on stdin")
     args = parser.parse_args(argv)
-    result = measure(args.impl, args.V, args.d, args.H, args.N, args.steps, args.warmup, args.threads)
-    json.dump(result, sys.stdout)
-    print()
+    worker = Worker(args.impl, args.V, args.d, args.H, args.N, args.warmup, args.threads)
+    if args.serve:
+        serve(worker)
+        return
+    steps = [worker.timed_step() for _ in range(args.steps)]
+    _send_line({**worker.describe(), "times": [s["time"] for s in steps],
+                "losses": worker.losses + [s["loss"] for s in steps], **worker.memory()})
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ Backwards never modify G in place: the same array may be on its way to another n
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -406,19 +408,73 @@ class LogSoftmax(Function):
         return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
 
 
+class Recycled:
+    """An array kept from one call to the next, and handed out again once nothing holds it.
+
+    Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes
+    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero, and
+    far slower on a virtual machine whose host has taken freed memory back). A training loop asks for an array
+    of the same shape every step, and last step's is free again: reuse it. "Free" is known from
+    the reference count, as the engine knows a gradient is unshared: a saved graph, a `.grad`,
+    a view, anything that still holds the old array makes this hand out a new one instead.
+    The cost: one array stays allocated between calls (`clear()` lets it go).
+    """
+
+    def __init__(self) -> None:
+        self._array: np.ndarray | None = None
+        self._lock = threading.Lock()  # two threads must not both see the array as free
+
+    def get(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised array of `shape` and `dtype` that nothing else references."""
+        with self._lock:
+            if not self._reusable(shape, dtype):
+                self._array = np.empty(shape, dtype)
+            return self._array
+
+    def clear(self) -> None:
+        with self._lock:
+            self._array = None
+
+    def _reusable(self, shape: tuple[int, ...], dtype: Any) -> bool:
+        # no local name for the array here: it would count as one more reference
+        return (self._array is not None and self._array.shape == shape and self._array.dtype == dtype
+                and _HAS_REFERENCE_COUNTS and self._references() <= _REFERENCES_WHEN_FREE)
+
+    def _references(self) -> int:
+        kept = self._array
+        return sys.getrefcount(kept)
+
+
+_HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: never reuse
+
+
+def _references_when_free() -> int:
+    """What `Recycled._references` says when only the Recycled holds its array."""
+    probe = Recycled()
+    probe._array = np.empty(1)
+    return probe._references() if _HAS_REFERENCE_COUNTS else -1
+
+
+_REFERENCES_WHEN_FREE = _references_when_free()
+
+
 class CrossEntropy(Function):
     """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N.
 
     With e = exp(z - max z) and s = sum(e):  -log p_y = log s - (z_y - max z),  p = e / s.
     One (..., C) buffer holds e from the forward to the backward, where it becomes dz in place:
-    a large vocabulary makes every extra pass over the logits cost as much as a matmul.
+    a large vocabulary makes every extra pass over the logits cost as much as a matmul. The
+    buffer is recycled from call to call (see `Recycled`).
     """
+
+    buffer = Recycled()
 
     @staticmethod
     def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
                 reduction: str = "mean") -> np.ndarray:
         y = targets[..., None]
-        e = logits - logits.max(axis=-1, keepdims=True)  # shifted: exp never overflows
+        e = CrossEntropy.buffer.get(logits.shape, logits.dtype)
+        np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)  # exp never overflows
         shifted_target = np.take_along_axis(e, y, axis=-1)
         np.exp(e, out=e)
         total = e.sum(axis=-1, keepdims=True)

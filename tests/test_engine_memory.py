@@ -156,3 +156,44 @@ def test_float32_stays_float32_forward_and_backward(name):
     for x in (a, b):
         if x.grad is not None:
             assert x.grad.dtype == np.float32
+
+
+# ---- the cross-entropy's recycled buffer --------------------------------------------------------
+
+def cross_entropy_buffer(loss):
+    """The (N, C) array a cross-entropy node saved: its recycled softmax buffer."""
+    return loss.grad_fn.ctx.saved[0]
+
+
+def test_cross_entropy_reuses_its_buffer_once_the_last_graph_is_gone():
+    z = mg.tensor(np.random.default_rng(4).normal(size=(3, 5)))  # no grad: only the buffer matters
+    w = leaf(np.ones(5))
+    first = F.cross_entropy(z * w, np.array([0, 1, 2]))
+    kept = weakref.ref(cross_entropy_buffer(first))
+    first.backward()
+    del first
+    second = F.cross_entropy(z * w, np.array([0, 1, 2]))
+    assert cross_entropy_buffer(second) is kept()
+
+
+def test_cross_entropy_never_reuses_a_buffer_a_pending_graph_holds():
+    rng = np.random.default_rng(5)
+    a, b = leaf(rng.normal(size=(3, 5))), leaf(rng.normal(size=(3, 5)))
+    targets = np.array([4, 0, 4])
+    pending = F.cross_entropy(a * 1.0, targets)  # not backwarded yet: its buffer is in use
+    other = F.cross_entropy(b * 1.0, targets)
+    assert cross_entropy_buffer(other) is not cross_entropy_buffer(pending)
+    other.backward()
+    pending.backward()
+    fresh = leaf(a.data)
+    F.cross_entropy(fresh, targets).backward()
+    np.testing.assert_allclose(a.grad, fresh.grad, rtol=1e-12)
+
+
+def test_a_leaf_grad_from_cross_entropy_survives_the_next_call():
+    rng = np.random.default_rng(6)
+    z, targets = leaf(rng.normal(size=(2, 4))), np.array([1, 3])
+    F.cross_entropy(z, targets).backward()
+    before = z.grad.copy()
+    F.cross_entropy(leaf(rng.normal(size=(2, 4))), targets).backward()  # may reuse the buffer
+    np.testing.assert_array_equal(z.grad, before)
