@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -133,13 +133,15 @@ def _own(grad: Any, dtype: np.dtype) -> Any:
 class FunctionNode(Node):
     """The backward of one call of a `Function`: holds its ctx and edges to the inputs."""
 
+    # class-level defaults, overridden per node only when set: one op costs a few microseconds
+    released = False
+    forward_trace: list[str] | None = None  # set in anomaly mode
+    output_shape: tuple[int, ...] | None = None  # the forward's result shape, for drawing
+
     def __init__(self, function: type[Function], ctx: Context, next_nodes: tuple):
         self.function = function
         self.ctx = ctx
         self.next_nodes = next_nodes
-        self.released = False
-        self.forward_trace: list[str] | None = None  # set in anomaly mode
-        self.output_shape: tuple[int, ...] | None = None  # the forward's result shape, for drawing
 
     @property
     def name(self) -> str:
@@ -176,13 +178,13 @@ class FunctionNode(Node):
 class Context:
     """What a forward keeps for its backward."""
 
-    def __init__(self) -> None:
-        self._saved: tuple[np.ndarray, ...] | None = ()
-        self._versions: list[tuple[Tensor, int, int]] = []  # (tensor, index in saved, version)
-        self.needs_input_grad: tuple[bool, ...] = ()
-        # True while the engine runs this backward for the last time (no retain_graph): the saved
-        # arrays are freed right after, so a backward may reuse a private saved buffer as its result.
-        self.last_backward = False
+    # class-level defaults, overridden per context only when set (most ops save nothing)
+    _saved: tuple[np.ndarray, ...] | None = ()
+    _versions: Sequence[tuple[Tensor, int, int]] = ()  # (tensor, index in saved, version)
+    needs_input_grad: tuple[bool, ...] = ()
+    # True while the engine runs this backward for the last time (no retain_graph): the saved
+    # arrays are freed right after, so a backward may reuse a private saved buffer as its result.
+    last_backward = False
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
@@ -211,7 +213,7 @@ class Context:
 
     def release(self) -> None:
         self._saved = None
-        self._versions = []
+        self._versions = ()
 
 
 class Function:
