@@ -18,7 +18,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import sys
 import time
 import tracemalloc
@@ -216,23 +215,31 @@ def blas_threads() -> tuple[int, str]:
     return 1, "no BLAS pool found"
 
 
-def _rss_kib(field: str) -> int:
-    """VmRSS or VmHWM (peak) of this process in KiB, from /proc (Linux)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
+def _rss_kib(field: str) -> float:
+    """VmRSS or VmHWM (peak) of this process in KiB, from /proc on Linux; elsewhere the peak
+    from getrusage (in bytes on macOS), or NaN where neither exists (Windows)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform == "darwin" else peak
 
 
-def _reset_peak_rss() -> bool:
-    """Reset VmHWM to the current RSS (Linux >= 4.0); False where that is not possible."""
+def _reset_peak_rss() -> None:
+    """Reset VmHWM to the current RSS (Linux >= 4.0), so the peak is this worker's own."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
-        return True
     except OSError:
-        return False
+        pass  # elsewhere the peak includes the imports: a little high, never low
 
 
 class Worker:
@@ -250,7 +257,7 @@ class Worker:
             self.kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
         elif impl == "minigrad":
             import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
-        self.rss_reset = _reset_peak_rss()
+        _reset_peak_rss()
         self.baseline_kib = _rss_kib("VmRSS")
         self.step = BUILDERS[impl](initial_state(V, d, H, N))
         self.losses = [self.step() for _ in range(warmup)]
@@ -262,9 +269,7 @@ class Worker:
 
     def memory(self) -> dict[str, float]:
         """Peak resident growth over everything so far, then one more step under tracemalloc."""
-        peak_kib = (_rss_kib("VmHWM") if self.rss_reset
-                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-        result = {"peak_mib": (peak_kib - self.baseline_kib) / 1024}
+        result = {"peak_mib": (_rss_kib("VmHWM") - self.baseline_kib) / 1024}
         if self.impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
             tracemalloc.start()
             self.step()
