@@ -412,12 +412,12 @@ class Recycled:
     """An array kept from one call to the next, and handed out again once nothing holds it.
 
     Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes
-    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero, and
-    far slower on a virtual machine whose host has taken freed memory back). A training loop asks for an array
-    of the same shape every step, and last step's is free again: reuse it. "Free" is known from
-    the reference count, as the engine knows a gradient is unshared: a saved graph, a `.grad`,
-    a view, anything that still holds the old array makes this hand out a new one instead.
-    The cost: one array stays allocated between calls (`clear()` lets it go).
+    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero),
+    far more slowly on a virtual machine whose host has taken freed memory back. A training
+    loop asks for an array of the same shape every step, and last step's is free again: reuse
+    it. "Free" is known from the reference count, as the engine knows a gradient is unshared:
+    a saved graph, a `.grad`, a view, anything that still holds the old array makes this hand
+    out a new one instead. The cost: one array stays allocated between calls (`clear()`).
     """
 
     def __init__(self) -> None:
