@@ -165,7 +165,7 @@ def overhead_table(impls: list[str], n_ops: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="small,large", help="comma-separated: small, large")
-    parser.add_argument("--rounds", type=int, default=5, help="turns per implementation")
+    parser.add_argument("--rounds", type=int, default=7, help="turns per implementation")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per turn (after one untimed)")
     parser.add_argument("--threads", type=int, default=None, help="limit BLAS and torch threads")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even if installed")
