@@ -6,7 +6,7 @@ lands on every implementation alike. The table shows median step times, the rati
 are stated in (medians of the per-round ratios), and the peak memory. See docs/performance.md.
 
     python benchmarks/run.py             # both shapes and the per-op chain (a few minutes)
-    python benchmarks/run.py --quick     # one round, fewer steps: a smoke run
+    python benchmarks/run.py --quick     # 2 rounds of 2 steps: a smoke run
 """
 
 from __future__ import annotations
