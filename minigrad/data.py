@@ -17,8 +17,9 @@ import numpy as np
 UNK = "<unk>"
 # a word (with an inner apostrophe), a number, or one punctuation mark
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+|[^\sa-z0-9]")
-# reST rules and underlines such as "*******" or "-----": layout, not language
-_RULE = re.compile(r"^\s*([-=*~^\"'_+#.])\1{2,}\s*$")
+# reST rules and underlines such as "*******" or "-----", and table borders such as
+# "+------+-----+" or "|=====|": layout, not language
+_RULE = re.compile(r"^\s*(([-=*~^\"'_+#.])\2{2,}|[+|][-=+| ]{2,})\s*$")
 
 
 def default_corpus() -> str:

@@ -64,3 +64,11 @@ def test_load_text_reads_a_file(tmp_path):
     path.write_text("hello world", encoding="utf-8")
     assert data.load_text(path) == "hello world"
     assert data.load_text() == data.default_corpus()
+
+
+def test_table_borders_are_dropped_but_table_text_is_kept(monkeypatch):
+    import pydoc_data.topics
+
+    fake = {"t": "+------+-----+\n| a    | b   |\n+======+=====+\n|====|\nx - y\n"}
+    monkeypatch.setattr(pydoc_data.topics, "topics", fake)
+    assert data.default_corpus().splitlines() == ["| a    | b   |", "x - y"]

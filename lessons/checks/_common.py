@@ -334,3 +334,30 @@ def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple
         raise AssertionError(f"{what} has the wrong sign {numbers}")
     raise AssertionError(f"{what} is off by a factor {value / want:.6g} {numbers}" if want
                          else f"{what} should be 0, got {value:.6g}")
+
+
+# ---- answers that are one number (added for lessons 8 and 9) ---------------------------------
+
+def as_number(value: Any, what: str, integer: bool = False) -> float:
+    """The learner's answer as one finite float (or, with `integer`, a whole number).
+
+    Accepts a Python or numpy number, a 0-d or one-element array, or a one-element Tensor.
+    """
+    if value is None:
+        raise AssertionError(f"{what}: your function returned None; return a number")
+    if isinstance(value, mg.Tensor):
+        value = value.data
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf" or array.size != 1:
+        raise AssertionError(
+            f"{what}: expected one number, got {type(value).__name__}"
+            + (f" of shape {array.shape}" if array.dtype.kind in "biuf" else "")
+        )
+    number = float(array.reshape(()))
+    if np.isnan(number):
+        raise AssertionError(f"{what}: your answer is NaN (a 0 * log 0, 0 / 0 or inf - inf somewhere?)")
+    if not np.isfinite(number):
+        raise AssertionError(f"{what}: your answer is infinite (a log of 0, or a division by 0?)")
+    if integer and number != round(number):
+        raise AssertionError(f"{what}: expected a whole number, got {number}")
+    return number

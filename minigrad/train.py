@@ -1,0 +1,292 @@
+"""Training a next-token model: held-out windows, shuffled batches, a loop that reports as it goes.
+
+    tokens (n,) --split_windows--> Windows(ids (N, C), targets (N,)) for training and validation
+    train(model, optimizer, ...) -> History: validation and training loss at evaluation points,
+                                    every batch's loss, tokens per second
+
+A "token" in the counts below is one predicted position: a batch of B windows trains on B
+tokens. The progress bar is plain text on stderr: redrawn in place on a terminal, a few whole
+lines otherwise (so a CI log stays readable). No dependency beyond numpy.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from minigrad.autograd import no_grad
+from minigrad.models import next_token_windows
+from minigrad.nn import functional as F
+from minigrad.nn.layers import _check_size as _positive_int  # "where: name must be a positive int"
+from minigrad.nn.module import Module
+
+
+# ---- data ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Windows:
+    """Next-token examples: ids (N, C) int, the C previous tokens; targets (N,) int, the next one."""
+
+    ids: np.ndarray
+    targets: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.ids.ndim != 2 or self.targets.shape != self.ids.shape[:1]:
+            raise ValueError(f"Windows: ids has shape {self.ids.shape} and targets {self.targets.shape}; "
+                             "expected (N, C) and (N,)")
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    @property
+    def context(self) -> int:
+        return self.ids.shape[1]
+
+    def subset(self, rows: np.ndarray) -> Windows:
+        return Windows(self.ids[rows], self.targets[rows])
+
+
+def windows(token_ids: np.ndarray, context: int) -> Windows:
+    """Every (previous `context` tokens, next token) pair of a token sequence (n,): N = n - C."""
+    return Windows(*next_token_windows(token_ids, _positive_int("windows", "context", context)))
+
+
+def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0.1,
+                  pieces: int = 1) -> tuple[Windows, Windows]:
+    """(train, valid) windows of one token sequence (n,), the validation text held out.
+
+    The text is cut into `pieces` consecutive pieces of equal length, and the last
+    `valid_fraction` of each piece is held out; pieces > 1 spreads the held-out text over the
+    whole corpus, so it is not all one topic. Every part is windowed on its own: no window
+    crosses a cut, so no validation token is ever read or predicted in training. Contiguous
+    cuts, not a shuffle of windows: neighbouring windows share all but one token, so a
+    shuffled split would validate on text the model trained on.
+    """
+    if not 0.0 < valid_fraction < 1.0:
+        raise ValueError(f"split_windows: valid_fraction must be in (0, 1), got {valid_fraction!r}")
+    pieces = _positive_int("split_windows", "pieces", pieces)
+    tokens = np.asarray(token_ids)
+    bounds = np.linspace(0, len(tokens), pieces + 1).round().astype(int)
+    train_parts, valid_parts = [], []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        cut = start + int(round((stop - start) * (1.0 - valid_fraction)))
+        for part, (lo, hi) in ((train_parts, (start, cut)), (valid_parts, (cut, stop))):
+            if hi - lo <= context:
+                raise ValueError(
+                    f"split_windows: a part of {hi - lo} tokens makes no window of context={context} "
+                    f"({len(tokens)} tokens, pieces={pieces}, valid_fraction={valid_fraction}); use "
+                    "fewer pieces or more text"
+                )
+            part.append(windows(tokens[lo:hi], context))
+    return _concatenate(train_parts), _concatenate(valid_parts)
+
+
+def _concatenate(parts: list[Windows]) -> Windows:
+    return Windows(np.concatenate([w.ids for w in parts]), np.concatenate([w.targets for w in parts]))
+
+
+def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Endless shuffled passes over `data`: (ids (B, C), targets (B,)) with B = batch_size.
+
+    Every pass visits each window once in a fresh random order; the last len(data) % B windows
+    of a pass are left for chance to pick up in another pass, so every batch has exactly B.
+    """
+    batch_size = _positive_int("batches", "batch_size", batch_size)
+    if batch_size > len(data):
+        raise ValueError(f"batches: batch_size={batch_size} is larger than the data ({len(data)} windows)")
+    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    while True:
+        order = g.permutation(len(data))
+        for start in range(0, len(order) - batch_size + 1, batch_size):
+            rows = order[start : start + batch_size]
+            yield data.ids[rows], data.targets[rows]
+
+
+def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
+    """Mean cross-entropy (nats per token) of `model(ids)` logits over every window of `data`.
+
+    Run in chunks under no_grad: nothing is recorded and no parameter's .grad changes.
+    """
+    batch_size = _positive_int("evaluate", "batch_size", batch_size)
+    if len(data) == 0:
+        raise ValueError("evaluate: data has no windows")
+    total = 0.0
+    with no_grad():
+        for start in range(0, len(data), batch_size):
+            stop = start + batch_size
+            logits = model(data.ids[start:stop])
+            total += float(F.cross_entropy(logits, data.targets[start:stop], reduction="sum").item())
+    return total / len(data)
+
+
+# ---- progress ----------------------------------------------------------------------------------
+def format_rate(tokens_per_second: float) -> str:
+    """12345.6 -> '12.3k tok/s'."""
+    if tokens_per_second >= 1e6:
+        return f"{tokens_per_second / 1e6:.2f}M tok/s"
+    if tokens_per_second >= 1e3:
+        return f"{tokens_per_second / 1e3:.1f}k tok/s"
+    return f"{tokens_per_second:.0f} tok/s"
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+class ProgressBar:
+    """`label [#########-----------]  450/1000  loss 4.213  valid 4.502  21.3k tok/s  0:09<0:11`
+
+    On a terminal the line is redrawn in place (at most every `interval` seconds); on anything
+    else (a file, a CI log) a whole line is written at every tenth of the way and at the end.
+    """
+
+    def __init__(self, total: int, label: str = "", stream: TextIO | None = None, width: int = 24,
+                 interval: float = 0.1, enabled: bool = True):
+        self.total = _positive_int("ProgressBar", "total", total)
+        self.label, self.width, self.interval, self.enabled = label, width, interval, enabled
+        self.stream = sys.stderr if stream is None else stream
+        is_tty = getattr(self.stream, "isatty", None)
+        self.in_place = bool(is_tty and is_tty())
+        self.started = time.perf_counter()
+        self._last_draw = -np.inf
+        self._last_tenth = -1
+        self._open = False
+
+    def line(self, done: int, *notes: str) -> str:
+        filled = int(self.width * done / self.total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.perf_counter() - self.started
+        left = elapsed * (self.total - done) / done if done else 0.0
+        parts = [f"{self.label} [{bar}] {done:>{len(str(self.total))}}/{self.total}"]
+        parts += notes
+        parts.append(f"{_clock(elapsed)}<{_clock(left)}")
+        return "  ".join(parts).strip()
+
+    def update(self, done: int, *notes: str) -> None:
+        """Show `done` of `total`, then `notes` (short formatted strings such as "loss 4.213")."""
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.in_place:
+            if done < self.total and now - self._last_draw < self.interval:
+                return
+            self.stream.write("\r" + self.line(done, *notes) + "\033[K")
+            self._open = True
+        else:
+            tenth = 10 * done // self.total
+            if tenth == self._last_tenth:
+                return
+            self._last_tenth = tenth
+            self.stream.write(self.line(done, *notes) + "\n")
+        self._last_draw = now
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the redrawn line (a terminal's next output starts on a fresh line)."""
+        if self.enabled and self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
+
+
+# ---- the loop ----------------------------------------------------------------------------------
+@dataclass
+class History:
+    """What one training run measured.
+
+    eval_steps:  the steps at which the model was evaluated: 0 (before training), every
+                 `eval_every`, and the last step
+    valid_loss:  mean loss over every validation window, at each eval step
+    train_loss:  the same on a fixed sample of training windows (as large as the validation
+                 set, at most), so the two curves are measured alike
+    batch_loss:  (steps,) the loss of each training batch, before its update
+    train_seconds: time in forward, backward and optimizer steps (evaluation excluded)
+    """
+
+    label: str
+    batch_size: int
+    eval_steps: list[int] = field(default_factory=list)
+    valid_loss: list[float] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    batch_loss: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    train_seconds: float = 0.0
+
+    @property
+    def steps(self) -> int:
+        return len(self.batch_loss)
+
+    @property
+    def tokens(self) -> int:
+        """Predicted positions trained on."""
+        return self.steps * self.batch_size
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.train_seconds if self.train_seconds > 0 else 0.0
+
+
+def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Windows, *, steps: int,
+          batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
+          progress: bool = True, stream: TextIO | None = None,
+          on_eval: Callable[[int, Module], None] | None = None) -> History:
+    """Train `model` (ids (B, C) -> logits (B, V)) on mean cross-entropy for `steps` batches.
+
+    optimizer:   anything with zero_grad() and step(), e.g. minigrad.optim.AdamW
+    eval_every:  evaluate every this many steps (default: 10 evaluations over the run)
+    rng:         seed or Generator for the batch order; the same seed gives the same batches
+    on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
+    Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
+    """
+    steps = _positive_int("train", "steps", steps)
+    batch_size = _positive_int("train", "batch_size", batch_size)
+    if eval_every is None:
+        eval_every = max(1, steps // 10)
+    eval_every = _positive_int("train", "eval_every", eval_every)
+    if len(valid_data) == 0:
+        raise ValueError("train: valid_data has no windows")
+    if batch_size > len(train_data):
+        raise ValueError(
+            f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
+        )
+    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    sample = np.sort(g.choice(len(train_data), min(len(train_data), len(valid_data)), replace=False))
+    train_sample = train_data.subset(sample)
+    stream_of_batches = batches(train_data, batch_size, g)
+    history = History(label=label, batch_size=batch_size, batch_loss=np.zeros(steps))
+    bar = ProgressBar(steps, label, stream=stream, enabled=progress)
+
+    def record(step: int) -> None:
+        history.eval_steps.append(step)
+        history.valid_loss.append(evaluate(model, valid_data))
+        history.train_loss.append(evaluate(model, train_sample))
+        if on_eval is not None:
+            on_eval(step, model)
+
+    record(0)
+    smoothed = None
+    for step in range(1, steps + 1):
+        ids, targets = next(stream_of_batches)
+        started = time.perf_counter()
+        loss = F.cross_entropy(model(ids), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history.train_seconds += time.perf_counter() - started
+        value = float(loss.item())
+        if not np.isfinite(value):
+            bar.close()
+            raise FloatingPointError(f"train: the loss of batch {step} is {value} (diverged; try a lower "
+                                     "learning rate)")
+        history.batch_loss[step - 1] = value
+        smoothed = value if smoothed is None else 0.95 * smoothed + 0.05 * value
+        if step % eval_every == 0 or step == steps:
+            record(step)
+        bar.update(step, f"loss {smoothed:.3f}", f"valid {history.valid_loss[-1]:.3f}",
+                   format_rate(step * batch_size / max(history.train_seconds, 1e-9)))
+    bar.close()
+    return history
