@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +181,7 @@ class Context:
 
     # class-level defaults, overridden per context only when set (most ops save nothing)
     _saved: tuple[np.ndarray, ...] | None = ()
-    _versions: Sequence[tuple[Tensor, int, int]] = ()  # (tensor, index in saved, version)
+    _versions: Sequence[tuple[weakref.ref, int, int]] = ()  # (tensor, index in saved, version)
     needs_input_grad: tuple[bool, ...] = ()
     # True while the engine runs this backward for the last time (no retain_graph): the saved
     # arrays are freed right after, so a backward may reuse a private saved buffer as its result.
@@ -196,13 +197,19 @@ class Context:
         return self._saved
 
     def watch_versions(self, tensors: list[Tensor]) -> None:
-        """Remember the version of every tensor whose array the forward saved."""
-        self._versions = [(t, i, t._version) for i, arr in enumerate(self._saved or ())
+        """Remember the version of every tensor whose array the forward saved.
+
+        By weak reference: an op that saves its own output (exp, tanh) would otherwise make a
+        cycle (output -> node -> ctx -> output) that only the cycle collector frees, keeping
+        the arrays of an unused graph alive. A tensor that is gone cannot change in place.
+        """
+        self._versions = [(weakref.ref(t), i, t._version) for i, arr in enumerate(self._saved or ())
                           for t in tensors if arr is t.data]
 
     def check_versions(self, op: str) -> None:
-        for t, i, version in self._versions:
-            if t._version != version:
+        for ref, i, version in self._versions:
+            t = ref()
+            if t is not None and t._version != version:
                 label = f"'{t.name}'" if t.name else f"of shape {t.shape}"
                 raise RuntimeError(
                     f"{op}: a tensor {label} that this op saved for backward (saved input "

@@ -197,3 +197,27 @@ def test_a_leaf_grad_from_cross_entropy_survives_the_next_call():
     before = z.grad.copy()
     F.cross_entropy(leaf(rng.normal(size=(2, 4))), targets).backward()  # may reuse the buffer
     np.testing.assert_array_equal(z.grad, before)
+
+
+def test_a_graph_never_backpropagated_is_freed_without_the_cycle_collector():
+    import gc
+
+    x = leaf([1.0, 2.0])
+    gc.disable()
+    try:
+        y = x.tanh().exp()  # both ops save their own output
+        gone = weakref.ref(y)
+        del y
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_an_op_output_changed_in_place_is_still_caught():
+    x = leaf([1.0, 2.0])
+    y = x.exp()  # Exp saves its output for the backward
+    loss = y.sum()
+    with mg.no_grad():
+        y.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"ExpBackward.*modified in place"):
+        loss.backward()
