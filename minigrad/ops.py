@@ -7,6 +7,8 @@ Backwards never modify G in place: the same array may be on its way to another n
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,9 @@ class Add(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad  # x + 1.0: no sum over the constant's axes
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(grad, b_shape) if need_b else None)
 
 
 class Sub(Function):
@@ -51,7 +55,9 @@ class Sub(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(-grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(-grad, b_shape) if need_b else None)
 
 
 class Mul(Function):
@@ -63,7 +69,9 @@ class Mul(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(ab) = G b, G a
         a, b = ctx.saved
-        return unbroadcast(grad * b, np.shape(a)), unbroadcast(grad * a, np.shape(b))
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad * b, np.shape(a)) if need_a else None,
+                unbroadcast(grad * a, np.shape(b)) if need_b else None)
 
 
 class Div(Function):
@@ -75,8 +83,10 @@ class Div(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a/b) = G/b, -G a/b^2
         a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
         grad_a = grad / b
-        return unbroadcast(grad_a, np.shape(a)), unbroadcast(-grad_a * a / b, np.shape(b))
+        return (unbroadcast(grad_a, np.shape(a)) if need_a else None,
+                unbroadcast(-grad_a * a / b, np.shape(b)) if need_b else None)
 
 
 class Pow(Function):
@@ -231,7 +241,10 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tanh a = G (1 - tanh^2 a)
         (out,) = ctx.saved
-        return grad * (1 - out * out)
+        slope = out * out  # one fresh buffer, then in place: 1 - tanh^2, times G
+        np.subtract(1, slope, out=slope)
+        slope *= grad
+        return slope
 
 
 class Sigmoid(Function):
@@ -395,25 +408,90 @@ class LogSoftmax(Function):
         return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
 
 
+class Recycled:
+    """An array kept from one call to the next, and handed out again once nothing holds it.
+
+    Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes
+    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero),
+    far more slowly on a virtual machine whose host has taken freed memory back. A training
+    loop asks for an array of the same shape every step, and last step's is free again: reuse
+    it. "Free" is known from the reference count, as the engine knows a gradient is unshared:
+    a saved graph, a `.grad`, a view, anything that still holds the old array makes this hand
+    out a new one instead. The cost: one array stays allocated between calls (`clear()`).
+    """
+
+    def __init__(self) -> None:
+        self._array: np.ndarray | None = None
+        self._lock = threading.Lock()  # two threads must not both see the array as free
+
+    def get(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised array of `shape` and `dtype` that nothing else references."""
+        with self._lock:
+            if not self._reusable(shape, dtype):
+                self._array = np.empty(shape, dtype)
+            return self._array
+
+    def clear(self) -> None:
+        with self._lock:
+            self._array = None
+
+    def _reusable(self, shape: tuple[int, ...], dtype: Any) -> bool:
+        # no local name for the array here: it would count as one more reference
+        return (self._array is not None and self._array.shape == shape and self._array.dtype == dtype
+                and _HAS_REFERENCE_COUNTS and self._references() <= _REFERENCES_WHEN_FREE)
+
+    def _references(self) -> int:
+        kept = self._array
+        return sys.getrefcount(kept)
+
+
+_HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: never reuse
+
+
+def _references_when_free() -> int:
+    """What `Recycled._references` says when only the Recycled holds its array."""
+    probe = Recycled()
+    probe._array = np.empty(1)
+    return probe._references() if _HAS_REFERENCE_COUNTS else -1
+
+
+_REFERENCES_WHEN_FREE = _references_when_free()
+
+
 class CrossEntropy(Function):
-    """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N."""
+    """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N.
+
+    With e = exp(z - max z) and s = sum(e):  -log p_y = log s - (z_y - max z),  p = e / s.
+    One (..., C) buffer holds e from the forward to the backward, where it becomes dz in place:
+    a large vocabulary makes every extra pass over the logits cost as much as a matmul. The
+    buffer is recycled from call to call (see `Recycled`).
+    """
+
+    buffer = Recycled()
 
     @staticmethod
     def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
                 reduction: str = "mean") -> np.ndarray:
-        log_p = _log_softmax(logits, axis=-1)
-        picked = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]
-        ctx.save_for_backward(log_p, targets)
+        y = targets[..., None]
+        e = CrossEntropy.buffer.get(logits.shape, logits.dtype)
+        np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)  # exp never overflows
+        shifted_target = np.take_along_axis(e, y, axis=-1)
+        np.exp(e, out=e)
+        total = e.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(e, total, targets)
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
-        return np.asarray(-picked.sum() * ctx.scale, dtype=logits.dtype)
+        loss = (np.log(total) - shifted_target).sum() * ctx.scale
+        return np.asarray(loss, dtype=logits.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
-        log_p, targets = ctx.saved
-        dz = np.exp(log_p)  # p
-        np.put_along_axis(dz, targets[..., None],
-                          np.take_along_axis(dz, targets[..., None], axis=-1) - 1, axis=-1)  # p - y
-        dz *= grad * ctx.scale
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - y)
+        e, total, targets = ctx.saved
+        y = targets[..., None]
+        step = grad * np.asarray(ctx.scale, dtype=e.dtype)
+        # e is private to this op: on the last backward it is freed anyway, so it becomes dz
+        dz = e if ctx.last_backward else e.copy()
+        dz *= step / total  # G scale p
+        np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
         return dz, None
 
 

@@ -65,7 +65,7 @@ class Tensor:
     def _wrap(cls, array: np.ndarray, requires_grad: bool = False) -> Tensor:
         """A tensor around an op's result array, without copying or inferring dtype."""
         t = cls.__new__(cls)
-        t.data = np.asarray(array)
+        t.data = array if type(array) is np.ndarray else np.asarray(array)
         t.grad = None
         t.grad_fn = None
         t.name = None

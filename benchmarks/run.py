@@ -1,0 +1,197 @@
+"""The benchmark `make bench` runs: a tied-embedding training step and the per-op overhead.
+
+For each shape, minigrad, the hand-written numpy step and PyTorch (when importable) each run in
+their own subprocess, and take turns of a few steps, so that a busy moment on the machine
+lands on every implementation alike. The table shows median step times, the ratios the targets
+are stated in (medians of the per-round ratios), and the peak memory. See docs/performance.md.
+
+    python benchmarks/run.py             # both shapes and the per-op chain (a few minutes)
+    python benchmarks/run.py --quick     # 2 rounds of 2 steps: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SHAPES = {
+    "small": {"V": 8192, "d": 128, "H": 512, "N": 2048},
+    "large": {"V": 50257, "d": 256, "H": 1024, "N": 1024},
+}
+TARGET_VS_TORCH = 0.75
+TARGET_VS_NUMPY = 1.10
+LOSS_RTOL = 1e-3  # float32 sums in different orders; a wrong gradient is off by far more
+
+
+def worker(script: str, *args: str) -> dict[str, Any]:
+    """Run one measurement in a fresh interpreter and return the JSON line it prints."""
+    command = [sys.executable, str(HERE / script), *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class StepProcess:
+    """A `step.py --serve` subprocess: one implementation, built once, stepped on request."""
+
+    def __init__(self, impl: str, args: list[str]):
+        command = [sys.executable, str(HERE / "step.py"), f"--impl={impl}", "--serve", *args]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.impl = impl
+
+    def ask(self, command: str | None = None) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if command is not None:
+            self.process.stdin.write(command + "\n")
+            self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.impl} step process stopped (exit code {self.process.wait()})")
+        return json.loads(line)
+
+    def finish(self) -> dict[str, Any]:
+        memory = self.ask("finish")
+        self.process.wait()
+        return memory
+
+
+def run_shape(shape: dict[str, int], impls: list[str], rounds: int, steps: int,
+              threads: int | None) -> dict[str, dict[str, Any]]:
+    """Time every implementation on one shape, in interleaved turns.
+
+    Each implementation lives in its own process (only its own libraries, its own memory
+    figures). The processes take turns in a rotating order; a turn is one untimed step, then
+    `steps` timed steps back to back, as in a training loop. The untimed step matters on a
+    virtual machine: memory a process freed while it waited for its turn may have gone back to
+    the host, and touching it again is slow once. A busy moment on the machine lands on all
+    implementations alike, and each round gives one paired ratio (of the turns' medians).
+    """
+    args = [f"--{k}={v}" for k, v in shape.items()]
+    if threads is not None:
+        args.append(f"--threads={threads}")
+    processes = [StepProcess(impl, args) for impl in impls]
+    results = {p.impl: {**p.ask(), "times": [], "turns": []} for p in processes}
+    for r in range(rounds):
+        for p in processes[r % len(processes):] + processes[:r % len(processes)]:
+            # a pause first: BLAS and OpenMP threads spin for a while after their last call
+            time.sleep(0.05)
+            turn = [p.ask("step") for _ in range(steps + 1)]
+            result = results[p.impl]
+            result["losses"] += [s["loss"] for s in turn]
+            result["times"] += [s["time"] for s in turn[1:]]
+            result["turns"].append(statistics.median(s["time"] for s in turn[1:]))
+    for p in processes:
+        results[p.impl].update(p.finish())
+    check_losses_agree(results)
+    return results
+
+
+def check_losses_agree(results: dict[str, dict[str, Any]]) -> None:
+    """Same parameters, same batch, same optimizer: every implementation must print the same losses."""
+    reference_impl, reference = next(iter(results.items()))
+    for impl, result in results.items():
+        for step, (a, b) in enumerate(zip(reference["losses"], result["losses"])):
+            if abs(a - b) > LOSS_RTOL * abs(a):
+                raise SystemExit(f"loss mismatch at step {step}: {reference_impl} {a:.6f}, "
+                                 f"{impl} {b:.6f}: the implementations do not compute the same step")
+
+
+def quartiles(times: list[float]) -> tuple[float, float, float]:
+    q1, median, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
+    return q1 * 1e3, median * 1e3, q3 * 1e3
+
+
+def paired_ratio(results: dict[str, dict[str, Any]], impl: str, other: str) -> float:
+    """Median over rounds of impl's step time / other's step time in the same round."""
+    return statistics.median(a / b for a, b in zip(results[impl]["turns"], results[other]["turns"]))
+
+
+def step_table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) -> list[str]:
+    any_result = next(iter(results.values()))
+    lines = [
+        f"### {name}: V={shape['V']}, d={shape['d']}, H={shape['H']}, N={shape['N']}, float32",
+        "",
+        f"BLAS: {results.get('numpy', any_result)['kernel']}, {any_result['threads']} threads"
+        + (f"; {results['torch']['kernel']}" if "torch" in results else ""),
+        "",
+        "| implementation | median step (ms) | quartiles (ms) | steps | x numpy | x torch "
+        "| peak RSS growth (MiB) | tracemalloc peak (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for impl, r in results.items():
+        q1, median, q3 = quartiles(r["times"])
+        vs = [f"{paired_ratio(results, impl, other):.2f}" if other in results else "-"
+              for other in ("numpy", "torch")]
+        traced = f"{r['traced_peak_mib']:.0f}" if "traced_peak_mib" in r else "-"
+        lines.append(f"| {impl} | {median:.1f} | {q1:.1f}-{q3:.1f} | {len(r['times'])} | {vs[0]} "
+                     f"| {vs[1]} | {r['peak_mib']:.0f} | {traced} |")
+    lines.append("")
+    if "minigrad" in results:
+        for other, target in (("torch", TARGET_VS_TORCH), ("numpy", TARGET_VS_NUMPY)):
+            if other in results:
+                ratio = paired_ratio(results, "minigrad", other)
+                of_medians = statistics.median(results["minigrad"]["times"]) / statistics.median(
+                    results[other]["times"])
+                verdict = "met" if ratio <= target else f"NOT met (by {ratio / target - 1:.0%})"
+                lines.append(f"- target minigrad <= {target:.2f} x {other}: {ratio:.2f} "
+                             f"(ratio of medians {of_medians:.2f}), {verdict}")
+    return lines + [""]
+
+
+def overhead_table(impls: list[str], n_ops: int) -> list[str]:
+    lines = [
+        f"### Per-op overhead: a chain of {n_ops:,} ops on 8-element float32 tensors",
+        "",
+        "| implementation | build (us/op) | backward (us/op) | total (us/op) |",
+        "|---|---:|---:|---:|",
+    ]
+    for impl in impls:
+        r = worker("overhead.py", f"--impl={impl}", f"--ops={n_ops}")
+        total = r["build_us"] + r["backward_us"]
+        lines.append(f"| {impl} | {r['build_us']:.1f} | {r['backward_us']:.1f} | {total:.1f} |")
+    return lines + [""]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="small,large", help="comma-separated: small, large")
+    parser.add_argument("--rounds", type=int, default=7, help="turns per implementation")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per turn (after one untimed)")
+    parser.add_argument("--threads", type=int, default=None, help="limit BLAS and torch threads")
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even if installed")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps: a smoke run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.steps = 2, 2
+
+    impls = ["minigrad", "numpy"]
+    if not args.no_torch and importlib.util.find_spec("torch") is not None:
+        impls.append("torch")
+    print(f"# minigrad benchmark: python benchmarks/run.py {' '.join(argv or sys.argv[1:])}".rstrip())
+    print()
+    for variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if variable in os.environ:
+            print(f"note: {variable}={os.environ[variable]} is set and may make numpy's BLAS pick a "
+                  "slower kernel; see docs/performance.md")
+    for name in args.shapes.split(","):
+        load_before = os.getloadavg()[0]
+        results = run_shape(SHAPES[name], impls, args.rounds, args.steps, args.threads)
+        print("\n".join(step_table(name, SHAPES[name], results)), flush=True)
+        # other processes on the machine slow every implementation, threaded ones most
+        print(f"load average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
+              f"on {os.cpu_count()} cores\n")
+    print("\n".join(overhead_table([i for i in impls if i != "numpy"], 10_000)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+"""One training step of a tied-embedding model, three ways: minigrad, hand-written numpy, PyTorch.
+
+The model: ids (N,) -> embedding E (V, d) -> tanh MLP d -> H -> d -> logits = h E^T (the tied
+table read a second time, as the unembedding) -> mean cross-entropy -> AdamW on every parameter.
+E's gradient is the sum of a row-sparse part (the lookup) and a dense part (the classifier).
+
+Each implementation starts from the same seeded parameters and the same batch, so the losses
+they print must agree; `benchmarks/run.py` checks that before it reports any time.
+
+Run one implementation directly (run.py starts one such process per implementation, with --serve):
+    python benchmarks/step.py --impl minigrad --V 8192 --d 128 --H 512 --N 2048 --steps 5
+It prints one JSON line: step times, losses, and memory figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Measure the minigrad of this checkout, not whichever one the environment has installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+HYPER = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
+IMPLEMENTATIONS = ("minigrad", "numpy", "torch")
+
+
+# ---- the shared starting point ------------------------------------------------------------------
+
+def initial_state(V: int, d: int, H: int, N: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Float32 parameters (PyTorch's layout: Linear weight is (out, in)) and one batch."""
+    rng = np.random.default_rng(seed)
+
+    def uniform(fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
+        bound = 1.0 / math.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+    return {
+        # small init: with N(0, 1) a tied head gives logits of size ~d and a saturated softmax
+        "E": (0.02 * rng.standard_normal((V, d))).astype(np.float32),
+        "W1": uniform(d, (H, d)), "b1": uniform(d, (H,)),
+        "W2": uniform(H, (d, H)), "b2": uniform(H, (d,)),
+        "ids": rng.integers(0, V, N), "targets": rng.integers(0, V, N),
+    }
+
+
+# ---- minigrad ---------------------------------------------------------------------------------
+
+def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The model written as a learner would write it: Modules, F.linear for the tied head."""
+    import minigrad as mg
+    from minigrad.nn import Embedding, Linear, Module
+    from minigrad.nn import functional as F
+    from minigrad.optim import AdamW
+
+    V, d = state["E"].shape
+    H = state["W1"].shape[0]
+
+    class TiedMLP(Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = Embedding(V, d, sparse=True)
+            self.fc1 = Linear(d, H)
+            self.fc2 = Linear(H, d)
+
+        def forward(self, ids: np.ndarray) -> mg.Tensor:
+            h = F.tanh(self.fc1(self.emb(ids)))
+            return F.linear(self.fc2(h), self.emb.weight)  # the tied unembedding
+
+    model = TiedMLP()
+    model.load_state_dict({
+        "emb.weight": state["E"], "fc1.weight": state["W1"], "fc1.bias": state["b1"],
+        "fc2.weight": state["W2"], "fc2.bias": state["b2"],
+    })
+    optimizer = AdamW(model.parameters(), **HYPER)
+    ids, targets = state["ids"], state["targets"]
+
+    def step() -> float:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(ids), targets)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
+# ---- hand-written numpy: the floor for an engine built on numpy ---------------------------------
+
+class AdamWState:
+    """PyTorch's AdamW, in place, with one scratch buffer per parameter (no temporaries).
+
+    p <- p (1 - lr wd);  m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
+    p <- p - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+    """
+
+    def __init__(self, p: np.ndarray) -> None:
+        self.m, self.v, self.scratch = np.zeros_like(p), np.zeros_like(p), np.empty_like(p)
+        self.t = 0
+
+    def update(self, p: np.ndarray, g: np.ndarray) -> None:
+        lr, (b1, b2), eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
+        self.t += 1
+        m, v, s = self.m, self.v, self.scratch
+        p *= 1 - lr * wd
+        m *= b1
+        np.multiply(g, 1 - b1, out=s)
+        m += s
+        v *= b2
+        np.multiply(g, g, out=s)
+        s *= 1 - b2
+        v += s
+        np.sqrt(v, out=s)
+        s *= 1 / math.sqrt(1 - b2**self.t)
+        s += eps
+        np.divide(m, s, out=s)
+        s *= lr / (1 - b1**self.t)
+        p -= s
+
+
+def numpy_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """Forward and backward derived by hand, every large array reused in place."""
+    E, W1, b1, W2, b2 = (state[k].copy() for k in ("E", "W1", "b1", "W2", "b2"))
+    params = [E, W1, b1, W2, b2]
+    optimizer = [AdamWState(p) for p in params]
+    ids, targets = state["ids"], state["targets"]
+    N = ids.size
+    rows = np.arange(N)
+
+    def step() -> float:
+        x = E[ids]                                   # (N, d)
+        h = x @ W1.T
+        h += b1
+        np.tanh(h, out=h)                            # (N, H)
+        o = h @ W2.T
+        o += b2                                      # (N, d)
+        z = o @ E.T                                  # (N, V) logits
+        z -= z.max(axis=1, keepdims=True)            # stable softmax, in place
+        picked = z[rows, targets]
+        np.exp(z, out=z)
+        total = z.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(total[:, 0]) - picked))
+        z *= 1.0 / (N * total)                       # dz = (p - y) / N, still in place
+        z[rows, targets] -= 1.0 / N
+        dE = z.T @ o                                 # classifier part of E's gradient
+        do = z @ E
+        dW2, db2 = do.T @ h, do.sum(axis=0)
+        dh = do @ W2
+        h *= h
+        np.subtract(1, h, out=h)
+        dh *= h                                      # tanh' = 1 - tanh^2
+        dW1, db1 = dh.T @ x, dh.sum(axis=0)
+        np.add.at(dE, ids, dh @ W1)                  # lookup part: repeated ids add up
+        for p, g, opt in zip(params, (dE, dW1, db1, dW2, db2), optimizer):
+            opt.update(p, g)
+        return loss
+
+    return step
+
+
+# ---- PyTorch eager ----------------------------------------------------------------------------
+
+def torch_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The same model in PyTorch: nn.Embedding(sparse=True) tied to F.linear, default AdamW."""
+    import torch
+    import torch.nn.functional as TF
+    from torch import nn
+
+    V, d = state["E"].shape
+    H = state["W1"].shape[0]
+    emb, fc1, fc2 = nn.Embedding(V, d, sparse=True), nn.Linear(d, H), nn.Linear(H, d)
+    with torch.no_grad():
+        for tensor, key in ((emb.weight, "E"), (fc1.weight, "W1"), (fc1.bias, "b1"),
+                            (fc2.weight, "W2"), (fc2.bias, "b2")):
+            tensor.copy_(torch.from_numpy(state[key]))
+    params = [*emb.parameters(), *fc1.parameters(), *fc2.parameters()]
+    lr, betas, eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
+    optimizer = torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=wd)
+    ids, targets = torch.from_numpy(state["ids"]), torch.from_numpy(state["targets"])
+
+    def step() -> float:
+        optimizer.zero_grad(set_to_none=True)
+        logits = TF.linear(fc2(torch.tanh(fc1(emb(ids)))), emb.weight)
+        loss = TF.cross_entropy(logits, targets)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
+BUILDERS = {"minigrad": minigrad_step, "numpy": numpy_step, "torch": torch_step}
+
+
+# ---- measuring ----------------------------------------------------------------------------------
+
+def blas_threads() -> tuple[int, str]:
+    """How many threads numpy's BLAS uses, and which kernel it picked (via threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return os.cpu_count() or 1, "unknown (threadpoolctl not installed)"
+    for pool in threadpool_info():
+        if pool.get("user_api") == "blas":
+            return int(pool["num_threads"]), f"{pool['internal_api']} {pool.get('architecture', '?')}"
+    return 1, "no BLAS pool found"
+
+
+def _rss_kib(field: str) -> float:
+    """VmRSS or VmHWM (peak) of this process in KiB, from /proc on Linux; elsewhere the peak
+    from getrusage (in bytes on macOS), or NaN where neither exists (Windows)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform == "darwin" else peak
+
+
+def _reset_peak_rss() -> None:
+    """Reset VmHWM to the current RSS (Linux >= 4.0), so the peak is this worker's own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # elsewhere the peak includes the imports: a little high, never low
+
+
+class Worker:
+    """One implementation in its own process: built, warmed up, then timed a step at a time."""
+
+    def __init__(self, impl: str, V: int, d: int, H: int, N: int, warmup: int, threads: int | None):
+        if threads is not None:
+            from threadpoolctl import threadpool_limits
+            threadpool_limits(threads, user_api="blas")
+        self.impl = impl
+        self.threads, self.kernel = blas_threads()
+        if impl == "torch":
+            import torch
+            torch.set_num_threads(self.threads)  # the same number of threads as numpy's BLAS
+            self.kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+        elif impl == "minigrad":
+            import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
+        _reset_peak_rss()
+        self.baseline_kib = _rss_kib("VmRSS")
+        self.step = BUILDERS[impl](initial_state(V, d, H, N))
+        self.losses = [self.step() for _ in range(warmup)]
+
+    def timed_step(self) -> dict[str, float]:
+        start = time.perf_counter()
+        loss = self.step()
+        return {"time": time.perf_counter() - start, "loss": loss}
+
+    def memory(self) -> dict[str, float]:
+        """Peak resident growth over everything so far, then one more step under tracemalloc."""
+        result = {"peak_mib": (_rss_kib("VmHWM") - self.baseline_kib) / 1024}
+        if self.impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
+            tracemalloc.start()
+            self.step()
+            result["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+        return result
+
+    def describe(self) -> dict[str, Any]:
+        return {"impl": self.impl, "threads": self.threads, "kernel": self.kernel, "losses": self.losses}
+
+
+def serve(worker: Worker) -> None:
+    """The protocol run.py speaks, one JSON line per answer: `step` times one step, `finish`
+    reports memory and exits. Between steps this process sleeps on stdin, using no CPU."""
+    _send_line(worker.describe())
+    for command in sys.stdin:
+        if command.strip() == "step":
+            _send_line(worker.timed_step())
+        elif command.strip() == "finish":
+            _send_line(worker.memory())
+            return
+
+
+def _send_line(message: dict[str, Any]) -> None:
+    print(json.dumps(message), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=IMPLEMENTATIONS, required=True)
+    for name, default in (("V", 8192), ("d", 128), ("H", 512), ("N", 2048)):
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--steps", type=int, default=5, help="steps to time (without --serve)")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=None, help="limit numpy's BLAS (and torch) threads")
+    parser.add_argument("--serve", action="store_true", help="take `step`/`finish` commands on stdin")
+    args = parser.parse_args(argv)
+    worker = Worker(args.impl, args.V, args.d, args.H, args.N, args.warmup, args.threads)
+    if args.serve:
+        serve(worker)
+        return
+    steps = [worker.timed_step() for _ in range(args.steps)]
+    _send_line({**worker.describe(), "times": [s["time"] for s in steps],
+                "losses": worker.losses + [s["loss"] for s in steps], **worker.memory()})
+
+
+if __name__ == "__main__":
+    main()
