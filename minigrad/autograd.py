@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minigrad.sparse import RowSparse, add_grads
+from minigrad.sparse import add_grads, add_into
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
@@ -366,9 +366,9 @@ def _send(pending: dict[Node, Any], owned: set[Node], node: Node, g: Any, unshar
         return
     total = pending[node]
     if node in owned and _adds_in_place(total, g):
-        _add_into(total, g)
+        add_into(total, g)
     elif unshared and _adds_in_place(g, total):  # g is ours: add what came before into it
-        _add_into(g, total)
+        add_into(g, total)
         pending[node] = g
         owned.add(node)
     else:
@@ -382,14 +382,6 @@ def _adds_in_place(total: Any, g: Any) -> bool:
     """Whether `total += g` gives exactly what add_grads(total, g) would: same shape and dtype."""
     return (type(total) is np.ndarray and getattr(g, "shape", None) == total.shape
             and np.result_type(total, getattr(g, "values", g)) == total.dtype)
-
-
-def _add_into(total: np.ndarray, g: Any) -> None:
-    if isinstance(g, RowSparse):
-        rows = g.coalesce()
-        total[rows.indices] += rows.values  # unique ids after coalesce, so += is exact
-    else:
-        total += g
 
 
 _HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: every gradient is copied

@@ -173,10 +173,18 @@ def add_grads(a: Any, b: Any) -> Any:
         a = np.asarray(a)
         _check_same_shape(a.shape, b.shape, "dense", "RowSparse")
         out = np.array(a, dtype=np.result_type(a, b.values), copy=True)
-        c = b.coalesce()
-        out[c.indices] += c.values  # unique ids after coalesce, so += is exact
+        add_into(out, b)
         return out
     return a + b
+
+
+def add_into(total: np.ndarray, g: Any) -> None:
+    """total += g in place, for a dense `total` and a dense or RowSparse `g` of its shape."""
+    if isinstance(g, RowSparse):
+        rows = g.coalesce()
+        total[rows.indices] += rows.values  # unique ids after coalesce, so += is exact
+    else:
+        total += g
 
 
 def _check_same_shape(a: tuple, b: tuple, a_kind: str, b_kind: str) -> None:
