@@ -6,6 +6,7 @@ from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_ena
 from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.io import CheckpointError, load, save
 from minigrad.ledger import Ledger, ledger
+from minigrad.nn.functional import concatenate, stack
 from minigrad.ops import unbroadcast
 from minigrad.sparse import RowSparse
 from minigrad.tensor import Tensor, arange, ones, randn, tensor, zeros
@@ -18,5 +19,5 @@ __all__ = [
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
-    "CheckpointError", "load", "save",
+    "CheckpointError", "load", "save", "concatenate", "stack",
 ]

@@ -87,3 +87,10 @@ def test_numpy_on_the_left_uses_tensor_ops():
 def test_permute_rejects_non_permutation():
     with pytest.raises(ValueError, match="not a permutation"):
         mg.zeros(2, 3).permute(0, 0)
+
+
+def test_concatenate_and_stack_are_top_level_too():
+    a = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    assert mg.concatenate([a, a], axis=0).shape == (4, 3)
+    mg.stack([a, a * 2.0], axis=0).sum().backward()
+    np.testing.assert_array_equal(a.grad, np.full((2, 3), 3.0))
