@@ -213,6 +213,7 @@ def test_a_frozen_table_stays_put():
     assert history.valid_loss[-1] < history.valid_loss[0]
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NaN weights on purpose
 def test_a_diverging_loss_names_the_step():
     train_part, valid_part = split_windows(cyclic_tokens(), context=1, valid_fraction=0.2)
     model = small_model()
