@@ -32,15 +32,6 @@ def nothing(row, *args):
     return 0.0
 
 
-def test_solution_passes():
-    check(load_module(lesson_file("solutions", 6)))
-
-
-def test_stub_is_not_attempted():
-    with pytest.raises(NotImplementedError):
-        check(load_module(lesson_file("exercises", 6)))
-
-
 def test_rules_used_by_these_tests_are_right():
     check(answers(every_occurrence, p_minus_y))
 
