@@ -310,7 +310,7 @@ def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None
             )
 
     start = root._grad_node()
-    dependencies = _count_dependencies(start)
+    dependencies = count_dependencies(start)
     pending: dict[Node, Any] = {start: grad}
     owned: set[Node] = {start}  # nodes whose pending gradient no one but the engine holds
     ready = [start]
@@ -407,7 +407,7 @@ def _references_of_an_unshared_gradient() -> int:
 _UNSHARED_REFERENCES = _references_of_an_unshared_gradient()
 
 
-def _count_dependencies(start: Node) -> dict[Node, int]:
+def count_dependencies(start: Node) -> dict[Node, int]:
     """For each reachable node, how many edges point at it (iterative DFS)."""
     counts: dict[Node, int] = {start: 0}
     stack = [start]

@@ -31,7 +31,7 @@ from typing import Any
 
 import graphviz
 
-from minigrad.autograd import AccumulateGrad, FunctionNode, Node
+from minigrad.autograd import AccumulateGrad, FunctionNode, Node, count_dependencies
 from minigrad.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
 from minigrad.nn.module import Parameter
 from minigrad.sparse import RowSparse, add_grads
@@ -203,18 +203,9 @@ def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
     """
     if collapse is None:
         return {}
-    consumers: dict[Node, int] = {}
-    order, seen, queue = [], {root}, deque([root])
-    while queue:
-        node = queue.popleft()
-        order.append(node)
-        for child in node.next_nodes:
-            if child is None:
-                continue
-            consumers[child] = consumers.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                queue.append(child)
+    # the engine's own count of edges into each node; its keys come in discovery order, in which
+    # a node whose only consumer is X always comes after X
+    consumers = count_dependencies(root)
 
     def link(node: Node) -> Node | None:
         children = [c for c in node.next_nodes if c is not None]
@@ -225,7 +216,7 @@ def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
 
     runs: dict[Node, list[Node]] = {}
     inside: set[Node] = set()
-    for node in order:  # breadth-first, so a run is met at its first node
+    for node in consumers:  # discovery order, so a run is met at its first node
         if node in inside:
             continue
         run = [node]
