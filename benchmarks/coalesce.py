@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from minigrad.sparse import RowSparse
+from minigrad.engine.sparse import RowSparse
 
 
 def zipf_ids(n: int, vocab: int, rng: np.random.Generator) -> np.ndarray:

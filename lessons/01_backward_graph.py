@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import AccumulateGrad, Node
+from minigrad.engine.autograd import AccumulateGrad, Node
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-01"
@@ -262,7 +262,7 @@ print(f"wrote {runs_plot}")
 #
 # `mg.draw(output)` follows the same edges, from the output's `grad_fn` through each node's
 # `next_nodes`, and returns a Graphviz digraph: one box per backward node (forward op,
-# backward node, output shape) and one ellipse per leaf. `mg.viz.render` turns it into SVG,
+# backward node, output shape) and one ellipse per leaf. `mg.tools.viz.render` turns it into SVG,
 # with the system Graphviz if you have one and otherwise with a WebAssembly build of Graphviz
 # that pip installs. Running the backward inside `mg.ledger()` records what each edge into a
 # leaf carried, and the drawing writes it on the edge.
@@ -286,7 +286,7 @@ with mg.ledger(names={"a": a}) as led:
     c.backward()
 doubled_graph = mg.draw(c, ledger=led, collapse=None)  # collapse=None: draw every node of a chain
 doubled_svg = OUT / "graph-doubled.svg"
-mg.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
+mg.tools.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
 print(f"wrote {doubled_svg}")
 assert edges_into(doubled_graph.source, "a\\n") == 2
 assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
@@ -295,7 +295,7 @@ loss.name = "loss"
 loss.backward()
 tanh_graph = mg.draw(loss, params={"x": x, "w": w})
 tanh_svg = OUT / "graph-tanh.svg"
-mg.viz.render(tanh_graph, path=tanh_svg)
+mg.tools.viz.render(tanh_graph, path=tanh_svg)
 print(f"wrote {tanh_svg}")
 assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 
@@ -308,7 +308,7 @@ assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 # G times the local derivative (the chain rule).
 #
 # Here is x³, and a check of its backward against central finite differences with
-# `minigrad.gradcheck`, which nudges each input element up and down and compares the change of
+# `minigrad.tools.gradcheck`, which nudges each input element up and down and compares the change of
 # the output with what the backward says (lesson 2 looks inside). The last two checks cover the
 # graphs from this lesson, including the doubled-up one.
 

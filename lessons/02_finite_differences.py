@@ -10,7 +10,7 @@
 # - A plot of their error against the size of the nudge, eps, in float32 and in float64. Two
 #   sources of error pull in opposite directions, and the best eps sits where they cross.
 # - The best eps you measure, set next to the value theory predicts.
-# - `minigrad.gradcheck` in its two modes, full (every element) and fast (a few random
+# - `minigrad.tools.gradcheck` in its two modes, full (every element) and fast (a few random
 #   directions), timed as the input grows.
 
 # %% [markdown]
@@ -176,7 +176,7 @@ for dtype, by_method in errors.items():
 # Two things to take away.
 #
 # 1. In float64 the best central eps is near ∛u ≈ 6e-6, and the error there is around 1e-11;
-#    that is why `minigrad.gradcheck` uses central differences with eps = 1e-6.
+#    that is why `minigrad.tools.gradcheck` uses central differences with eps = 1e-6.
 # 2. In float32 even the best central estimate is only good to about 1e-5 relative, which is
 #    the size of the tolerance a check would need. A mistake in a backward that is smaller
 #    than that would pass unseen. So gradcheck always works on float64 copies of the inputs

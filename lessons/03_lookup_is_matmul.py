@@ -136,7 +136,7 @@ print("wrote", path)
 # %% [markdown]
 # ## Check both routes against finite differences
 #
-# Agreeing with each other is not enough: both could be wrong the same way. `minigrad.gradcheck`
+# Agreeing with each other is not enough: both could be wrong the same way. `minigrad.tools.gradcheck`
 # nudges every entry of `E` up and down by a tiny step and compares the change in the output with
 # what backward claims.
 

@@ -50,11 +50,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
-from minigrad import data  # noqa: E402
+from minigrad.learn import data  # noqa: E402
 from minigrad.models import TinyLM, next_token_windows  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 from minigrad.optim import SGD  # noqa: E402
-from minigrad.viz import GraphvizNotFoundError  # noqa: E402
+from minigrad.tools.viz import GraphvizNotFoundError  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-06"
@@ -89,7 +89,7 @@ assert toy.emb.weight is toy.head.weight and isinstance(toy.emb.weight.grad, np.
 
 svg_path = OUT / "tied_graph.svg"
 try:
-    mg.viz.render(graph, path=svg_path)
+    mg.tools.viz.render(graph, path=svg_path)
     print("wrote", svg_path)
 except GraphvizNotFoundError as error:  # the .dot file is written either way
     print("could not render the drawing:", error)
@@ -106,7 +106,7 @@ print("wrote", svg_path.with_suffix(".dot"))
 # ## The ledger over real text
 #
 # Now a real corpus: the Python reference documentation that ships with Python
-# (`pydoc_data.topics`, `minigrad.data`), tokenized into words and punctuation. We keep the most
+# (`pydoc_data.topics`, `minigrad.learn.data`), tokenized into words and punctuation. We keep the most
 # frequent words as the vocabulary, and train a tied `TinyLM` that reads 2 previous tokens, with
 # plain SGD, on random batches of a few hundred positions. On every step the ledger splits the
 # table's gradient into its two paths, and we keep, per row:
@@ -318,12 +318,12 @@ print("wrote", path)
 # ## Check against finite differences
 #
 # The ledger's two paths must add up to the true gradient of the tied loss. We check that sum
-# for the toy model, and the tied gradient itself with `minigrad.gradcheck` on a small tied
+# for the toy model, and the tied gradient itself with `minigrad.tools.gradcheck` on a small tied
 # model written out with functional ops (float64).
 
 # %%
 toy_paths = toy_ledger.path_grads(toy.emb.weight)
-path_sum = sum(mg.sparse.to_dense(g) for g in toy_paths.values())
+path_sum = sum(mg.engine.sparse.to_dense(g) for g in toy_paths.values())
 assert np.allclose(path_sum, toy.emb.weight.grad), "the two paths add up to .grad"
 
 check_ids, check_targets = np.array([2, 0, 2, 4]), np.array([0, 2, 3, 1])

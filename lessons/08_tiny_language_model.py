@@ -47,11 +47,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
-from minigrad.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.engine.sparse import to_dense  # noqa: E402
+from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.learn.train import Windows, evaluate, format_rate, split_windows, train  # noqa: E402
 from minigrad.models import TinyLM  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
-from minigrad.sparse import to_dense  # noqa: E402
-from minigrad.train import Windows, evaluate, format_rate, split_windows, train  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-08"
@@ -189,7 +189,7 @@ print("TinyLM's tied gradient equals the checked gradient of both paths together
 # %% [markdown]
 # ## Training, same budget
 #
-# `minigrad.train.train` draws shuffled batches of windows, runs forward, backward and an
+# `minigrad.learn.train.train` draws shuffled batches of windows, runs forward, backward and an
 # AdamW step, and every twentieth of the run evaluates on all held-out windows and on a
 # sample of training windows of the same size. The progress bar goes to
 # stderr. Tokens per second counts predicted words over the time spent in forward, backward

@@ -42,9 +42,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
-from minigrad.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.learn.train import split_windows, train  # noqa: E402
 from minigrad.models import TinyLM  # noqa: E402
-from minigrad.train import split_windows, train  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-09"

@@ -2,15 +2,15 @@
 embeddings, unembeddings and weight tying really learn."""
 
 from minigrad import nn, optim
-from minigrad.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
-from minigrad.gradcheck import GradcheckError, GradcheckReport, gradcheck
-from minigrad.io import CheckpointError, load, save
-from minigrad.ledger import Ledger, ledger
+from minigrad.engine.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from minigrad.engine.ops import unbroadcast
+from minigrad.engine.sparse import RowSparse
+from minigrad.engine.tensor import Tensor, arange, ones, randn, tensor, zeros
 from minigrad.nn.functional import concatenate, stack
-from minigrad.ops import unbroadcast
-from minigrad.sparse import RowSparse
-from minigrad.tensor import Tensor, arange, ones, randn, tensor, zeros
-from minigrad.viz import draw
+from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
+from minigrad.tools.io import CheckpointError, load, save
+from minigrad.tools.ledger import Ledger, ledger
+from minigrad.tools.viz import draw
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from minigrad import lessons
+from minigrad.learn import lessons
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in lessons.COMMANDS:
         return lessons.run_command(args)
     if args.command == "tour":
-        from minigrad.tour import run
+        from minigrad.learn.tour import run
 
         return run(out_dir=args.out, interactive=not args.no_input and sys.stdin.isatty())
     return 2

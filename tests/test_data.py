@@ -5,7 +5,7 @@ from pydoc_data.topics import topics
 import numpy as np
 import pytest
 
-from minigrad import data
+from minigrad.learn import data
 
 
 def test_default_corpus_is_real_text_without_layout_rules():

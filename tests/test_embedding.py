@@ -5,9 +5,9 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.gradcheck import numerical_gradient
+from minigrad.engine.sparse import RowSparse
 from minigrad.nn import functional as F
-from minigrad.sparse import RowSparse
+from minigrad.tools.gradcheck import numerical_gradient
 
 V, D = 6, 3
 IDS = np.array([[1, 4, 1], [0, 1, 4]])  # row 1 three times, row 4 twice; rows 2, 3, 5 untouched

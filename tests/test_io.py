@@ -10,7 +10,7 @@ import safetensors
 from tiny_lm import TinyLM
 
 import minigrad as mg
-from minigrad import io as mgio
+from minigrad.tools import io as mgio
 
 
 def stored_keys_and_metadata(path):

@@ -10,9 +10,9 @@ from seed_bridge import CAT, CONTEXT, SEED_PRINTED, D, V, bridge, starting_weigh
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.gradcheck import numerical_gradient
-from minigrad.ledger import EARLIER_GRAD, Ledger
 from minigrad.nn import functional as F
+from minigrad.tools.gradcheck import numerical_gradient
+from minigrad.tools.ledger import EARLIER_GRAD, Ledger
 
 LOOKUP, CLASSIFIER = "lookup (EmbeddingBackward)", "classifier (LinearBackward)"
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from minigrad import lessons as runner
+from minigrad.learn import lessons as runner
 
 CHECK = runner.load_check(runner.get_lesson(2, Path(__file__).resolve().parents[1] / "lessons"))
 

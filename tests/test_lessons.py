@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from minigrad import cli
-from minigrad import lessons as runner
+from minigrad.learn import lessons as runner
 
 REPO = Path(__file__).resolve().parents[1]
 LESSONS = runner.find_lessons(REPO / "lessons")

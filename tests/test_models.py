@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.engine.sparse import RowSparse
 from minigrad.models import TinyLM, next_token_windows
 from minigrad.nn import functional as F
-from minigrad.sparse import RowSparse
 
 
 def test_tied_model_has_one_table_and_fewer_parameters():
@@ -44,7 +44,7 @@ def test_module_backward_equals_functional_reference():
     values = [mg.tensor(p.data, requires_grad=True) for p in params]
     _forward_with(model, values, params, ids, targets).backward()
     for p, v in zip(params, values):
-        np.testing.assert_allclose(mg.sparse.to_dense(p.grad), mg.sparse.to_dense(v.grad), rtol=1e-12)
+        np.testing.assert_allclose(mg.engine.sparse.to_dense(p.grad), mg.engine.sparse.to_dense(v.grad), rtol=1e-12)
 
 
 def test_untied_embedding_grad_is_row_sparse():

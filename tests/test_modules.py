@@ -210,7 +210,7 @@ def test_linear_gradcheck_on_a_single_vector_and_without_bias():
 
 
 def test_linear_function_applies_with_two_or_three_inputs():
-    from minigrad import ops
+    from minigrad.engine import ops
 
     w = mg.tensor(np.ones((2, 3)), requires_grad=True)
     ops.Linear.apply(np.ones((4, 3)), w).sum().backward()

@@ -6,8 +6,8 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
+from minigrad.engine.sparse import RowSparse
 from minigrad.nn import functional as F
-from minigrad.sparse import RowSparse
 
 LR, WD = 0.1, 0.05
 B1, B2 = 0.9, 0.999

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minigrad import nn
-from minigrad.sparse import SHORT_RUN, RowSparse, add_grads, to_dense
+from minigrad.engine.sparse import SHORT_RUN, RowSparse, add_grads, to_dense
 
 
 def dense_reference(indices, values, shape):

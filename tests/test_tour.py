@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from seed_bridge import CAT, starting_weights, tied_paths, untied_paths
 
-from minigrad import ops, viz
 from minigrad.cli import main
-from minigrad.tour import run
+from minigrad.engine import ops
+from minigrad.learn.tour import run
+from minigrad.tools import viz
 
 ROOT = Path(__file__).resolve().parents[1]
 

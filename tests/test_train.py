@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.models import TinyLM
-from minigrad.nn import functional as F
-from minigrad.train import (
+from minigrad.learn.train import (
     History,
     ProgressBar,
     Windows,
@@ -20,6 +18,8 @@ from minigrad.train import (
     train,
     windows,
 )
+from minigrad.models import TinyLM
+from minigrad.nn import functional as F
 
 V = 8
 

@@ -8,9 +8,9 @@ import pytest
 from tiny_lm import IDS, TARGETS, TinyLM, lm_loss
 
 import minigrad as mg
-from minigrad.autograd import AccumulateGrad, FunctionNode
-from minigrad.gradcheck import numerical_gradient
-from minigrad.sparse import RowSparse, to_dense
+from minigrad.engine.autograd import AccumulateGrad, FunctionNode
+from minigrad.engine.sparse import RowSparse, to_dense
+from minigrad.tools.gradcheck import numerical_gradient
 
 
 def leaves(seed=0):

@@ -8,9 +8,10 @@ import pytest
 from seed_bridge import CAT, CONTEXT, bridge
 
 import minigrad as mg
-from minigrad import nn, viz
+from minigrad import nn
 from minigrad.nn import functional as F
-from minigrad.viz import GraphvizNotFoundError, draw, render, which_renderer
+from minigrad.tools import viz
+from minigrad.tools.viz import GraphvizNotFoundError, draw, render, which_renderer
 
 
 def bridge_loss(model: nn.Module, ids=(CAT, 3, CAT)) -> mg.Tensor:

@@ -7,7 +7,7 @@ through (not attempted), and raises AssertionError saying what went wrong otherw
 import numpy as np
 
 import minigrad as mg
-from minigrad.gradcheck import numerical_gradient
+from minigrad.tools.gradcheck import numerical_gradient
 
 # Points on both sides of 0, and upstream gradients that are not all 1, so that forgetting to
 # multiply by `grad` changes the answer.

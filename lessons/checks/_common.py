@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
-from minigrad.gradcheck import numerical_gradient
-from minigrad.sparse import RowSparse, to_dense
+from minigrad.engine.sparse import RowSparse, to_dense
+from minigrad.tools.gradcheck import numerical_gradient
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import ops
-from minigrad.tensor import Tensor, as_array
+from minigrad.engine import ops
+from minigrad.engine.tensor import Tensor, as_array
 
 
 def relu(x: Tensor) -> Tensor:

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.tensor import Tensor
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module, Parameter
-from minigrad.tensor import Tensor
 
 
 def _rng(rng: Any) -> np.random.Generator:

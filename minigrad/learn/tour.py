@@ -19,12 +19,12 @@ from typing import TextIO
 import numpy as np
 
 from minigrad import nn
-from minigrad.gradcheck import gradcheck
-from minigrad.ledger import Ledger, ledger
+from minigrad.engine.sparse import to_dense
+from minigrad.engine.tensor import Tensor
 from minigrad.nn import functional as F
-from minigrad.sparse import to_dense
-from minigrad.tensor import Tensor
-from minigrad.viz import GraphvizNotFoundError, draw, render, which_renderer
+from minigrad.tools.gradcheck import gradcheck
+from minigrad.tools.ledger import Ledger, ledger
+from minigrad.tools.viz import GraphvizNotFoundError, draw, render, which_renderer
 
 VOCAB = ("the", "cat", "sat", "on", "mat", "<eos>")
 WIDTH = 4

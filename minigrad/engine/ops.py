@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.autograd import Context, Function
-from minigrad.sparse import RowSparse
+from minigrad.engine.autograd import Context, Function
+from minigrad.engine.sparse import RowSparse
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minigrad.sparse import add_grads, add_into
+from minigrad.engine.sparse import add_grads, add_into
 
 if TYPE_CHECKING:
-    from minigrad.tensor import Tensor
+    from minigrad.engine.tensor import Tensor
 
 # ---------------------------------------------------------------------------------------------
 # Global switches: grad mode, anomaly mode, gradient recorders (the ledger hooks here).
@@ -272,11 +272,11 @@ _Tensor: Any = None
 
 
 def _tensor_class() -> type[Tensor]:
-    """minigrad.tensor imports this module, so Tensor is looked up on first use (and kept:
+    """minigrad.engine.tensor imports this module, so Tensor is looked up on first use (and kept:
     an import statement inside `apply` would cost more than the rest of a small op)."""
     global _Tensor
     if _Tensor is None:
-        from minigrad.tensor import Tensor
+        from minigrad.engine.tensor import Tensor
 
         _Tensor = Tensor
     return _Tensor
@@ -288,7 +288,7 @@ def _tensor_class() -> type[Tensor]:
 
 def backward(root: Tensor, grad: Any = None, retain_graph: bool = False) -> None:
     """Send d(root)=grad back through the graph into the leaves' `.grad`."""
-    from minigrad.tensor import as_array
+    from minigrad.engine.tensor import as_array
 
     if not root.requires_grad:
         raise RuntimeError(

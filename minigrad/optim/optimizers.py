@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.autograd import enable_grad, no_grad
-from minigrad.sparse import RowSparse
-from minigrad.tensor import Tensor
+from minigrad.engine.autograd import enable_grad, no_grad
+from minigrad.engine.sparse import RowSparse
+from minigrad.engine.tensor import Tensor
 
 DECAY_MODES = ("dense", "touched", "catch_up")
 # Per-row bookkeeping in a parameter's state, one entry per row:

@@ -57,7 +57,7 @@ def lessons_root() -> Path:
         if not root.is_dir():
             raise FileNotFoundError(f"MINIGRAD_LESSONS={configured!r} is not a folder")
         return root.resolve()
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # minigrad/, above learn/
     # The installed copy first: in site-packages a sibling `lessons/` could be anyone's package.
     for candidate in (package / "_lessons", package.parent / "lessons"):
         if (candidate / "checks").is_dir() and (candidate / "exercises").is_dir():
@@ -216,7 +216,7 @@ def contract_problems(lesson: Lesson) -> list[str]:
     if "MINIGRAD_OUT" not in text:
         problems.append("figures must go under os.environ.get('MINIGRAD_OUT', 'minigrad-out')")
     if "gradcheck" not in text:
-        problems.append("no check against finite differences (minigrad.gradcheck)")
+        problems.append("no check against finite differences (minigrad.tools.gradcheck)")
     if f"minigrad check {lesson.number}" not in text:
         problems.append(f"the exercise must tell the learner to run `minigrad check {lesson.number}`")
     if re.search(r"^\s*(from|import)\s+lessons", text, re.MULTILINE):
@@ -358,7 +358,7 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     """
     setup = (
         f"# Added by `minigrad lesson {lesson.number} --notebook`: where figures go, shown inline.\n"
-        "from minigrad.lessons import notebook_setup\n"
+        "from minigrad.learn.lessons import notebook_setup\n"
         f"__file__ = notebook_setup({str(lesson.path)!r}, {str(Path(out_dir).resolve())!r})"
     )
     cells = lesson.cells()

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.autograd import no_grad
-from minigrad.sparse import to_dense
-from minigrad.tensor import Tensor
+from minigrad.engine.autograd import no_grad
+from minigrad.engine.sparse import to_dense
+from minigrad.engine.tensor import Tensor
 
 
 class GradcheckError(AssertionError):

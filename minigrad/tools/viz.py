@@ -31,11 +31,11 @@ from typing import Any
 
 import graphviz
 
-from minigrad.autograd import AccumulateGrad, FunctionNode, Node, count_dependencies
-from minigrad.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
+from minigrad.engine.autograd import AccumulateGrad, FunctionNode, Node, count_dependencies
+from minigrad.engine.sparse import RowSparse, add_grads
+from minigrad.engine.tensor import Tensor
 from minigrad.nn.module import Parameter
-from minigrad.sparse import RowSparse, add_grads
-from minigrad.tensor import Tensor
+from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")

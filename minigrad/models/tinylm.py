@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.tensor import Tensor, as_array
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
 from minigrad.nn.module import Module
-from minigrad.tensor import Tensor, as_array
 
 
 class TinyLM(Module):

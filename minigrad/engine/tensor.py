@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad import autograd, ops
-from minigrad.autograd import AccumulateGrad, Node
+from minigrad.engine import autograd, ops
+from minigrad.engine.autograd import AccumulateGrad, Node
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:

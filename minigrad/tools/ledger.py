@@ -1,6 +1,6 @@
 """The gradient ledger: who sent what into each parameter during backward.
 
-    with minigrad.ledger(names=model) as led:
+    with minigrad.tools.ledger(names=model) as led:
         loss.backward()
     print(led.table(model.emb.weight, rows=[1]))
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.autograd import AccumulateGrad, FunctionNode, Node, recording
-from minigrad.sparse import RowSparse, add_grads
-from minigrad.tensor import Tensor
+from minigrad.engine.autograd import AccumulateGrad, FunctionNode, Node, recording
+from minigrad.engine.sparse import RowSparse, add_grads
+from minigrad.engine.tensor import Tensor
 
 # What each op is, seen from a vocabulary table: reading a row, or scoring every row.
 DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}
@@ -298,7 +298,7 @@ class Ledger:
             raise KeyError(
                 f"ledger: {param_label(param, self.names)} of shape {param.shape} received no "
                 "gradient while the ledger was recording; run backward() inside "
-                "`with minigrad.ledger() as led:`"
+                "`with minigrad.tools.ledger() as led:`"
             )
         return record
 
@@ -373,6 +373,6 @@ def _row_label(row: int, labels: Any, n_rows: int) -> str:
 
 
 def ledger(names: Any = None, roles: Mapping[str, str] | None = None) -> Ledger:
-    """A gradient ledger; use as `with minigrad.ledger(names=model) as led: loss.backward()`."""
+    """A gradient ledger; use as `with minigrad.tools.ledger(names=model) as led: loss.backward()`."""
     return Ledger(names=names, roles=roles)
 

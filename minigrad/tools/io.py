@@ -33,8 +33,8 @@ import numpy as np
 import safetensors
 import safetensors.numpy
 
+from minigrad.engine.tensor import Tensor
 from minigrad.nn.module import Module
-from minigrad.tensor import Tensor
 
 METADATA_KEY = "minigrad"
 
