@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine.autograd import AccumulateGrad, Node
+from minigrad.engine import AccumulateGrad, Node
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-01"

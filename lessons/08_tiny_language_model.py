@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
-from minigrad.engine.sparse import to_dense  # noqa: E402
+from minigrad.engine import to_dense  # noqa: E402
 from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
 from minigrad.learn.train import Windows, evaluate, format_rate, split_windows, train  # noqa: E402
 from minigrad.models import TinyLM  # noqa: E402

@@ -2,10 +2,21 @@
 embeddings, unembeddings and weight tying really learn."""
 
 from minigrad import nn, optim
-from minigrad.engine.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from minigrad.engine import (
+    Function,
+    RowSparse,
+    Tensor,
+    arange,
+    detect_anomaly,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    ones,
+    randn,
+    tensor,
+    zeros,
+)
 from minigrad.engine.ops import unbroadcast
-from minigrad.engine.sparse import RowSparse
-from minigrad.engine.tensor import Tensor, arange, ones, randn, tensor, zeros
 from minigrad.nn.functional import concatenate, stack
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, save

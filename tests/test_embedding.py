@@ -5,7 +5,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.engine.sparse import RowSparse
+from minigrad.engine import RowSparse
 from minigrad.nn import functional as F
 from minigrad.tools.gradcheck import numerical_gradient
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine.autograd import AccumulateGrad
+from minigrad.engine import AccumulateGrad
 
 
 def leaf(values, dtype=np.float64):

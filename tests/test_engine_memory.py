@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine.autograd import recording
+from minigrad.engine import recording
 from minigrad.nn import functional as F
 
 

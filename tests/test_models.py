@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine.sparse import RowSparse
+from minigrad.engine import RowSparse
 from minigrad.models import TinyLM, next_token_windows
 from minigrad.nn import functional as F
 

@@ -6,7 +6,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
-from minigrad.engine.sparse import RowSparse
+from minigrad.engine import RowSparse
 from minigrad.nn import functional as F
 
 LR, WD = 0.1, 0.05

@@ -5,7 +5,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
-from minigrad.engine.sparse import RowSparse
+from minigrad.engine import RowSparse
 
 
 def param(shape=(3, 2), name=None):

@@ -8,8 +8,7 @@ import pytest
 from tiny_lm import IDS, TARGETS, TinyLM, lm_loss
 
 import minigrad as mg
-from minigrad.engine.autograd import AccumulateGrad, FunctionNode
-from minigrad.engine.sparse import RowSparse, to_dense
+from minigrad.engine import AccumulateGrad, FunctionNode, RowSparse, to_dense
 from minigrad.tools.gradcheck import numerical_gradient
 
 

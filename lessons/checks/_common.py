@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine.sparse import RowSparse, to_dense
+from minigrad.engine import RowSparse, to_dense
 from minigrad.tools.gradcheck import numerical_gradient
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent

@@ -1,12 +1,31 @@
 """The engine a learner reads in one sitting: Tensor, Function and Context, the backward
 graph and the walk over it, the differentiable ops, and row-sparse gradients.
 
-It imports nothing from the rest of minigrad."""
+It imports nothing from the rest of minigrad. Everything above it imports engine names from
+here (`from minigrad.engine import Tensor, no_grad`), not from the files inside, so the files
+can be rearranged without touching the layers above.
+"""
 
-from minigrad.engine.autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from minigrad.engine.autograd import (
+    AccumulateGrad,
+    Context,
+    Function,
+    FunctionNode,
+    Node,
+    count_dependencies,
+    detect_anomaly,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    recording,
+)
 from minigrad.engine.ops import unbroadcast
-from minigrad.engine.sparse import RowSparse
-from minigrad.engine.tensor import Tensor, arange, ones, randn, tensor, zeros
+from minigrad.engine.sparse import RowSparse, add_grads, to_dense
+from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
 
-__all__ = ["Function", "RowSparse", "Tensor", "arange", "detect_anomaly", "enable_grad",
-           "is_grad_enabled", "no_grad", "ones", "randn", "tensor", "unbroadcast", "zeros"]
+__all__ = [
+    "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
+    "add_grads", "arange", "as_array", "count_dependencies", "detect_anomaly", "enable_grad",
+    "is_grad_enabled", "no_grad", "ones", "randn", "recording", "tensor", "to_dense",
+    "unbroadcast", "zeros",
+]

@@ -19,8 +19,7 @@ from typing import TextIO
 import numpy as np
 
 from minigrad import nn
-from minigrad.engine.sparse import to_dense
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import Tensor, to_dense
 from minigrad.nn import functional as F
 from minigrad.tools.gradcheck import gradcheck
 from minigrad.tools.ledger import Ledger, ledger

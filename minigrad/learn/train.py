@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from minigrad.engine.autograd import no_grad
+from minigrad.engine import no_grad
 from minigrad.models import next_token_windows
 from minigrad.nn import functional as F
 from minigrad.nn.layers import _check_size as _positive_int  # "where: name must be a positive int"

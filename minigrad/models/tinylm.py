@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.tensor import Tensor, as_array
+from minigrad.engine import Tensor, as_array
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
 from minigrad.nn.module import Module

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import ops
-from minigrad.engine.tensor import Tensor, as_array
+from minigrad.engine import Tensor, as_array, ops
 
 
 def relu(x: Tensor) -> Tensor:

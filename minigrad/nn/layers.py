@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import Tensor
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module, Parameter
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import Tensor
 
 
 class Parameter(Tensor):

@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.autograd import enable_grad, no_grad
-from minigrad.engine.sparse import RowSparse
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import RowSparse, Tensor, enable_grad, no_grad
 
 DECAY_MODES = ("dense", "touched", "catch_up")
 # Per-row bookkeeping in a parameter's state, one entry per row:

@@ -17,9 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.autograd import no_grad
-from minigrad.engine.sparse import to_dense
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import Tensor, no_grad, to_dense
 
 
 class GradcheckError(AssertionError):

@@ -33,7 +33,7 @@ import numpy as np
 import safetensors
 import safetensors.numpy
 
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import Tensor
 from minigrad.nn.module import Module
 
 METADATA_KEY = "minigrad"

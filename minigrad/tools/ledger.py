@@ -20,9 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.autograd import AccumulateGrad, FunctionNode, Node, recording
-from minigrad.engine.sparse import RowSparse, add_grads
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import AccumulateGrad, FunctionNode, Node, RowSparse, Tensor, add_grads, recording
 
 # What each op is, seen from a vocabulary table: reading a row, or scoring every row.
 DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}

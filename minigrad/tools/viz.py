@@ -31,9 +31,15 @@ from typing import Any
 
 import graphviz
 
-from minigrad.engine.autograd import AccumulateGrad, FunctionNode, Node, count_dependencies
-from minigrad.engine.sparse import RowSparse, add_grads
-from minigrad.engine.tensor import Tensor
+from minigrad.engine import (
+    AccumulateGrad,
+    FunctionNode,
+    Node,
+    RowSparse,
+    Tensor,
+    add_grads,
+    count_dependencies,
+)
 from minigrad.nn.module import Parameter
 from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
 
