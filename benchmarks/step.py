@@ -1,4 +1,5 @@
-"""One training step of a tied-embedding model, three ways: minigrad, hand-written numpy, PyTorch.
+"""One training step of a tied-embedding model, written in minigrad, hand-written numpy, PyTorch
+(eager and torch.compile) and JAX (jax.jit), plus the floor: the step's own matmuls alone.
 
 The model: ids (N,) -> embedding E (V, d) -> tanh MLP d -> H -> d -> logits = h E^T (the tied
 table read a second time, as the unembedding) -> mean cross-entropy -> AdamW on every parameter.
@@ -31,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 HYPER = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
-IMPLEMENTATIONS = ("minigrad", "numpy", "torch")
+IMPLEMENTATIONS = ("minigrad", "numpy", "torch", "torch.compile", "jax.jit", "matmuls")
 
 
 # ---- the shared starting point ------------------------------------------------------------------
@@ -198,7 +199,111 @@ def torch_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     return step
 
 
-BUILDERS = {"minigrad": minigrad_step, "numpy": numpy_step, "torch": torch_step}
+# ---- PyTorch with torch.compile ------------------------------------------------------------------
+
+def torch_compile_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The same model, forward and loss compiled by torch.compile (Inductor; AOTAutograd
+    compiles the backward too); the optimizer is PyTorch's foreach AdamW. The embedding is dense here:
+    compiled graphs do not take sparse gradients, and a dense (V, d) gradient is what they fuse."""
+    import torch
+    import torch.nn.functional as TF
+
+    params = [torch.from_numpy(state[k].copy()).requires_grad_() for k in ("E", "W1", "b1", "W2", "b2")]
+    E, W1, b1, W2, b2 = params
+    lr, betas, eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
+    optimizer = torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=wd)
+    ids, targets = torch.from_numpy(state["ids"]), torch.from_numpy(state["targets"])
+
+    @torch.compile
+    def loss_of(ids: Any, targets: Any) -> Any:
+        h = torch.tanh(TF.linear(TF.embedding(ids, E), W1, b1))
+        return TF.cross_entropy(TF.linear(TF.linear(h, W2, b2), E), targets)
+
+    def step() -> float:
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of(ids, targets)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
+# ---- JAX with jax.jit -----------------------------------------------------------------------------
+
+def jax_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The same model and PyTorch's AdamW written in JAX, the whole step in one jax.jit."""
+    import jax
+    import jax.numpy as jnp
+
+    lr, (beta1, beta2), eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
+    keys = ("E", "W1", "b1", "W2", "b2")
+    params = {k: jnp.asarray(state[k]) for k in keys}
+    moments = {k: (jnp.zeros_like(v), jnp.zeros_like(v)) for k, v in params.items()}
+    ids, targets = jnp.asarray(state["ids"]), jnp.asarray(state["targets"])
+
+    def loss_of(p: dict, ids: Any, targets: Any) -> Any:
+        h = jnp.tanh(p["E"][ids] @ p["W1"].T + p["b1"])
+        logits = (h @ p["W2"].T + p["b2"]) @ p["E"].T
+        log_p = jax.nn.log_softmax(logits, axis=-1)
+        return -jnp.mean(jnp.take_along_axis(log_p, targets[:, None], axis=-1))
+
+    @jax.jit
+    def train_step(p: dict, moments: dict, t: Any, ids: Any, targets: Any) -> tuple:
+        loss, grads = jax.value_and_grad(loss_of)(p, ids, targets)
+        new_p, new_moments = {}, {}
+        for k in keys:
+            m, v = moments[k]
+            g = grads[k]
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g * g
+            denom = jnp.sqrt(v) / jnp.sqrt(1 - beta2**t) + eps
+            new_p[k] = p[k] * (1 - lr * wd) - (lr / (1 - beta1**t)) * m / denom
+            new_moments[k] = (m, v)
+        return loss, new_p, new_moments
+
+    box = {"p": params, "moments": moments, "t": 0}
+
+    def step() -> float:
+        box["t"] += 1
+        loss, box["p"], box["moments"] = train_step(box["p"], box["moments"], float(box["t"]),
+                                                    ids, targets)
+        return float(loss)
+
+    return step
+
+
+# ---- the floor: the step's own matmuls, nothing else ---------------------------------------------
+
+def matmuls_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The nine matrix products one step needs (three forward, six backward), into preallocated
+    arrays: no engine, no softmax, no optimizer. No step built on numpy's BLAS can be faster."""
+    E, W1, W2 = state["E"], state["W1"], state["W2"]
+    N, (V, d), H = state["ids"].size, E.shape, W1.shape[0]
+    x = E[state["ids"]]
+    out = {name: np.empty(shape, np.float32) for name, shape in (
+        ("h", (N, H)), ("o", (N, d)), ("z", (N, V)), ("dE", (V, d)), ("do", (N, d)),
+        ("dW2", (d, H)), ("dh", (N, H)), ("dW1", (H, d)), ("dx", (N, d)))}
+    z_grad = np.full((N, V), 1e-4, np.float32)  # stands in for dz (values do not change the time)
+
+    def step() -> float:
+        np.matmul(x, W1.T, out=out["h"])
+        np.matmul(out["h"], W2.T, out=out["o"])
+        np.matmul(out["o"], E.T, out=out["z"])
+        np.matmul(z_grad.T, out["o"], out=out["dE"])
+        np.matmul(z_grad, E, out=out["do"])
+        np.matmul(out["do"].T, out["h"], out=out["dW2"])
+        np.matmul(out["do"], W2, out=out["dh"])
+        np.matmul(out["dh"].T, x, out=out["dW1"])
+        np.matmul(out["dh"], W1, out=out["dx"])
+        return float("nan")  # no loss: run.py leaves the floor out of the loss comparison
+
+    return step
+
+
+BUILDERS = {"minigrad": minigrad_step, "numpy": numpy_step, "torch": torch_step,
+            "torch.compile": torch_compile_step, "jax.jit": jax_step, "matmuls": matmuls_step}
+TORCH_IMPLS = ("torch", "torch.compile")
 
 
 # ---- measuring ----------------------------------------------------------------------------------
@@ -251,16 +356,22 @@ class Worker:
             threadpool_limits(threads, user_api="blas")
         self.impl = impl
         self.threads, self.kernel = blas_threads()
-        if impl == "torch":
+        if impl in TORCH_IMPLS:
             import torch
             torch.set_num_threads(self.threads)  # the same number of threads as numpy's BLAS
             self.kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+        elif impl == "jax.jit":
+            import jax
+            self.kernel = f"jax {jax.__version__} (XLA CPU; thread count its own)"
         elif impl == "minigrad":
             import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
         _reset_peak_rss()
         self.baseline_kib = _rss_kib("VmRSS")
         self.step = BUILDERS[impl](initial_state(V, d, H, N))
-        self.losses = [self.step() for _ in range(warmup)]
+        start = time.perf_counter()
+        self.losses = [self.step()]  # the first step compiles (torch.compile, jax.jit)
+        self.first_step_s = time.perf_counter() - start
+        self.losses += [self.step() for _ in range(warmup - 1)]
 
     def timed_step(self) -> dict[str, float]:
         start = time.perf_counter()
@@ -270,7 +381,7 @@ class Worker:
     def memory(self) -> dict[str, float]:
         """Peak resident growth over everything so far, then one more step under tracemalloc."""
         result = {"peak_mib": (_rss_kib("VmHWM") - self.baseline_kib) / 1024}
-        if self.impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
+        if self.impl in ("minigrad", "numpy", "matmuls"):  # tracemalloc sees numpy's arrays only
             tracemalloc.start()
             self.step()
             result["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
@@ -278,7 +389,8 @@ class Worker:
         return result
 
     def describe(self) -> dict[str, Any]:
-        return {"impl": self.impl, "threads": self.threads, "kernel": self.kernel, "losses": self.losses}
+        return {"impl": self.impl, "threads": self.threads, "kernel": self.kernel, "losses": self.losses,
+                "first_step_s": self.first_step_s}
 
 
 def serve(worker: Worker) -> None:
@@ -303,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, default in (("V", 8192), ("d", 128), ("H", 512), ("N", 2048)):
         parser.add_argument(f"--{name}", type=int, default=default)
     parser.add_argument("--steps", type=int, default=5, help="steps to time (without --serve)")
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first (at least 1)")
     parser.add_argument("--threads", type=int, default=None, help="limit numpy's BLAS (and torch) threads")
     parser.add_argument("--serve", action="store_true", help="take `step`/`finish` commands on stdin")
     args = parser.parse_args(argv)
