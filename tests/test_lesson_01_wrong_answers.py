@@ -42,7 +42,8 @@ WRONG = {
                               "at x = 800 .* nan: np.exp overflowed"),
     "off by a constant": (lambda x, g: g * sigmoid(x) + 0.1, r"at x\[\d, \d\] = .* finite differences give"),
     "returned nothing": (lambda x, g: None, "Softplus.backward returned None"),
-    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0), r"returned a gradient of shape \(3,\) for x"),
+    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0),
+                    r"returned a gradient of shape \(3,\) for input 0, which has shape \(2, 3\)"),
 }
 
 

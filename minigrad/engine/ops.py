@@ -1,19 +1,45 @@
 """The differentiable ops. Each is one `Function`: forward and backward side by side.
 
-Notation in comments: G is d(loss)/d(output), the `grad` each backward receives.
-Backwards never modify G in place: the same array may be on its way to another node.
+Notation: G is d(loss)/d(output), the `grad` each backward receives; the backward returns one
+gradient per input, summed back over broadcast axes (`unbroadcast`). Backwards never modify G in
+place: the same array may be on its way to another node.
+
+    op            forward                 backward (what each input receives)       lesson
+    Add, Sub      a + b, a - b            G, +-G                                    1
+    Mul           a b                     G b, G a                                  1
+    Div           a / b                   G / b, -G a / b^2                         2
+    Pow           a^n (n a number)        G n a^(n-1)                               2
+    Neg, Clone    -a, a copy              -G, G                                     -
+    MatMul        A @ B                   G B^T, A^T G                              3
+    Sum, Mean     sum / mean over axes    G (or G / n) spread back over the axes    1
+    Max           max over axes           G to the maximum (ties share it)          4
+    Exp, Log      e^a, log a              G e^a, G / a                              2
+    Tanh          tanh a                  G (1 - tanh^2 a)                          1
+    Sigmoid       s = 1 / (1 + e^-a)      G s (1 - s)                               -
+    ReLU, GELU    max(a, 0), a Phi(a)     G [a > 0], G (Phi(a) + a phi(a))          -
+    Reshape, Permute, GetItem             G reshaped / permuted back / scattered    4
+                                          (an index picked twice gets both)
+    Concatenate, Stack                    each input its slice of G                 6
+    Softmax       p = e^z / sum e^z       p (G - sum(G p))                          5
+    LogSoftmax    z - log sum e^z         G - p sum(G)                              5
+    CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
+    Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
+    Linear        x W^T + b               G W, G^T x, sum G                         5, 6
+
+Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
+gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
+not the subject of a lesson).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import threading
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine.autograd import Context, Function
+from minigrad.engine import fast
+from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
 
 
@@ -35,29 +61,27 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
         return a + b
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad  # x + 1.0: no sum over the constant's axes
-        return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(grad, b_shape) if need_b else None)
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(grad, ctx.b_shape) if need_b else None)
 
 
 class Sub(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
         return a - b
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(-grad, b_shape) if need_b else None)
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(-grad, ctx.b_shape) if need_b else None)
 
 
 class Mul(Function):
@@ -149,40 +173,42 @@ class MatMul(Function):
 
 # ---- reductions --------------------------------------------------------------------------------
 
-def _expand_reduced(grad: np.ndarray, shape: tuple, axis: Any, keepdims: bool) -> np.ndarray:
-    """Put back the reduced axes of `grad` (size 1) so it broadcasts against `shape`."""
-    if axis is not None and not keepdims:
-        grad = np.expand_dims(grad, axis)
-    elif axis is None and not keepdims:
-        grad = np.reshape(grad, (1,) * len(shape))
-    return grad
+def _remember_reduction(ctx: Context, a: np.ndarray, axis: Any, keepdims: bool) -> None:
+    ctx.in_shape, ctx.axis, ctx.keepdims = a.shape, axis, keepdims
+
+
+def _expand_reduced(reduced: np.ndarray, ctx: Context) -> np.ndarray:
+    """Put back the axes a reduction removed (as size 1), so `reduced` broadcasts to its input."""
+    if ctx.keepdims:
+        return reduced
+    if ctx.axis is None:
+        return np.reshape(reduced, (1,) * len(ctx.in_shape))
+    return np.expand_dims(reduced, ctx.axis)
 
 
 class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         return np.asarray(a.sum(axis=axis, keepdims=keepdims))
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every summand gets G
-        shape, axis, keepdims = ctx.args
-        return np.broadcast_to(_expand_reduced(grad, shape, axis, keepdims), shape)
+        return np.broadcast_to(_expand_reduced(grad, ctx), ctx.in_shape)
 
 
 class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         out = np.asarray(a.mean(axis=axis, keepdims=keepdims))
         ctx.count = a.size // max(out.size, 1)
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every term gets G / n
-        shape, axis, keepdims = ctx.args
-        g = _expand_reduced(grad, shape, axis, keepdims) / np.asarray(ctx.count, grad.dtype)
-        return np.broadcast_to(g, shape)
+        g = _expand_reduced(grad, ctx) / np.asarray(ctx.count, grad.dtype)
+        return np.broadcast_to(g, ctx.in_shape)
 
 
 class Max(Function):
@@ -190,7 +216,7 @@ class Max(Function):
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         out = np.asarray(a.max(axis=axis, keepdims=keepdims))
         ctx.save_for_backward(a)
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         ctx.out = out
         return out
 
@@ -198,10 +224,9 @@ class Max(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
         # G goes to the maximum; tied maxima share it equally (as PyTorch's amax does)
         (a,) = ctx.saved
-        shape, axis, keepdims = ctx.args
-        is_max = a == _expand_reduced(ctx.out, shape, axis, keepdims)
-        share = is_max / is_max.sum(axis=axis, keepdims=True)
-        return share.astype(a.dtype) * _expand_reduced(grad, shape, axis, keepdims)
+        is_max = a == _expand_reduced(ctx.out, ctx)
+        share = is_max / is_max.sum(axis=ctx.axis, keepdims=True)
+        return share.astype(a.dtype) * _expand_reduced(grad, ctx)
 
 
 # ---- elementwise functions ----------------------------------------------------------------------
@@ -337,14 +362,13 @@ class Permute(Function):
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
-        ctx.args = (a.shape, index)
+        ctx.in_shape, ctx.index = a.shape, index
         return a[index]
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        shape, index = ctx.args
-        out = np.zeros(shape, dtype=grad.dtype)
-        np.add.at(out, index, grad)  # an index picked twice gets both gradients
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.add.at(out, ctx.index, grad)  # an index picked twice gets both gradients
         return out
 
 
@@ -408,75 +432,26 @@ class LogSoftmax(Function):
         return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
 
 
-class Recycled:
-    """An array kept from one call to the next, and handed out again once nothing holds it.
-
-    Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes
-    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero),
-    far more slowly on a virtual machine whose host has taken freed memory back. A training
-    loop asks for an array of the same shape every step, and last step's is free again: reuse
-    it. "Free" is known from the reference count, as the engine knows a gradient is unshared:
-    a saved graph, a `.grad`, a view, anything that still holds the old array makes this hand
-    out a new one instead. The cost: one array stays allocated between calls (`clear()`).
-    """
-
-    def __init__(self) -> None:
-        self._array: np.ndarray | None = None
-        self._lock = threading.Lock()  # two threads must not both see the array as free
-
-    def get(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """An uninitialised array of `shape` and `dtype` that nothing else references."""
-        with self._lock:
-            if not self._reusable(shape, dtype):
-                self._array = np.empty(shape, dtype)
-            return self._array
-
-    def clear(self) -> None:
-        with self._lock:
-            self._array = None
-
-    def _reusable(self, shape: tuple[int, ...], dtype: Any) -> bool:
-        # no local name for the array here: it would count as one more reference
-        return (self._array is not None and self._array.shape == shape and self._array.dtype == dtype
-                and _HAS_REFERENCE_COUNTS and self._references() <= _REFERENCES_WHEN_FREE)
-
-    def _references(self) -> int:
-        kept = self._array
-        return sys.getrefcount(kept)
-
-
-_HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: never reuse
-
-
-def _references_when_free() -> int:
-    """What `Recycled._references` says when only the Recycled holds its array."""
-    probe = Recycled()
-    probe._array = np.empty(1)
-    return probe._references() if _HAS_REFERENCE_COUNTS else -1
-
-
-_REFERENCES_WHEN_FREE = _references_when_free()
-
-
 class CrossEntropy(Function):
-    """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N.
+    """Mean (or sum) over positions of -log softmax(z)[y], fused: dL/dz = G scale (p - onehot(y)).
 
-    With e = exp(z - max z) and s = sum(e):  -log p_y = log s - (z_y - max z),  p = e / s.
-    One (..., C) buffer holds e from the forward to the backward, where it becomes dz in place:
-    a large vocabulary makes every extra pass over the logits cost as much as a matmul. The
-    buffer is recycled from call to call (see `Recycled`).
+    With e = exp(z - max z) (never overflows) and s = sum(e):  p = e / s  and
+    -log p_y = log s - (z_y - max z). logits: (..., C) float; targets: (...) int.
+    The fast forms (fast.cross_entropy_exp, fast.reusable) compute the same numbers in one
+    recycled (..., C) buffer: at a large vocabulary every pass over the logits costs about as
+    much as a matmul.
     """
-
-    buffer = Recycled()
 
     @staticmethod
     def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
                 reduction: str = "mean") -> np.ndarray:
         y = targets[..., None]
-        e = CrossEntropy.buffer.get(logits.shape, logits.dtype)
-        np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)  # exp never overflows
-        shifted_target = np.take_along_axis(e, y, axis=-1)
-        np.exp(e, out=e)
+        fused = fast.cross_entropy_exp(logits, y)
+        if fused is None:
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            e, shifted_target = np.exp(shifted), np.take_along_axis(shifted, y, axis=-1)
+        else:
+            e, shifted_target = fused
         total = e.sum(axis=-1, keepdims=True)
         ctx.save_for_backward(e, total, targets)
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
@@ -484,13 +459,11 @@ class CrossEntropy(Function):
         return np.asarray(loss, dtype=logits.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - y)
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - onehot(y))
         e, total, targets = ctx.saved
         y = targets[..., None]
         step = grad * np.asarray(ctx.scale, dtype=e.dtype)
-        # e is private to this op: on the last backward it is freed anyway, so it becomes dz
-        dz = e if ctx.last_backward else e.copy()
-        dz *= step / total  # G scale p
+        dz = np.multiply(e, step / total, out=fast.reusable(ctx, e))  # G scale p, p = e / s
         np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
         return dz, None
 
@@ -507,19 +480,21 @@ class Embedding(Function):
     def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
                 padding_idx: int | None = None) -> np.ndarray:
         # keep our own copy of the ids: the caller may reuse its buffer before backward
-        ctx.args = (weight.shape, ids.copy(), sparse, padding_idx)
+        # keep our own copy of the ids: the caller may reuse its buffer before backward
+        ctx.weight_shape, ctx.ids = weight.shape, ids.copy()
+        ctx.sparse, ctx.padding_idx = sparse, padding_idx
         return weight[ids]
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dE[v] = sum of G[b,t] where ids[b,t] = v
-        shape, ids, sparse, padding_idx = ctx.args
-        flat_ids = ids.reshape(-1)
+        shape = ctx.weight_shape
+        flat_ids = ctx.ids.reshape(-1)
         rows = grad.reshape(flat_ids.size, *shape[1:])
-        if padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
-            keep = flat_ids != padding_idx
+        if ctx.padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
+            keep = flat_ids != ctx.padding_idx
             flat_ids, rows = flat_ids[keep], rows[keep]
         grad_weight = RowSparse(flat_ids, rows, shape).coalesce()  # repeated ids summed
-        return (grad_weight if sparse else grad_weight.to_dense()), None
+        return (grad_weight if ctx.sparse else grad_weight.to_dense()), None
 
 
 class Linear(Function):

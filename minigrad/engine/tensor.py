@@ -1,13 +1,19 @@
-"""Tensor: a numpy array that remembers how it was made, so gradients can flow back."""
+"""Tensor: a numpy array that remembers how it was made, so gradients can flow back.
+
+Also `Function.apply`, which makes tensors: it runs an op's forward on arrays and records the
+op's node in the backward graph (graph.py), which sees only nodes and arrays.
+"""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine import autograd, ops
-from minigrad.engine.autograd import AccumulateGrad, Node
+from minigrad.engine import grad_mode, graph, ops
+from minigrad.engine.function import Context, Function
+from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -40,6 +46,15 @@ def _check_can_require_grad(array: np.ndarray) -> None:
         )
 
 
+class VersionCounter:
+    """How many times a tensor's array was changed in place; shared by a tensor and its views."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 class Tensor:
     """A numpy array `data` with an optional gradient.
 
@@ -54,8 +69,8 @@ class Tensor:
         self.grad: Any = None  # ndarray of self.shape, or a RowSparse for lookup tables
         self.grad_fn: Node | None = None
         self.name = name
-        self._version = 0  # bumped by in-place ops, checked by backward
-        self._accumulate: AccumulateGrad | None = None
+        self._version_counter = VersionCounter()  # bumped by in-place ops, checked by backward
+        self._accumulate: weakref.ref[AccumulateGrad] | None = None
         self.requires_grad = False
         if requires_grad:
             _check_can_require_grad(self.data)
@@ -69,18 +84,33 @@ class Tensor:
         t.grad = None
         t.grad_fn = None
         t.name = None
-        t._version = 0
+        t._version_counter = VersionCounter()
         t._accumulate = None
         t.requires_grad = requires_grad
         return t
 
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._version_counter.value = value
+
     def _grad_node(self) -> Node:
-        """Where gradient for this tensor goes: its grad_fn, or the leaf's one AccumulateGrad."""
+        """Where gradient for this tensor goes: its grad_fn, or the leaf's one AccumulateGrad.
+
+        A leaf keeps its AccumulateGrad by weak reference (the graph's edges keep it alive): every
+        op reading the leaf while a graph is alive shares that one node, and a leaf and its node
+        never hold each other, so both are freed by reference counting alone.
+        """
         if self.grad_fn is not None:
             return self.grad_fn
-        if self._accumulate is None:
-            self._accumulate = AccumulateGrad(self)
-        return self._accumulate
+        node = self._accumulate() if self._accumulate is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulate = weakref.ref(node)
+        return node
 
     # ---- basic properties -------------------------------------------------------------------
     @property
@@ -113,8 +143,10 @@ class Tensor:
         return self.data
 
     def detach(self) -> Tensor:
-        """The same values, cut from the graph (shares memory, like PyTorch)."""
-        return Tensor._wrap(self.data)
+        """The same values, cut from the graph (shares memory and the version counter, like PyTorch)."""
+        detached = Tensor._wrap(self.data)
+        detached._version_counter = self._version_counter
+        return detached
 
     def clone(self) -> Tensor:
         return ops.Clone.apply(self)
@@ -135,7 +167,25 @@ class Tensor:
     # ---- autograd ---------------------------------------------------------------------------
     def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) * grad into every leaf's `.grad`."""
-        autograd.backward(self, grad, retain_graph=retain_graph)
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward(): this tensor does not require grad and has no grad_fn; did you create "
+                "it under no_grad(), or forget requires_grad=True on a leaf?"
+            )
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward(): grad can be implicitly created only for a single-element "
+                    f"output, but the output has shape {self.shape}; pass grad= of that shape."
+                )
+            grad = np.ones_like(self.data)
+        else:
+            grad = np.array(as_array(grad), dtype=self.dtype)  # a copy the walk may add into
+            if grad.shape != self.shape:
+                raise ValueError(
+                    f"backward(): grad has shape {grad.shape} but the output has shape {self.shape}"
+                )
+        graph.backward(self._grad_node(), grad, retain_graph=retain_graph)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad:
@@ -147,7 +197,7 @@ class Tensor:
 
     # ---- in-place updates (bump the version so a pending backward notices) -----------------
     def _inplace(self, op: str) -> None:
-        if autograd.is_grad_enabled() and self.requires_grad and self.is_leaf:
+        if grad_mode.is_grad_enabled() and self.requires_grad and self.is_leaf:
             raise RuntimeError(
                 f"{op}: a leaf tensor that requires grad is used in an in-place operation; "
                 "wrap the update in `with minigrad.no_grad():`"
@@ -303,6 +353,49 @@ class Tensor:
 
     def __getitem__(self, index: Any) -> Tensor:
         return ops.GetItem.apply(self, index=_index_array(index))
+
+
+# ---- Function.apply: from tensors to arrays and back, recording the graph -------------------------
+
+def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
+    """Run `cls.forward` on the inputs' arrays; when an input requires grad, record its node."""
+    arrays, needs = [], []  # one pass over the inputs: unwrap tensors, note which need a gradient
+    for a in args:
+        if isinstance(a, Tensor):
+            arrays.append(a.data)
+            needs.append(a.requires_grad)
+        else:
+            arrays.append(a)
+            needs.append(False)
+    ctx = Context()
+    ctx.needs_input_grad = tuple(needs)
+    out = cls.forward(ctx, *arrays, **kwargs)
+    requires_grad = True in needs and grad_mode.is_grad_enabled()
+    result = Tensor._wrap(out, requires_grad=requires_grad)
+    _share_version_with_viewed_input(result, args)
+    if requires_grad:
+        edges = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
+        node = FunctionNode(cls, ctx, edges, result.shape)
+        if ctx._saved:
+            ctx.watch_versions([a for a in args if isinstance(a, Tensor)] + [result])
+        if grad_mode.is_anomaly_enabled():
+            graph.record_forward_trace(node)
+        result.grad_fn = node
+    return result
+
+
+Function.apply = classmethod(_apply)  # type: ignore[assignment]
+
+
+def _share_version_with_viewed_input(result: Tensor, args: tuple) -> None:
+    """A result that is a view of an input's array (reshape, permute, basic slicing) shares that
+    input's version counter, as in PyTorch: a change in place through either is seen by both."""
+    data = result.data
+    owner = data if data.base is None else data.base  # numpy views point at the array that owns
+    for a in args:
+        if isinstance(a, Tensor) and (a.data is owner or a.data.base is owner):
+            result._version_counter = a._version_counter
+            return
 
 
 def _axis(axis: Any) -> Any:

@@ -154,7 +154,7 @@ class _Builder:
         run = runs.get(node, [node])
         forward = node.function.__name__ if isinstance(node, FunctionNode) else type(node).__name__
         lines = [forward + (f" ×{len(run)}" if len(run) > 1 else ""), node.name]
-        shape = getattr(run[0], "output_shape", None)
+        shape = getattr(run[0], "shape", None)
         if self.show_shapes and shape is not None:
             lines.append(f"out {shape}")
         self.graph.node(self._new_id(node, "op"), "\\n".join(lines), shape="box",
