@@ -31,8 +31,11 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
-    def apply(self, grad: Any, ours: bool = False) -> list[Any]:
-        """One gradient per edge in `next_nodes`. `ours`: nothing but the engine holds `grad`."""
+    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
+        """One gradient per edge in `next_nodes`.
+
+        `ours`: nothing but the engine holds `grad`. `last`: the node is released right after.
+        """
         raise NotImplementedError
 
     def release(self) -> None:
@@ -56,7 +59,7 @@ class AccumulateGrad(Node):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.variable.data.shape
 
-    def apply(self, grad: Any, ours: bool = False) -> list[Any]:
+    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
         var = self.variable
         # .grad owns its memory: an array someone else may hold (or of another dtype) is copied
         if grad.dtype != var.data.dtype or not (ours or var.grad is not None):
@@ -89,7 +92,7 @@ class FunctionNode(Node):
     def name(self) -> str:
         return self.function.__name__ + "Backward"
 
-    def apply(self, grad: Any, ours: bool = False) -> list[Any]:
+    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
         if self.released:
             raise RuntimeError(
                 f"{self.name}: trying to backward through the graph a second time, but its "
@@ -98,6 +101,7 @@ class FunctionNode(Node):
             )
         if self.ctx._versions:
             self.ctx.check_versions(self.name)
+        self.ctx.last_backward = last
         grads = self.function.backward(self.ctx, grad)
         grads = [*grads] if isinstance(grads, tuple) else [grads]  # a list of the engine's own
         if len(grads) != len(self.next_nodes):
@@ -148,9 +152,7 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
         if total is None:  # every consumer sent None: nothing flows on, but the inputs stop waiting
             grads: list[Any] = [None] * len(node.next_nodes)
         else:
-            if isinstance(node, FunctionNode):
-                node.ctx.last_backward = not retain_graph
-            grads = node.apply(total, node in ours)
+            grads = node.apply(total, ours=node in ours, last=not retain_graph)
         del total  # a backward that passes G on (Add) must leave it held by `grads` alone
         for i, child in enumerate(node.next_nodes):
             if child is None:
