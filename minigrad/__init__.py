@@ -14,9 +14,9 @@ from minigrad.engine import (
     ones,
     randn,
     tensor,
+    unbroadcast,
     zeros,
 )
-from minigrad.engine.ops import unbroadcast
 from minigrad.nn.functional import concatenate, stack
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
