@@ -231,7 +231,8 @@ def test_introspecting_a_parameter_the_optimizer_does_not_hold():
 def test_second_moment_of_a_row_out_of_range():
     p = param()
     opt = optim.Adam([p])
-    with pytest.raises(IndexError, match=r"Adam: row 3 is out of range for a parameter with 3 rows"):
+    with pytest.raises(IndexError, match=r"Adam: row 3 at rows\[1\] is out of range for a parameter with "
+                                         r"3 rows \(rows must be in \[0, 3\)\)"):
         opt.second_moment(p, [0, 3])
 
 

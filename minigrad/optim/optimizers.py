@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import RowSparse, Tensor, enable_grad, no_grad
+from minigrad.engine import RowSparse, Tensor, check_in_range, enable_grad, no_grad
 
 DECAY_MODES = ("dense", "touched", "catch_up")
 
@@ -616,10 +616,8 @@ def _check_rows(rows: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
         raise TypeError(f"{name}: rows must be integer row ids, got dtype {rows.dtype}")
     if not shape:
         raise ValueError(f"{name}: a 0-d parameter has no rows; pass rows=None")
-    if rows.size and (rows.min() < 0 or rows.max() >= shape[0]):
-        bad = rows[(rows < 0) | (rows >= shape[0])].flat[0]
-        raise IndexError(f"{name}: row {bad} is out of range for a parameter with {shape[0]} rows "
-                         f"(rows must be in [0, {shape[0]}))")
+    check_in_range(rows, shape[0], who=name, item="row", name="rows",
+                   range_of=f"a parameter with {shape[0]} rows")
     return rows
 
 

@@ -20,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import AccumulateGrad, FunctionNode, Node, RowSparse, Tensor, add_grads, recording
+from minigrad.engine import (
+    AccumulateGrad,
+    FunctionNode,
+    Node,
+    RowSparse,
+    Tensor,
+    add_grads,
+    check_in_range,
+    recording,
+)
 
 # What each op is, seen from a vocabulary table: reading a row, or scoring every row.
 DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}
@@ -326,12 +335,8 @@ class Ledger:
             raise ValueError(f"ledger.table: {record.label} is a scalar; a table needs rows")
         n_rows = shape[0]
         rows = list(range(n_rows)) if rows is None else [int(r) for r in rows]
-        for r in rows:
-            if not 0 <= r < n_rows:
-                raise IndexError(
-                    f"ledger.table: row {r} is out of range for {record.label} with {n_rows} rows "
-                    f"(rows must be in [0, {n_rows}))"
-                )
+        check_in_range(np.array(rows, dtype=np.int64), n_rows, who="ledger.table", item="row", name="rows",
+                       range_of=f"{record.label} with {n_rows} rows")
         row_labels = [_row_label(r, labels, n_rows) for r in rows]
         grads = record.path_grads()
         paths = list(grads)
