@@ -9,6 +9,7 @@ import minigrad as mg
 from minigrad.engine import as_generator, check_in_range, positive_int
 from minigrad.learn import data, train
 from minigrad.models import TinyLM
+from minigrad.tools.ledger import sum_grads
 
 # ---- as_generator ----------------------------------------------------------------------------
 
@@ -98,3 +99,23 @@ def test_anything_else_is_a_value_error_naming_the_argument(value):
 def test_train_uses_the_public_size_check():
     with pytest.raises(ValueError, match=r"batches: batch_size must be a positive int, got 0"):
         next(train.batches(None, 0))
+
+
+# ---- sum_grads (the ledger's and the drawing's fold) ---------------------------------------
+
+def test_sum_grads_keeps_sparse_sparse_and_densifies_on_a_dense_term():
+    a = mg.RowSparse([0, 2], np.ones((2, 3)), (4, 3))
+    b = mg.RowSparse([2], 2 * np.ones((1, 3)), (4, 3))
+    sparse_sum = sum_grads([a, b])
+    assert isinstance(sparse_sum, mg.RowSparse)
+    np.testing.assert_array_equal(sparse_sum.to_dense(), a.to_dense() + b.to_dense())
+    dense = np.arange(12.0).reshape(4, 3)
+    mixed = sum_grads([a, dense, b])
+    assert isinstance(mixed, np.ndarray)
+    np.testing.assert_array_equal(mixed, a.to_dense() + dense + b.to_dense())
+    assert sum_grads([dense]) is dense
+
+
+def test_sum_grads_of_nothing_says_so():
+    with pytest.raises(ValueError, match=r"sum_grads: no gradients to sum"):
+        sum_grads([])

@@ -13,6 +13,7 @@ the classifier, and what they add up to: the "vocabulary bridge audit".
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,14 @@ def grad_row(grad: Any, row: int) -> np.ndarray | None:
     return c.values[hit[0]] if hit.size else None
 
 
+def sum_grads(grads: Sequence[Any]) -> Any:
+    """The sum of one or more gradients, dense or RowSparse, as the engine accumulates them
+    (sparse + sparse stays sparse, anything + dense is dense)."""
+    if not grads:
+        raise ValueError("sum_grads: no gradients to sum")
+    return functools.reduce(add_grads, grads)
+
+
 def path_name(sender: Node, roles: Mapping[str, str], ordinal: int = 1) -> str:
     """'lookup (EmbeddingBackward)': the op's role, then its backward node; 'lookup #2 (...)' for
     the second node of that kind."""
@@ -143,18 +152,14 @@ class ParamRecord:
 
     def path_grads(self) -> dict[str, Any]:
         """Each path's contributions summed (a node that sent twice, as in x*x, is one path)."""
-        summed: dict[str, Any] = {}
+        by_path: dict[str, list[Any]] = {}
         for c in self.contributions:
-            summed[c.path] = add_grads(summed[c.path], c.grad) if c.path in summed else c.grad
-        return summed
+            by_path.setdefault(c.path, []).append(c.grad)
+        return {path: sum_grads(grads) for path, grads in by_path.items()}
 
     def total(self) -> Any:
         """The sum of every contribution: what `.grad` holds if nothing else touched it."""
-        grads = [c.grad for c in self.contributions]
-        total = grads[0]
-        for g in grads[1:]:
-            total = add_grads(total, g)
-        return total
+        return sum_grads([c.grad for c in self.contributions])
 
     def densified(self) -> str | None:
         """When sparse and dense contributions met, which made the accumulated gradient dense."""
