@@ -38,6 +38,7 @@
 
 # %%
 import os
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -48,7 +49,10 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim import SGD, Adam, AdamW  # noqa: E402
+from minigrad.optim import SGD, Adam, AdamW, PerformanceWarning  # noqa: E402
+
+# this lesson asks for lazy steps with dense decay on purpose, to compare it with the others
+warnings.filterwarnings("ignore", category=PerformanceWarning)
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-07"
@@ -413,7 +417,8 @@ for objective, label in ((linear_loss, "gradient does not read the row"), (pull_
     sgd_dense = train(lambda p: SGD(p, lr=lr, weight_decay=weight_decay), objective, short)
     sgd_catch_up = train(lambda p: SGD(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="catch_up"),
                          objective, short)
-    adamw_dense = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True), objective, short)
+    adamw_dense = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="dense"),
+                        objective, short)
     adamw_catch_up = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="catch_up"),
                            objective, short)
     differences[label] = (largest_difference(sgd_catch_up, sgd_dense),

@@ -18,7 +18,6 @@ Other lesson helpers may add functions here (append only).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.engine import RowSparse, to_dense
+from minigrad.learn.lessons import load_module as load_module  # the runner's loader, re-exported
 from minigrad.tools.gradcheck import numerical_gradient
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent
@@ -38,18 +38,6 @@ RTOL, ATOL = 1e-5, 1e-6
 
 
 # ---- finding and loading lesson files -------------------------------------------------------
-
-def load_module(path: str | Path, name: str | None = None) -> ModuleType:
-    """Import a Python file by path (lesson files start with digits, so `import` cannot name them)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"load_module: no file at {path}")
-    module_name = name or "lesson_file_" + path.stem.replace("-", "_")
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def lesson_file(folder: str, number: int, root: str | Path | None = None) -> Path:
     """The file `NN_*.py` of lesson `number` in lessons/<folder> ("" for the lesson itself)."""

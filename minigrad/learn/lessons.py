@@ -437,8 +437,13 @@ class CheckResult:
 
 
 def load_module(path: Path | str, name: str | None = None) -> ModuleType:
-    """Execute a file as a fresh module (names may start with digits: no import statement needed)."""
+    """Execute a file as a fresh module (names may start with digits: no import statement needed).
+
+    The lesson runner and the lesson checks (lessons/checks/_common.py) both load with this.
+    """
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"load_module: no file at {path}")
     name = name or f"minigrad_answers_{path.stem}_{time.perf_counter_ns()}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

@@ -19,10 +19,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from minigrad.engine import no_grad
+from minigrad.engine import as_generator, no_grad, positive_int
 from minigrad.models import next_token_windows
 from minigrad.nn import functional as F
-from minigrad.nn.layers import _check_size as _positive_int  # "where: name must be a positive int"
 from minigrad.nn.module import Module
 
 
@@ -52,7 +51,7 @@ class Windows:
 
 def windows(token_ids: np.ndarray, context: int) -> Windows:
     """Every (previous `context` tokens, next token) pair of a token sequence (n,): N = n - C."""
-    return Windows(*next_token_windows(token_ids, _positive_int("windows", "context", context)))
+    return Windows(*next_token_windows(token_ids, positive_int("windows", "context", context)))
 
 
 def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0.1,
@@ -68,7 +67,7 @@ def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0
     """
     if not 0.0 < valid_fraction < 1.0:
         raise ValueError(f"split_windows: valid_fraction must be in (0, 1), got {valid_fraction!r}")
-    pieces = _positive_int("split_windows", "pieces", pieces)
+    pieces = positive_int("split_windows", "pieces", pieces)
     tokens = np.asarray(token_ids)
     bounds = np.linspace(0, len(tokens), pieces + 1).round().astype(int)
     train_parts, valid_parts = [], []
@@ -95,10 +94,10 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
     Every pass visits each window once in a fresh random order; the last len(data) % B windows
     of a pass are left for chance to pick up in another pass, so every batch has exactly B.
     """
-    batch_size = _positive_int("batches", "batch_size", batch_size)
+    batch_size = positive_int("batches", "batch_size", batch_size)
     if batch_size > len(data):
         raise ValueError(f"batches: batch_size={batch_size} is larger than the data ({len(data)} windows)")
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "batches")
     while True:
         order = g.permutation(len(data))
         for start in range(0, len(order) - batch_size + 1, batch_size):
@@ -111,7 +110,7 @@ def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
 
     Run in chunks under no_grad: nothing is recorded and no parameter's .grad changes.
     """
-    batch_size = _positive_int("evaluate", "batch_size", batch_size)
+    batch_size = positive_int("evaluate", "batch_size", batch_size)
     if len(data) == 0:
         raise ValueError("evaluate: data has no windows")
     total = 0.0
@@ -147,7 +146,7 @@ class ProgressBar:
 
     def __init__(self, total: int, label: str = "", stream: TextIO | None = None, width: int = 24,
                  interval: float = 0.1, enabled: bool = True):
-        self.total = _positive_int("ProgressBar", "total", total)
+        self.total = positive_int("ProgressBar", "total", total)
         self.label, self.width, self.interval, self.enabled = label, width, interval, enabled
         self.stream = sys.stderr if stream is None else stream
         is_tty = getattr(self.stream, "isatty", None)
@@ -242,18 +241,18 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
-    steps = _positive_int("train", "steps", steps)
-    batch_size = _positive_int("train", "batch_size", batch_size)
+    steps = positive_int("train", "steps", steps)
+    batch_size = positive_int("train", "batch_size", batch_size)
     if eval_every is None:
         eval_every = max(1, steps // 10)
-    eval_every = _positive_int("train", "eval_every", eval_every)
+    eval_every = positive_int("train", "eval_every", eval_every)
     if len(valid_data) == 0:
         raise ValueError("train: valid_data has no windows")
     if batch_size > len(train_data):
         raise ValueError(
             f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
         )
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "train")
     sample = np.sort(g.choice(len(train_data), min(len(train_data), len(valid_data)), replace=False))
     train_sample = train_data.subset(sample)
     stream_of_batches = batches(train_data, batch_size, g)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, ops
+from minigrad.engine import Tensor, as_array, check_in_range, ops
 
 
 def relu(x: Tensor) -> Tensor:
@@ -66,12 +66,8 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
             f"cross_entropy: targets has shape {y.shape}, expected {z_shape[:-1]} "
             f"(logits shape {z_shape} without its last, class axis)"
         )
-    if y.size and (y.min() < 0 or y.max() >= z_shape[-1]):
-        bad = y[(y < 0) | (y >= z_shape[-1])].flat[0]
-        raise IndexError(
-            f"cross_entropy: target {bad} is out of range for {z_shape[-1]} classes "
-            f"(targets must be in [0, {z_shape[-1]}))"
-        )
+    check_in_range(y, z_shape[-1], who="cross_entropy", item="target", name="targets",
+                   range_of=f"{z_shape[-1]} classes")
     return ops.CrossEntropy.apply(logits, y.astype(np.int64, copy=False), reduction=reduction)
 
 
@@ -132,16 +128,8 @@ def check_ids(ids: Any, num_embeddings: int) -> np.ndarray:
             f"embedding: ids has shape {array.shape} (rank {array.ndim}), expected rank 0, 1 or "
             f"{MAX_ID_RANK}: one id, (T,) or (B, T); one-hot rows? pass their argmax(-1) instead"
         )
-    if array.size:
-        bad = (array < 0) | (array >= num_embeddings)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            value = int(array[where])
-            kind = "is negative" if value < 0 else f"is out of range for num_embeddings={num_embeddings}"
-            raise IndexError(
-                f"embedding: token id {value} at ids{list(where)} {kind} "
-                f"(ids must be in [0, {num_embeddings}))"
-            )
+    check_in_range(array, num_embeddings, who="embedding", item="token id", name="ids",
+                   range_of=f"num_embeddings={num_embeddings}")
     return array.astype(np.int64, copy=False)
 
 

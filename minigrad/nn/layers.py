@@ -6,19 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor
+from minigrad.engine import Tensor, as_generator, positive_int
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module, Parameter
-
-
-def _rng(rng: Any) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
-def _check_size(layer: str, name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{layer}: {name} must be a positive int, got {value!r}")
-    return int(value)
 
 
 class Linear(Module):
@@ -27,10 +17,10 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  dtype: Any = np.float32, rng: Any = None):
         super().__init__()
-        self.in_features = _check_size("Linear", "in_features", in_features)
-        self.out_features = _check_size("Linear", "out_features", out_features)
+        self.in_features = positive_int("Linear", "in_features", in_features)
+        self.out_features = positive_int("Linear", "out_features", out_features)
         bound = 1.0 / np.sqrt(in_features)
-        g = _rng(rng)
+        g = as_generator(rng, "Linear")
         self.weight = Parameter(g.uniform(-bound, bound, (out_features, in_features)).astype(dtype))
         self.bias = Parameter(g.uniform(-bound, bound, out_features).astype(dtype)) if bias else None
 
@@ -53,11 +43,11 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, sparse: bool = True,
                  padding_idx: int | None = None, dtype: Any = np.float32, rng: Any = None):
         super().__init__()
-        self.num_embeddings = _check_size("Embedding", "num_embeddings", num_embeddings)
-        self.embedding_dim = _check_size("Embedding", "embedding_dim", embedding_dim)
+        self.num_embeddings = positive_int("Embedding", "num_embeddings", num_embeddings)
+        self.embedding_dim = positive_int("Embedding", "embedding_dim", embedding_dim)
         self.sparse = sparse
         self.padding_idx = F.check_padding_idx(padding_idx, num_embeddings)
-        table = _rng(rng).standard_normal((num_embeddings, embedding_dim)).astype(dtype)
+        table = as_generator(rng, "Embedding").standard_normal((num_embeddings, embedding_dim)).astype(dtype)
         if padding_idx is not None:
             table[padding_idx] = 0
         self.weight = Parameter(table)

@@ -89,11 +89,7 @@ class Module:
 
     def named_modules(self) -> Iterator[tuple[str, Module]]:
         """Each module once, under the first path that reaches it."""
-        seen: set[int] = set()
-        for name, module in self._walk():
-            if id(module) not in seen:
-                seen.add(id(module))
-                yield name, module
+        return _first_of_each(self._walk())
 
     def _all_named_parameters(self) -> Iterator[tuple[str, Parameter]]:
         """Every (name, parameter) pair, a shared parameter once per name it goes by."""
@@ -103,11 +99,7 @@ class Module:
 
     def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
         """Each parameter once, under the first name it goes by (see `aliases()` for all)."""
-        seen: set[int] = set()
-        for name, p in self._all_named_parameters():
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield name, p
+        return _first_of_each(self._all_named_parameters())
 
     def parameters(self) -> Iterator[Parameter]:
         for _, p in self.named_parameters():
@@ -193,6 +185,15 @@ class Module:
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _first_of_each(pairs: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """The (name, object) pairs whose object has not come before: shared objects once."""
+    seen: set[int] = set()
+    for name, obj in pairs:
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            yield name, obj
 
 
 def _check_loadable(name: str, value: np.ndarray, p: Parameter) -> None:

@@ -1,6 +1,6 @@
 """Optimizers, named as in `torch.optim`: SGD, Adam and AdamW, dense or lazy over row-sparse
 gradients, with three semantics for weight decay on rows a gradient did not name."""
 
-from minigrad.optim.optimizers import DECAY_MODES, SGD, Adam, AdamW, Optimizer
+from minigrad.optim.optimizers import DECAY_MODES, SGD, Adam, AdamW, Optimizer, PerformanceWarning
 
-__all__ = ["DECAY_MODES", "SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["DECAY_MODES", "SGD", "Adam", "AdamW", "Optimizer", "PerformanceWarning"]
