@@ -274,31 +274,43 @@ class ReLU(Function):
         return grad * (a > 0)
 
 
-_erf_exact = np.vectorize(math.erf, otypes=[np.float64])
-# Abramowitz & Stegun 7.1.26: erf(x) = 1 - poly(t) exp(-x^2), t = 1 / (1 + 0.3275911 |x|)
-_ERF_P = 0.3275911
-_ERF_POLY = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to the precision of x's dtype. float64: math.erf on every element (exact, slow);
-    float32: a rational fit in whole-array passes (|error| < 1.5e-7, about a float32 ulp near 1),
-    which keeps GELU from costing more than the matmuls around it."""
-    if x.dtype != np.float32:
-        return _erf_exact(x)
-    magnitude = np.abs(x)
-    t = 1.0 / (1.0 + np.float32(_ERF_P) * magnitude)
-    poly = np.full_like(t, _ERF_POLY[0])
-    for c in _ERF_POLY[1:]:
-        poly *= t
-        poly += np.float32(c)
-    poly *= t
-    np.square(magnitude, out=magnitude)
-    np.negative(magnitude, out=magnitude)
-    poly *= np.exp(magnitude, out=magnitude)
-    np.subtract(1, poly, out=poly)
-    return np.copysign(poly, x, out=poly)
+_erf = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+# Abramowitz & Stegun 7.1.26, for x >= 0: erf(x) = 1 - poly(t) exp(-x^2), t = 1 / (1 + 0.3275911 x),
+# |error| < 1.5e-7. Written for Phi(a) = (1 + erf(a / sqrt 2)) / 2, with the sqrt 2 and the 1/2
+# folded into the constants: 1 - Phi(|a|) = poly'(t) exp(-a^2 / 2), t = 1 / (1 + (0.3275911 / sqrt 2) |a|).
+_PHI_T = 0.3275911 / math.sqrt(2)
+_PHI_POLY = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _normal_cdf_and_density(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Phi(a) and phi(a), the standard normal CDF and density, to the precision of a's dtype.
+
+    float64: math.erf on every element (exact, slow); float32: the rational fit above in
+    whole-array passes (|error| < 1.5e-7, about a float32 ulp near 1), which shares exp(-a^2/2)
+    with the density and keeps GELU from costing more than the matmuls around it.
+    """
+    if a.dtype != np.float32:
+        return 0.5 * (1 + _erf(a / math.sqrt(2))), np.exp(-0.5 * a * a) / _SQRT_2PI
+    # (numpy's abs, sign and masked copies are slow passes here; products, sqrt and copysign are not)
+    square = np.multiply(a, a)
+    t = np.sqrt(square)  # |a|
+    t *= np.float32(_PHI_T)
+    t += np.float32(1)
+    np.reciprocal(t, out=t)
+    tail = t * np.float32(_PHI_POLY[0])  # poly'(t) by Horner's rule
+    for c in _PHI_POLY[1:]:
+        tail += np.float32(c)
+        tail *= t
+    square *= np.float32(-0.5)
+    gauss = np.exp(square, out=square)  # exp(-a^2/2)
+    tail *= gauss  # 1 - Phi(|a|)
+    np.subtract(np.float32(0.5), tail, out=tail)
+    np.copysign(tail, a, out=tail)
+    cdf = np.add(tail, np.float32(0.5), out=tail)  # Phi(a) = 1/2 + sign(a) (1/2 - (1 - Phi(|a|)))
+    gauss *= np.float32(1 / _SQRT_2PI)
+    return cdf, gauss
 
 
 class GELU(Function):
@@ -308,30 +320,28 @@ class GELU(Function):
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        ctx.save_for_backward(a, None)
         ctx.approximate = approximate
         if approximate == "tanh":
+            ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
             return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
-        cdf = _erf(a / np.asarray(math.sqrt(2), a.dtype))
-        cdf += 1
-        cdf *= 0.5
-        cdf = cdf.astype(a.dtype, copy=False)
-        ctx.save_for_backward(a, cdf)  # Phi(a) is the first term of the slope
+        cdf, pdf = _normal_cdf_and_density(a)
+        cdf, pdf = cdf.astype(a.dtype, copy=False), pdf.astype(a.dtype, copy=False)
+        ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
         return a * cdf
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        a, cdf = ctx.saved
+        a, cdf, pdf = ctx.saved
         if ctx.approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a**3))
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
             slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
-        else:  # d/da [a Phi(a)] = Phi(a) + a phi(a)
-            pdf = np.exp(np.asarray(-0.5, a.dtype) * a * a)
-            pdf *= np.asarray(1 / math.sqrt(2 * math.pi), a.dtype)
-            slope = cdf + a * pdf
-        return (grad * slope).astype(a.dtype)
+            return (grad * slope).astype(a.dtype)
+        slope = a * pdf  # d/da [a Phi(a)] = Phi(a) + a phi(a)
+        slope += cdf
+        slope *= grad
+        return slope
 
 
 # ---- shape ------------------------------------------------------------------------------------
@@ -716,9 +726,8 @@ class ScaledDotProductAttention(Function):
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
         p = q @ k.swapaxes(-1, -2)
         p *= np.asarray(scale, p.dtype)
-        if is_causal:
-            future = np.triu(np.ones(p.shape[-2:], dtype=bool), k=1)
-            np.copyto(p, -np.inf, where=future)
+        if is_causal:  # + (0 or -inf): a broadcast add, much faster than a masked write here
+            p += np.triu(np.full(p.shape[-2:], -np.inf, dtype=p.dtype), k=1)
         p -= p.max(axis=-1, keepdims=True)  # row 0 always sees key 0: no row is all -inf
         np.exp(p, out=p)
         p /= p.sum(axis=-1, keepdims=True)
