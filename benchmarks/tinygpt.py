@@ -20,8 +20,6 @@ import io
 import os
 import pstats
 import sys
-import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the PyTorch twin the tests check Tiny
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import paired_ratio, quartiles, run_shape  # noqa: E402
-from step import HYPER, _reset_peak_rss, _rss_kib, blas_threads, serve  # noqa: E402
+from step import HYPER, Worker, serve  # noqa: E402
 
 SHAPES = {
     "base": {"V": 2048, "T": 64, "d": 128, "heads": 4, "layers": 2, "B": 16},
@@ -94,43 +92,6 @@ def torch_step(shape: dict[str, int]) -> Callable[[], float]:
 
 
 BUILDERS = {"minigrad": minigrad_step, "torch": torch_step}
-
-
-class Worker:
-    """One implementation in its own process (the protocol of step.py's `serve`)."""
-
-    def __init__(self, impl: str, shape: dict[str, int], warmup: int, threads: int | None):
-        if threads is not None:
-            from threadpoolctl import threadpool_limits
-            threadpool_limits(threads, user_api="blas")
-        self.impl = impl
-        self.threads, self.kernel = blas_threads()
-        if impl == "torch":
-            import torch
-            torch.set_num_threads(self.threads)  # the same number of threads as numpy's BLAS
-            self.kernel = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
-        import minigrad  # noqa: F401  (both build the weights with it: imported before the baseline)
-        _reset_peak_rss()
-        self.baseline_kib = _rss_kib("VmRSS")
-        self.step = BUILDERS[impl](shape)
-        self.losses = [self.step() for _ in range(warmup)]
-
-    def timed_step(self) -> dict[str, float]:
-        start = time.perf_counter()
-        loss = self.step()
-        return {"time": time.perf_counter() - start, "loss": loss}
-
-    def memory(self) -> dict[str, float]:
-        result = {"peak_mib": (_rss_kib("VmHWM") - self.baseline_kib) / 1024}
-        if self.impl != "torch":  # tracemalloc sees numpy's arrays but not PyTorch's
-            tracemalloc.start()
-            self.step()
-            result["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
-        return result
-
-    def describe(self) -> dict[str, Any]:
-        return {"impl": self.impl, "threads": self.threads, "kernel": self.kernel, "losses": self.losses}
 
 
 def table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) -> list[str]:
@@ -208,7 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.impl:
         shape = {k: getattr(args, k) for k in SHAPES["base"]}
-        serve(Worker(args.impl, shape, warmup=2, threads=args.threads))
+        import minigrad  # noqa: F401  (both build the weights with it: imported before the baseline)
+        serve(Worker(args.impl, lambda: BUILDERS[args.impl](shape), warmup=2, threads=args.threads))
         return
     if args.quick:
         args.rounds, args.steps = 2, 2
