@@ -2,8 +2,9 @@
 
 Both read the default corpus (pydoc_data.topics) with lesson 8's vocabulary (the 2,000 most
 frequent words), hold out the same text (the last tenth of each twentieth), train with AdamW
-under a warmup-then-cosine schedule, and get the same wall-clock budget of training steps
-(evaluation excluded): each model's step is timed first, and its step count set to fill the budget.
+under a warmup-then-cosine schedule, and get the same wall-clock budget of training (evaluation
+excluded): each model's step is timed first to plan the schedule's length, and training stops
+when the budget is spent (train(max_seconds=)), whichever comes first.
 
     python benchmarks/tinygpt_vs_tinylm.py --seconds 120 --threads 1
 
@@ -85,9 +86,10 @@ def main(argv: list[str] | None = None) -> None:
         model = run["build"]()
         optimizer = AdamW(model.parameters(), lr=run["lr"], weight_decay=0.01)
         history = train(model, optimizer, train_data, valid_data, steps=steps, batch_size=run["batch"],
-                        scheduler=schedule(optimizer, steps), label=label.split()[0])
+                        scheduler=schedule(optimizer, steps), label=label.split()[0],
+                        max_seconds=args.seconds)
         start, end = history.valid_loss[0], history.valid_loss[-1]
-        print(f"| {label} | {model.num_parameters():,} | {steps:,} | {history.tokens:,} | "
+        print(f"| {label} | {model.num_parameters():,} | {history.steps:,} | {history.tokens:,} | "
               f"{history.train_seconds:.0f} | {start:.3f} -> {end:.3f} |", flush=True)
 
 

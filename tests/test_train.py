@@ -325,3 +325,12 @@ def test_train_fits_tinygpt_with_a_schedule_and_counts_every_position():
     assert "valid" in stream.getvalue()
     expected = float(F.cross_entropy(model(valid_part.ids), valid_part.targets).item())
     assert evaluate(model, valid_part, batch_size=12) == pytest.approx(expected, rel=1e-12)
+
+
+def test_max_seconds_stops_training_and_evaluates_the_last_step():
+    train_part, valid_part = split_windows(cyclic_tokens(), context=1, valid_fraction=0.2)
+    model = small_model()
+    history = train(model, mg.optim.SGD(model.parameters(), lr=0.1), train_part, valid_part, steps=10_000,
+                    batch_size=4, max_seconds=0.05, progress=False)
+    assert 1 <= history.steps < 10_000 and history.batch_loss.shape == (history.steps,)
+    assert history.train_seconds >= 0.05 and history.eval_steps[-1] == history.steps

@@ -276,3 +276,23 @@ def test_op_errors_name_arguments_and_shapes():
         F.dropout(x, 1.5)
     with pytest.raises(ValueError, match="LayerNorm: normalized_shape must be a positive int"):
         nn.LayerNorm(0)
+
+
+def test_shape_op_errors_name_the_argument():
+    x = mg.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"narrow\(\): start=2, length=2 does not fit dim 1 of size 3"):
+        x.narrow(1, 2, 2)
+    with pytest.raises(ValueError, match="chunk\\(\\): chunks must be a positive int, got 0"):
+        x.chunk(0)
+    with pytest.raises(ValueError, match="split\\(\\): split_size must be a positive int, got 0"):
+        x.split(0)
+    with pytest.raises(IndexError, match=r"squeeze\(\): dim -3 is out of range for shape \(2, 3\)"):
+        x.squeeze(-3)
+    with pytest.raises(TypeError, match="argmax\\(\\): dim must be an int, got 1.5"):
+        x.argmax(dim=1.5)
+    with pytest.raises(TypeError, match="where: condition must be a bool array, got dtype float64"):
+        F.where(np.zeros(3), x, x)
+    with pytest.raises(ValueError, match="GELU: approximate must be 'none' or 'tanh', got 'fast'"):
+        nn.GELU("fast")
+    with pytest.raises(ValueError, match="layer_norm: eps must be positive, got 0"):
+        F.layer_norm(x, 3, eps=0)

@@ -257,12 +257,15 @@ class History:
 def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Windows, *, steps: int,
           batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
           progress: bool = True, stream: TextIO | None = None,
-          on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None) -> History:
+          on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None,
+          max_seconds: float | None = None) -> History:
     """Train `model` (ids (B, C) -> logits (B, V), or (B, C, V) for targets at every position)
     on mean cross-entropy for `steps` batches.
 
     optimizer:   anything with zero_grad() and step(), e.g. minigrad.optim.AdamW
     scheduler:   a minigrad.optim.lr_scheduler schedule, stepped after every optimizer step
+    max_seconds: stop early once this much training time is spent (evaluation not counted), so
+                 two models can be compared at equal training time; the last step is evaluated
     eval_every:  evaluate every this many steps (default: 10 evaluations over the run)
     rng:         seed or Generator for the batch order; the same seed gives the same batches
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
@@ -313,9 +316,13 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
                                      "learning rate)")
         history.batch_loss[step - 1] = value
         smoothed = value if smoothed is None else 0.95 * smoothed + 0.05 * value
-        if step % eval_every == 0 or step == steps:
+        out_of_time = max_seconds is not None and history.train_seconds >= max_seconds
+        if step % eval_every == 0 or step == steps or out_of_time:
             record(step)
         bar.update(step, f"loss {smoothed:.3f}", f"valid {history.valid_loss[-1]:.3f}",
                    format_rate(step * batch_size * history.positions / max(history.train_seconds, 1e-9)))
+        if out_of_time:
+            history.batch_loss = history.batch_loss[:step]
+            break
     bar.close()
     return history
