@@ -17,7 +17,7 @@ from minigrad.engine import (
     unbroadcast,
     zeros,
 )
-from minigrad.nn.functional import concatenate, stack
+from minigrad.nn.functional import cat, concatenate, stack, where
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
 from minigrad.tools.ledger import Ledger, ledger
@@ -47,5 +47,5 @@ __all__ = [
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
-    "CheckpointError", "load", "load_into", "save", "concatenate", "stack",
+    "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where",
 ]

@@ -58,3 +58,64 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         padding = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{padding}, sparse={self.sparse}"
+
+
+# ---- transformer layers (TinyGPT) ----------------------------------------------------------------
+
+class LayerNorm(Module):
+    """Normalise each position's last `normalized_shape` axes; weight (ones) and bias (zeros) learn.
+
+    x (..., d) -> (..., d), as torch.nn.LayerNorm(d, eps=1e-5).
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = np.float32):
+        super().__init__()
+        single = isinstance(normalized_shape, (int, np.integer))
+        self.normalized_shape = (int(normalized_shape),) if single else tuple(normalized_shape)
+        for n in self.normalized_shape:
+            positive_int("LayerNorm", "normalized_shape", n)
+        self.eps = eps
+        affine = elementwise_affine
+        self.weight = Parameter(np.ones(self.normalized_shape, dtype=dtype)) if affine else None
+        self.bias = Parameter(np.zeros(self.normalized_shape, dtype=dtype)) if affine and bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
+
+
+class GELU(Module):
+    """x * Phi(x), Phi the standard normal CDF (approximate="tanh": the tanh fit)."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Dropout(Module):
+    """In training, zero each entry with probability p and scale the rest by 1/(1 - p); in eval()
+    (and with p=0, the default here) the input passes unchanged. rng seeds the masks."""
+
+    def __init__(self, p: float = 0.0, rng: Any = None):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p!r}")
+        self.p = float(p)
+        self.rng = as_generator(rng, "Dropout")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training, rng=self.rng)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
