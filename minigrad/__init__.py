@@ -23,12 +23,25 @@ from minigrad.tools.io import CheckpointError, load, save
 from minigrad.tools.ledger import Ledger, ledger
 from minigrad.tools.viz import draw
 
-__version__ = "0.1.0"
+
+def check(number: int, answers: object) -> object:
+    """Mark lesson `number`'s exercise from a notebook: `minigrad.check(4, globals())`.
+
+    answers: a module, a namespace, or a dict of your definitions such as `globals()`. Returns
+    a result whose `passed` is a bool and that displays as `minigrad check N` prints (the
+    same verdict and diagnosis). Loaded on first use, so `import minigrad` stays light.
+    """
+    from minigrad.learn.lessons import check as check_lesson
+
+    return check_lesson(number, answers)
+
+
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
-    "CheckpointError", "load", "save", "concatenate", "stack",
+    "CheckpointError", "load", "save", "concatenate", "stack", "check",
 ]

@@ -203,12 +203,12 @@ def test_failing_check_stops_the_lesson_and_names_the_line(tiny, tmp_path, capsy
     assert run.error == f"a check failed in the code cell at line 19 of {tiny / '04_tiny.py'}"
     assert "AssertionError: the check in the lesson failed" in shown.getvalue()
     assert f'File "{tiny / "04_tiny.py"}", line 21' in shown.getvalue()  # the assert's own line
-    assert "twice: 42 from 04_tiny.py" in capsys.readouterr().out  # __file__ is the lesson's
+    assert "  > twice: 42 from 04_tiny.py" in shown.getvalue()  # __file__ is the lesson's; output marked
 
 
 def test_pauses_after_markdown_that_leads_to_code_and_q_quits(tiny, tmp_path):
     shown = io.StringIO()
-    answers = io.StringIO("\n\n")
+    answers = io.StringIO("\n42\n")
     run = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=answers, stdout=shown)
     assert run.ok
     assert shown.getvalue().count(runner.STEP_PROMPT) == 1
@@ -218,19 +218,75 @@ def test_pauses_after_markdown_that_leads_to_code_and_q_quits(tiny, tmp_path):
     assert (stopped.ok, stopped.stopped_by_learner, stopped.error) == (True, True, "")  # not a failure
 
 
+def test_prediction_is_asked_again_when_empty_and_shown_back_after_the_result(tiny, tmp_path):
+    shown = io.StringIO()
+    answers = io.StringIO("\n\n  \nforty-two, I think\n")  # Enter at the step, then two empty tries
+    run = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=answers, stdout=shown)
+    text = shown.getvalue()
+    assert run.ok and run.predictions == ["forty-two, I think"]
+    assert text.count(runner.PREDICTION_PROMPT) == 3 and text.count(runner.PREDICTION_AGAIN) == 2
+    result, reveal = text.index("  > twice: 42"), text.index('You predicted: "forty-two, I think"')
+    assert result < reveal  # shown back after the output it predicts
+    closed = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=io.StringIO("\n"),
+                               stdout=io.StringIO())
+    assert closed.stopped_by_learner and closed.predictions == []  # stdin closed while asking
+
+
+def test_output_is_marked_and_long_cells_are_cut(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    long_cell = "\n".join(f"x{i} = {i}" for i in range(20)) + "\nprint('a\\nb', end='')\n"
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + long_cell)
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    text = shown.getvalue()
+    assert "  | x11 = 11\n" in text and "x12 = 12" not in text
+    first = lesson.cells()[-1].line
+    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 12}-{first + 20})" in text
+    assert "  > a\n  > b\n" in text  # every printed line marked, the last one ended
+
+
+def test_fast_sets_minigrad_fast_for_the_lesson_only(tiny, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINIGRAD_FAST", raising=False)
+    lesson = runner.get_lesson(3)
+    cell = "\n# %%\nprint('fast:', os.environ.get('MINIGRAD_FAST'))\n"
+    lesson.path.write_text(lesson.path.read_text() + cell)
+    for fast, expected in ((True, "  > fast: 1"), (False, "  > fast: None")):
+        shown = io.StringIO()
+        assert runner.run_lesson(lesson, tmp_path, stdout=shown, fast=fast).ok
+        assert expected in shown.getvalue()
+    assert "MINIGRAD_FAST" not in os.environ
+
+
+def test_the_runner_caps_blas_threads_while_the_lesson_runs(tiny, tmp_path, monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not threadpoolctl.threadpool_info():
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    lesson = runner.get_lesson(3)
+    lesson.path.write_text(lesson.path.read_text() + (
+        "\n# %%\nfrom threadpoolctl import threadpool_info\n"
+        "print('threads:', sorted({p['num_threads'] for p in threadpool_info()\n"
+        "                          if p['user_api'] == 'blas'}))\n"))
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "1")
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    assert "  > threads: [1]" in shown.getvalue()
+
+
 @pytest.mark.parametrize(("tty", "no_pause", "pauses"), [(True, False, True), (True, True, False),
                                                          (False, False, False)])
 def test_cli_pauses_only_on_a_terminal_without_no_pause(tiny, monkeypatch, tty, no_pause, pauses):
     seen = {}
 
-    def fake_run(lesson, out_dir, pause):
-        seen["pause"] = pause
+    def fake_run(lesson, out_dir, pause, fast):
+        seen["pause"], seen["fast"] = pause, fast
         return runner.LessonRun(lesson, True, 0.0, [])
 
     monkeypatch.setattr(runner, "run_lesson", fake_run)
     monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self: tty})())
     assert cli.main(["lesson", "3"] + (["--no-pause"] if no_pause else [])) == 0
-    assert seen["pause"] is pauses
+    assert seen["pause"] is pauses and seen["fast"] is False
+    assert cli.main(["lesson", "3", "--fast"]) == 0
+    assert seen["fast"] is True
 
 
 def test_cli_lesson_reports_time_and_files(tiny, capsys):
@@ -276,7 +332,7 @@ def test_cli_check_exit_codes_and_messages(tiny, capsys):
     assert cli.main(["check", "3", "--file", str(_answers(tiny, "def double(x):\n    return x + 1\n"))]) == 1
     assert "FAIL\n  double(21) gave 22, expected 42" in capsys.readouterr().out
     assert cli.main(["check", "3", "--file", "missing.py"]) == 2
-    assert "minigrad check: check: --file missing.py does not exist" in capsys.readouterr().err
+    assert capsys.readouterr().err == "minigrad check: --file missing.py does not exist\n"  # said once
 
 
 def test_cli_lessons_lists_titles_summaries_and_status(tiny, capsys):
@@ -292,6 +348,111 @@ def test_checks_can_import_shared_helpers_from_their_package(tiny):
         "from ._common import EXPECTED\n\ndef check(answers):\n    assert answers.double(21) == EXPECTED\n")
     lesson = runner.get_lesson(3)
     assert runner.check_answers(lesson, lesson.solution_path).status == runner.PASS
+
+
+# ---- the learner's own copy: minigrad exercise N -------------------------------------------------
+
+def test_exercise_copies_the_stub_to_the_working_folder_and_check_marks_it(tiny, tmp_path, capsys):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    assert cli.main(["exercise", "3"]) == 0
+    assert copy.read_text() == (tiny / "exercises" / "03_tiny.py").read_text()
+    assert "minigrad-exercises/03_tiny.py: copied." in capsys.readouterr().out
+    copy.write_text("def double(x):\n    return 2 * x\n")
+    assert cli.main(["check", "3"]) == 0  # the copy is marked, not the stub
+    assert "lesson 3 exercise (minigrad-exercises/03_tiny.py): PASS" in capsys.readouterr().out
+    assert cli.main(["lessons"]) == 0
+    out = capsys.readouterr().out
+    assert " 3. Tiny  [pass: minigrad-exercises/03_tiny.py]" in out  # says which file it marked
+    assert " 4. Tiny  [not attempted]" in out  # no copy of lesson 4: its stub
+
+
+def test_exercise_never_overwrites_the_learners_work_without_asking(tiny, tmp_path, capsys, monkeypatch):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    assert cli.main(["exercise", "3"]) == 0
+    assert cli.main(["exercise", "3"]) == 0  # unchanged from the stub: nothing to lose
+    assert "already there, unchanged from the stub" in capsys.readouterr().out
+    copy.write_text("def double(x):\n    return x + x  # mine\n")
+    monkeypatch.setattr(sys, "stdin", type("Pipe", (), {"isatty": lambda self: False})())
+    assert cli.main(["exercise", "3"]) == 1  # not a terminal: refuse, name the file and the flag
+    err = capsys.readouterr().err
+    assert "minigrad-exercises/03_tiny.py already exists and differs from the stub: it is kept" in err
+    assert "`minigrad exercise 3 --force`" in err and "# mine" in copy.read_text()
+    monkeypatch.setattr(sys, "stdin", type("Tty", (), {"isatty": lambda self: True})())
+    monkeypatch.setattr("builtins.input", lambda question: "n")
+    assert cli.main(["exercise", "3"]) == 1 and "# mine" in copy.read_text()  # a terminal asks; no keeps it
+    monkeypatch.setattr("builtins.input", lambda question: "y")
+    assert cli.main(["exercise", "3"]) == 0 and "# mine" not in copy.read_text()
+    copy.write_text("# mine again\n")
+    assert cli.main(["exercise", "3", "--force"]) == 0 and "replaced with the stub" in capsys.readouterr().out
+
+
+def test_working_folder_comes_from_the_environment(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "mine"))
+    path, what = runner.copy_exercise(runner.get_lesson(4))
+    assert (path, what) == (tmp_path / "mine" / "04_tiny.py", "copied")
+    assert runner.get_lesson(4).answers_path == path
+
+
+def test_not_attempted_on_the_stub_says_how_to_get_a_copy(tiny, capsys):
+    assert cli.main(["check", "3"]) == 3
+    out = capsys.readouterr().out
+    assert "Run `minigrad exercise 3` to copy it to minigrad-exercises/03_tiny.py" in out
+    runner.copy_exercise(runner.get_lesson(3))
+    assert cli.main(["check", "3"]) == 3
+    assert "Fill in the functions in minigrad-exercises/03_tiny.py, then `minigrad check 3` again" in (
+        capsys.readouterr().out)
+
+
+def test_lesson_text_names_the_learners_copy(tiny, tmp_path, monkeypatch):
+    lesson = runner.get_lesson(3)
+    cell = "\n# %% [markdown]\n# Open `lessons/exercises/03_tiny.py`.\n"
+    lesson.path.write_text(lesson.path.read_text() + cell)
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path / "out", stdout=shown).ok
+    assert "Open `minigrad-exercises/03_tiny.py`." in shown.getvalue()
+    monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "elsewhere"))
+    text = json.dumps(runner.notebook_json(lesson, tmp_path / "nb"))
+    assert "Open `elsewhere/03_tiny.py`." in text and "lessons/exercises/03_tiny.py" not in text
+
+
+# ---- minigrad.check(N, answers) in a notebook ----------------------------------------------------
+
+def test_check_in_a_notebook_takes_a_module_a_namespace_or_globals(tiny):
+    import types
+
+    import minigrad
+
+    def double(x):
+        return 2 * x
+
+    module = types.ModuleType("answers")
+    module.double = double
+    for answers in (module, types.SimpleNamespace(double=double), {"double": double, "__name__": "__main__"}):
+        result = minigrad.check(3, answers)
+        assert result.passed is True and result.status == runner.PASS
+    wrong = minigrad.check(3, {"double": lambda x: x})
+    assert wrong.passed is False
+    assert repr(wrong) == ("lesson 3 exercise (your notebook's definitions): FAIL\n"
+                           "  you returned the input unchanged: multiply it by 2")
+    crash = minigrad.check(3, {"double": lambda x: x / 0})
+    assert "your code raised ZeroDivisionError: division by zero" in str(crash)
+    stub = minigrad.check(3, {"double": runner.load_module(tiny / "exercises" / "03_tiny.py").double})
+    assert stub.status == runner.NOT_ATTEMPTED and "Fill in the functions in your notebook" in str(stub)
+
+
+def test_notebook_and_command_line_give_the_same_diagnosis(tiny, capsys):
+    path = _answers(tiny, "def double(x):\n    return x + 1\n")
+    assert cli.main(["check", "3", "--file", str(path)]) == 1
+    printed = capsys.readouterr().out
+    result = runner.check(3, runner.load_module(path))
+    assert str(result).split(": ", 1)[1] == printed.strip().split(": ", 1)[1]  # all but the source
+
+
+def test_check_in_a_notebook_refuses_a_path_with_a_pointer(tiny):
+    expected = (r"answers must be a module, a namespace or a dict such as globals\(\), "
+                r"got 'mine.py' \(to mark a file, run `minigrad check 3 --file PATH`\)")
+    with pytest.raises(TypeError, match=expected):
+        runner.check(3, "mine.py")
 
 
 # ---- notebooks -----------------------------------------------------------------------------------
