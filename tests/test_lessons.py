@@ -101,8 +101,9 @@ LESSON_TEXT = '''\
 # %%
 import os
 from pathlib import Path
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-{n:02d}"
-OUT.mkdir(parents=True, exist_ok=True)
+from minigrad.learn.lesson_kit import setup
+lesson = setup({n})
+OUT = lesson.out
 value = 21
 
 # %% [markdown]
@@ -163,12 +164,14 @@ def test_title_and_wrapped_summary_are_read(tiny):
 def test_contract_problems_are_named(tiny):
     path = tiny / "03_tiny.py"
     text = path.read_text().replace("# # Lesson 3", "# # Lesson 5").replace("the value?", "the value.")
+    text = text.replace("lesson = setup(3)", "lesson = setup(number=3)")
     path.write_text(text)
     (tiny / "checks" / "03_tiny.py").unlink()
     problems = runner.contract_problems(runner.get_lesson(3))
     assert "the title says lesson 5 but the file is lesson 3" in problems
     assert "no prediction cell (a markdown cell ending with a question)" in problems
     assert "missing lessons/checks/03_tiny.py" in problems
+    assert any(p.startswith("the first code cell must run `lesson = setup(3)` from") for p in problems)
 
 
 def test_unknown_lesson_names_the_available_ones(tiny, capsys):
@@ -200,9 +203,9 @@ def test_failing_check_stops_the_lesson_and_names_the_line(tiny, tmp_path, capsy
     shown = io.StringIO()
     run = runner.run_lesson(runner.get_lesson(4), tmp_path / "out", stdout=shown)
     assert not run.ok
-    assert run.error == f"a check failed in the code cell at line 19 of {tiny / '04_tiny.py'}"
+    assert run.error == f"a check failed in the code cell at line 20 of {tiny / '04_tiny.py'}"
     assert "AssertionError: the check in the lesson failed" in shown.getvalue()
-    assert f'File "{tiny / "04_tiny.py"}", line 21' in shown.getvalue()  # the assert's own line
+    assert f'File "{tiny / "04_tiny.py"}", line 22' in shown.getvalue()  # the assert's own line
     assert "  > twice: 42 from 04_tiny.py" in shown.getvalue()  # __file__ is the lesson's; output marked
 
 
@@ -243,6 +246,28 @@ def test_output_is_marked_and_long_cells_are_cut(tiny, tmp_path):
     first = lesson.cells()[-1].line
     assert f"  | ... 9 more lines (03_tiny.py, lines {first + 12}-{first + 20})" in text
     assert "  > a\n  > b\n" in text  # every printed line marked, the last one ended
+
+
+def test_a_short_overflow_is_echoed_whole(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + "\n".join(f"y{i} = {i}" for i in range(15)))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    assert "  | y14 = 14" in shown.getvalue() and "more lines" not in shown.getvalue()
+
+
+def test_a_long_lesson_says_how_long_it_takes_before_it_starts(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    lesson = runner.get_lesson(3)
+    long_setup = "lesson = setup(3, minutes=(2.0, 0.5))"
+    lesson.path.write_text(lesson.path.read_text().replace("lesson = setup(3)", long_setup))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    text = shown.getvalue()
+    assert text.startswith("This lesson takes about 2.0 minutes at full size (30 s with `--fast`")
+    assert text.count("This lesson takes") == 1  # setup() stays quiet under the runner
+    done = _run([str(lesson.path)], tmp_path, MINIGRAD_OUT=str(tmp_path / "script"))  # as a plain script
+    assert done.returncode == 0 and "This lesson takes about 30 s at the small size" in done.stdout
 
 
 def test_fast_sets_minigrad_fast_for_the_lesson_only(tiny, tmp_path, monkeypatch):
@@ -295,7 +320,7 @@ def test_cli_lesson_reports_time_and_files(tiny, capsys):
     assert "lesson 3 finished in" in out and "files written:\n  figs/lesson-03/figure.svg" in out
     assert cli.main(["lesson", "4", "--no-pause"]) == 1
     out = capsys.readouterr().out
-    assert "lesson 4 stopped after" in out and ": a check failed in the code cell at line 19 of" in out
+    assert "lesson 4 stopped after" in out and ": a check failed in the code cell at line 20 of" in out
 
 
 def _answers(tiny: Path, body: str) -> Path:
@@ -405,14 +430,27 @@ def test_not_attempted_on_the_stub_says_how_to_get_a_copy(tiny, capsys):
 
 def test_lesson_text_names_the_learners_copy(tiny, tmp_path, monkeypatch):
     lesson = runner.get_lesson(3)
-    cell = "\n# %% [markdown]\n# Open `lessons/exercises/03_tiny.py`.\n"
+    cell = "\n# %% [markdown]\n# Open `minigrad-exercises/03_tiny.py`.\n"
     lesson.path.write_text(lesson.path.read_text() + cell)
     shown = io.StringIO()
     assert runner.run_lesson(lesson, tmp_path / "out", stdout=shown).ok
-    assert "Open `minigrad-exercises/03_tiny.py`." in shown.getvalue()
+    assert "Open `minigrad-exercises/03_tiny.py`." in shown.getvalue()  # the default, from here
     monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "elsewhere"))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path / "out", stdout=shown).ok
+    assert "Open `elsewhere/03_tiny.py`." in shown.getvalue()
+    monkeypatch.setenv("MINIGRAD_EXERCISES", "/srv/course/mine")
     text = json.dumps(runner.notebook_json(lesson, tmp_path / "nb"))
-    assert "Open `elsewhere/03_tiny.py`." in text and "lessons/exercises/03_tiny.py" not in text
+    assert "Open `/srv/course/mine/03_tiny.py`." in text and "minigrad-exercises/03_tiny.py" not in text
+
+
+def test_every_lesson_names_the_copy_and_how_to_make_it():
+    for lesson in LESSONS:
+        text = lesson.path.read_text()
+        assert f"`minigrad exercise {lesson.number}`" in text
+        assert f"minigrad-exercises/{lesson.path.name}" in text
+        assert f"minigrad.check({lesson.number}, globals())" in text
+        assert "lessons/exercises/" not in text, f"{lesson.path.name} names the stub, not the learner's copy"
 
 
 # ---- minigrad.check(N, answers) in a notebook ----------------------------------------------------
@@ -500,3 +538,11 @@ def test_pyproject_ships_every_package_and_the_lessons():
     shipped = {name.replace("minigrad._lessons", "lessons").replace(".", "/") for name in listed
                if name.startswith("minigrad._lessons")}
     assert shipped == {"lessons", "lessons/exercises", "lessons/solutions", "lessons/checks"}
+
+
+def test_checks_import_their_shared_helpers_as_a_package():
+    for path in sorted((REPO / "lessons" / "checks").glob("0*.py")):
+        text = path.read_text()
+        assert "spec_from_file_location" not in text, f"{path.name} loads a file by path"
+        if "common." in text:
+            assert "from . import _common as common" in text, path.name

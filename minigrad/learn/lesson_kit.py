@@ -81,13 +81,13 @@ class LessonSetup:
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-        announce_figure(path, caption)
+        self.announce(path, caption)
         return path
 
-
-def announce_figure(path: Path | str, caption: str) -> None:
-    """Print a figure's path and, on the next line, what it shows (the runner sets both apart)."""
-    print(f"figure: {path}\n  shows: {caption}")
+    def announce(self, path: Path | str, caption: str) -> None:
+        """Print a figure's path and, on the next line, what it shows (a drawing rendered elsewhere
+        is announced the same way)."""
+        print(f"figure: {path}\n  shows: {caption}")
 
 
 def setup(number: int, minutes: tuple[float, float] | None = None) -> LessonSetup:
@@ -106,7 +106,7 @@ def setup(number: int, minutes: tuple[float, float] | None = None) -> LessonSetu
     fast = os.environ.get("MINIGRAD_FAST") == "1"
     out = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / f"lesson-{number:02d}"
     out.mkdir(parents=True, exist_ok=True)
-    if minutes is not None:
+    if minutes is not None and not os.environ.get("MINIGRAD_RUNNER"):  # the runner said it already
         print(expected_duration(minutes, fast))
     return LessonSetup(number, out, fast)
 

@@ -52,7 +52,8 @@ PREDICTION_AGAIN = "  Type your answer first (a word or a number is enough): com
 STEP_PROMPT = "[press Enter to run the next step; q quits] "
 COMMANDS = ("lessons", "lesson", "check", "exercise")  # the subcommands this module adds to `minigrad`
 WORKING_FOLDER = "minigrad-exercises"  # under the current directory, unless $MINIGRAD_EXERCISES
-ECHO_LINES = 12  # a longer code cell is echoed up to here, then named by its lines in the file
+ECHO_LINES = 12  # a code cell longer by more than 3 lines is echoed up to here, then named by its lines
+DURATION = re.compile(r"^lesson = setup\(\d+, minutes=\(([\d.]+), ([\d.]+)\)\)", re.MULTILINE)
 CODE_MARK, OUTPUT_MARK = "  | ", "  > "  # echoed code, and what it printed
 
 
@@ -237,8 +238,9 @@ def contract_problems(lesson: Lesson) -> list[str]:
     prediction = [i for i, c in enumerate(cells) if c.kind == "markdown" and c.source.rstrip().endswith("?")]
     if not prediction:
         problems.append("no prediction cell (a markdown cell ending with a question)")
-    if "MINIGRAD_OUT" not in text:
-        problems.append("figures must go under os.environ.get('MINIGRAD_OUT', 'minigrad-out')")
+    if not re.search(rf"^lesson = setup\({lesson.number}\b", text, re.MULTILINE):
+        problems.append(f"the first code cell must run `lesson = setup({lesson.number})` from "
+                        "minigrad.learn.lesson_kit (BLAS threads capped, figures in $MINIGRAD_OUT/lesson-NN)")
     if "gradcheck" not in text:
         problems.append("no check against finite differences (minigrad.tools.gradcheck)")
     if f"minigrad check {lesson.number}" not in text:
@@ -268,20 +270,19 @@ def render_markdown(source: str) -> str:
 
 
 def with_learners_paths(source: str, lesson: Lesson) -> str:
-    """The lesson text with the stub's path (`lessons/exercises/NN_slug.py`) replaced by the file
-    the learner works on: their copy from `minigrad exercise N`, which is where it will be."""
-    stub = f"lessons/exercises/{lesson.path.name}"
-    return source.replace(stub, _display_path(lesson.working_copy))
+    """The lesson text with the default copy's path (`minigrad-exercises/NN_slug.py`) replaced by
+    where `minigrad exercise N` puts it for this learner ($MINIGRAD_EXERCISES, seen from here)."""
+    return source.replace(f"{WORKING_FOLDER}/{lesson.path.name}", _display_path(lesson.working_copy))
 
 
 def echo_code(cell: Cell, path: Path) -> str:
     """A code cell as shown before it runs: marked lines, a long cell cut after ECHO_LINES."""
     lines = cell.source.splitlines()
+    if len(lines) <= ECHO_LINES + 3:  # cutting would hide hardly anything
+        return "\n".join(CODE_MARK + line for line in lines)
+    first, last = cell.line + ECHO_LINES, cell.line + len(lines) - 1
     shown = [CODE_MARK + line for line in lines[:ECHO_LINES]]
-    if len(lines) > ECHO_LINES:
-        first, last = cell.line + ECHO_LINES, cell.line + len(lines) - 1
-        more = len(lines) - ECHO_LINES
-        shown.append(f"{CODE_MARK}... {more} more lines ({path.name}, lines {first}-{last})")
+    shown.append(f"{CODE_MARK}... {len(lines) - ECHO_LINES} more lines ({path.name}, lines {first}-{last})")
     return "\n".join(shown)
 
 
@@ -328,11 +329,12 @@ class LessonRun:
 
 @contextlib.contextmanager
 def _lesson_environment(out_dir: Path, fast: bool = False) -> Iterator[None]:
-    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_FAST with `fast`, BLAS threads capped; all
-    restored afterwards."""
+    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_FAST with `fast`, MINIGRAD_RUNNER, BLAS threads
+    capped; all restored afterwards."""
     # threadpoolctl sets KMP_DUPLICATE_LIB_OK when first imported: the run leaves no trace either way
-    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_FAST", "KMP_DUPLICATE_LIB_OK")
+    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_FAST", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
     saved = {key: os.environ.get(key) for key in keys}
+    os.environ["MINIGRAD_RUNNER"] = "1"  # the runner has said how long the lesson takes
     os.environ["MINIGRAD_OUT"] = str(out_dir)
     os.environ["MPLBACKEND"] = "Agg"
     if fast:
@@ -421,7 +423,13 @@ def run_lesson(
     ok, error, stopped_by_learner = True, "", False
     predictions: list[str] = []
     pending: str | None = None  # a prediction waiting for the code that answers it
+    duration = DURATION.search(lesson.path.read_text(encoding="utf-8"))
     with _lesson_environment(out_dir, fast):
+        if duration:  # a long lesson: say so before it starts (its setup() then stays quiet)
+            from minigrad.learn.lesson_kit import expected_duration
+
+            minutes = (float(duration.group(1)), float(duration.group(2)))
+            print(expected_duration(minutes, os.environ.get("MINIGRAD_FAST") == "1") + "\n", file=stdout)
         for index, cell in enumerate(cells):
             if cell.kind == "markdown":
                 if pending is not None:
