@@ -411,6 +411,12 @@ def test_exercise_never_overwrites_the_learners_work_without_asking(tiny, tmp_pa
     assert cli.main(["exercise", "3", "--force"]) == 0 and "replaced with the stub" in capsys.readouterr().out
 
 
+def test_exercise_of_a_lesson_without_a_stub_says_so(tiny, capsys):
+    (tiny / "exercises" / "04_tiny.py").unlink()
+    assert cli.main(["exercise", "4"]) == 2
+    assert capsys.readouterr().err.startswith("minigrad exercise: lesson 4 has no exercise stub (")
+
+
 def test_working_folder_comes_from_the_environment(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "mine"))
     path, what = runner.copy_exercise(runner.get_lesson(4))

@@ -691,6 +691,9 @@ def copy_exercise(lesson: Lesson, force: bool = False,
     An existing copy that differs from the stub is the learner's work: it is replaced only with
     `force`, or when `confirm(question)` says yes (a terminal asks); otherwise FileExistsError.
     """
+    if not lesson.exercise_path.is_file():
+        missing = lesson.exercise_path
+        raise FileNotFoundError(f"lesson {lesson.number} has no exercise stub ({missing} is missing)")
     target = lesson.working_copy
     stub = lesson.exercise_path.read_text(encoding="utf-8")
     if target.is_file():
