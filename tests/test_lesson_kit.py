@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -114,3 +116,21 @@ def test_save_writes_closes_and_captions_a_figure(tmp_path, capsys):
     assert path == tmp_path / "line.png" and path.stat().st_size > 0
     assert not plt.fignum_exists(fig.number)
     assert capsys.readouterr().out == f"figure: {path}\n  shows: a line going down\n"
+
+
+def test_setup_leaves_a_notebooks_inline_backend_alone(tmp_path, monkeypatch):
+    matplotlib = pytest.importorskip("matplotlib")
+    monkeypatch.setenv("MINIGRAD_OUT", str(tmp_path))
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "0")
+    chosen = []
+    monkeypatch.setattr(matplotlib, "use", lambda backend: chosen.append(backend))
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    kit.setup(2)
+    assert chosen == ["Agg"]  # a script or the runner: headless
+    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {})
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: ZMQInteractiveShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert kit.in_notebook()
+    kit.setup(2)
+    assert chosen == ["Agg"]  # a Jupyter kernel: not switched

@@ -59,10 +59,9 @@ def cap_blas_threads(threads: int | None = None) -> Any:
 
 def in_notebook() -> bool:
     """True inside a Jupyter/IPython kernel, where figures should show inline, not go headless."""
-    shell = sys.modules.get("IPython")
-    get_ipython = getattr(shell, "get_ipython", None)
-    return bool(get_ipython and get_ipython() is not None and
-                type(get_ipython()).__name__ == "ZMQInteractiveShell")
+    ipython = sys.modules.get("IPython")  # never imported here: a kernel has already loaded it
+    shell = ipython.get_ipython() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
 
 
 @dataclass(frozen=True)

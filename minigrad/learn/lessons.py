@@ -655,7 +655,7 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
     if answers is None:
         path = Path(file) if file is not None else lesson.answers_path
         if not path.is_file():
-            raise FileNotFoundError(f"--file {path} does not exist")
+            raise FileNotFoundError(f"{'--file ' if file is not None else ''}{path} does not exist")
     elif isinstance(answers, dict):
         answers = SimpleNamespace(**answers)
     check = load_check(lesson)
