@@ -237,15 +237,27 @@ def test_prediction_is_asked_again_when_empty_and_shown_back_after_the_result(ti
 
 def test_output_is_marked_and_long_cells_are_cut(tiny, tmp_path):
     lesson = runner.get_lesson(3)
-    long_cell = "\n".join(f"x{i} = {i}" for i in range(20)) + "\nprint('a\\nb', end='')\n"
+    long_cell = "\n".join(f"x{i} = {i}" for i in range(24)) + "\nprint('a\\nb', end='')\n"
     lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + long_cell)
     shown = io.StringIO()
     assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
     text = shown.getvalue()
-    assert "  | x11 = 11\n" in text and "x12 = 12" not in text
+    assert runner.ECHO_LINES == 16 and "  | x15 = 15\n" in text and "x16 = 16" not in text
     first = lesson.cells()[-1].line
-    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 12}-{first + 20})" in text
+    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 16}-{first + 24})" in text
     assert "  > a\n  > b\n" in text  # every printed line marked, the last one ended
+
+
+def test_a_block_of_imports_is_named_not_shown(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    imports = "import io\nimport json\n\nimport numpy as np\nfrom pathlib import Path\n\n"
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + imports + "shown = 1\n")
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    first = lesson.cells()[-1].line
+    named = f"  | ... 5 lines of imports (03_tiny.py, lines {first}-{first + 4})\n  | shown = 1\n"
+    assert named in shown.getvalue()
+    assert "import json" not in shown.getvalue()
 
 
 def test_a_short_overflow_is_echoed_whole(tiny, tmp_path):

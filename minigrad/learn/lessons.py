@@ -52,7 +52,8 @@ PREDICTION_AGAIN = "  Type your answer first (a word or a number is enough): com
 STEP_PROMPT = "[press Enter to run the next step; q quits] "
 COMMANDS = ("lessons", "lesson", "check", "exercise")  # the subcommands this module adds to `minigrad`
 WORKING_FOLDER = "minigrad-exercises"  # under the current directory, unless $MINIGRAD_EXERCISES
-ECHO_LINES = 12  # a code cell longer by more than 3 lines is echoed up to here, then named by its lines
+ECHO_LINES = 16  # a code cell longer by more than 3 lines is echoed up to here, then named by its lines
+IMPORT_LINE = re.compile(r"^(import \S|from \S+ import [^(]*$|\s*$)")
 DURATION = re.compile(r"^lesson = setup\(\d+, minutes=\(([\d.]+), ([\d.]+)\)\)", re.MULTILINE)
 CODE_MARK, OUTPUT_MARK = "  | ", "  > "  # echoed code, and what it printed
 
@@ -276,14 +277,31 @@ def with_learners_paths(source: str, lesson: Lesson) -> str:
 
 
 def echo_code(cell: Cell, path: Path) -> str:
-    """A code cell as shown before it runs: marked lines, a long cell cut after ECHO_LINES."""
+    """A code cell as shown before it runs: marked lines; a block of imports at its top named by
+    its lines, and a long body cut after ECHO_LINES (the rest named by its lines in the file)."""
     lines = cell.source.splitlines()
-    if len(lines) <= ECHO_LINES + 3:  # cutting would hide hardly anything
-        return "\n".join(CODE_MARK + line for line in lines)
-    first, last = cell.line + ECHO_LINES, cell.line + len(lines) - 1
-    shown = [CODE_MARK + line for line in lines[:ECHO_LINES]]
-    shown.append(f"{CODE_MARK}... {len(lines) - ECHO_LINES} more lines ({path.name}, lines {first}-{last})")
-    return "\n".join(shown)
+    imports = 0
+    while imports < len(lines) and IMPORT_LINE.match(lines[imports]):
+        imports += 1
+    while imports and not lines[imports - 1].strip():
+        imports -= 1  # blank lines after the imports belong to the body
+    shown = []
+    if imports > 3:
+        last_import = cell.line + imports - 1
+        shown.append(f"... {imports} lines of imports ({path.name}, lines {cell.line}-{last_import})")
+        start = imports
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+    else:
+        start = 0
+    body = lines[start:]
+    if len(body) <= ECHO_LINES + 3:  # cutting would hide hardly anything
+        shown += body
+    else:
+        first, last = cell.line + start + ECHO_LINES, cell.line + len(lines) - 1
+        more = f"... {len(body) - ECHO_LINES} more lines ({path.name}, lines {first}-{last})"
+        shown += body[:ECHO_LINES] + [more]
+    return "\n".join(CODE_MARK + line for line in shown)
 
 
 class _MarkedOutput:
