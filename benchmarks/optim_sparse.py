@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's minigrad, not an installed one
-import minigrad as mg  # noqa: E402
-from minigrad import nn, optim  # noqa: E402
+import minigrad as mg
+from minigrad import nn, optim
 
 DIM, BATCH, ZIPF_EXPONENT, CONTROL_ROWS = 128, 4096, 1.0, 1000
 

@@ -24,12 +24,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
-from minigrad.learn.train import split_windows, train  # noqa: E402
-from minigrad.models import TinyGPT, TinyLM  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim import AdamW  # noqa: E402
-from minigrad.optim import lr_scheduler as S  # noqa: E402
+from minigrad.learn.data import Vocabulary, load_text, tokenize
+from minigrad.learn.train import split_windows, train
+from minigrad.models import TinyGPT, TinyLM
+from minigrad.nn import functional as F
+from minigrad.optim import AdamW
+from minigrad.optim import lr_scheduler as S
 
 
 def schedule(optimizer: AdamW, steps: int) -> S.SequentialLR:

@@ -1,9 +1,7 @@
 """Check for lesson 7: an absent row under AdamW(lazy=True, decay="dense") only decays, by
 (1 - lr * weight_decay) per step."""
 
-import importlib.util
 import warnings
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -11,9 +9,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.optim import AdamW, PerformanceWarning
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 BETAS, EPS = (0.9, 0.999), 1e-8
 ROW, V, D = 2, 4, 5
