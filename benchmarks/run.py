@@ -128,7 +128,8 @@ def paired_ratio(results: dict[str, dict[str, Any]], impl: str, other: str) -> f
     return statistics.median(a / b for a, b in zip(results[impl]["turns"], results[other]["turns"]))
 
 
-def step_table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) -> list[str]:
+def step_table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]],
+               skipped: frozenset[str] = frozenset()) -> list[str]:
     any_result = next(iter(results.values()))
     lines = [
         f"### {name}: V={shape['V']}, d={shape['d']}, H={shape['H']}, N={shape['N']}, float32",
@@ -147,16 +148,19 @@ def step_table(name: str, shape: dict[str, int], results: dict[str, dict[str, An
         lines.append(f"| {impl} | {median:.1f} | {q1:.1f}-{q3:.1f} | {len(r['times'])} "
                      f"| {r['first_step_s']:.2f} | {vs} | {r['peak_mib']:.0f} | {traced} |")
     lines.append("")
-    return lines + target_lines(results) + [""]
+    return lines + target_lines(results, skipped) + [""]
 
 
-def target_lines(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The two targets, each as the median over rounds of the paired ratio."""
+def target_lines(results: dict[str, dict[str, Any]],
+                 skipped: frozenset[str] = frozenset()) -> list[str]:
+    """The two targets, each as the median over rounds of the paired ratio; a peer left out
+    with --skip is named as skipped, one that is not installed as not installed."""
     if "minigrad" not in results:
         return []
     lines = []
     peers = [p for p in PEERS if p in results]
-    missing = [p for p in PEERS if p not in results]
+    missing = [p for p in PEERS if p not in results and p not in skipped]
+    left_out = [p for p in PEERS if p not in results and p in skipped]
     if peers:
         fastest = min(peers, key=lambda p: statistics.median(results[p]["times"]))
         lines.append(_verdict(f"minigrad <= {TARGET_VS_FASTEST:.2f} x the fastest peer ({fastest})",
@@ -166,6 +170,8 @@ def target_lines(results: dict[str, dict[str, Any]]) -> list[str]:
                 lines.append(f"  - minigrad / {peer}: {paired_ratio(results, 'minigrad', peer):.2f}")
     if missing:
         lines.append(f"  - not measured (not installed): {', '.join(missing)}")
+    if left_out:
+        lines.append(f"  - not measured (skipped with --skip): {', '.join(left_out)}")
     if FLOOR in results:
         lines.append(_verdict(f"minigrad <= {TARGET_VS_FLOOR:.2f} x the floor (its nine matmuls alone)",
                               paired_ratio(results, "minigrad", FLOOR), TARGET_VS_FLOOR))
@@ -217,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.rounds, args.steps = 2, 2
 
-    skipped = {name for name in args.skip.split(",") if name}
+    skipped = frozenset(name for name in args.skip.split(",") if name)
     impls = [impl for impl in ("minigrad", *PEERS, FLOOR) if impl not in skipped
              and (impl not in OPTIONAL or importlib.util.find_spec(OPTIONAL[impl]) is not None)]
     print(f"# minigrad benchmark: python benchmarks/run.py {' '.join(argv or sys.argv[1:])}".rstrip())
@@ -229,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.shapes.split(","):
         load_before = os.getloadavg()[0]
         results = run_shape(SHAPES[name], impls, args.rounds, args.steps, args.threads)
-        print("\n".join(step_table(name, SHAPES[name], results)), flush=True)
+        print("\n".join(step_table(name, SHAPES[name], results, skipped)), flush=True)
         # other processes on the machine slow every implementation, threaded ones most
         print(f"load average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} cores\n")

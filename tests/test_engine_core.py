@@ -377,6 +377,65 @@ def test_cross_entropy_is_bit_identical_with_and_without_its_buffer(dtype):
     assert_same_bits(*both_ways(program))
 
 
+@pytest.fixture
+def small_row_blocks(monkeypatch):
+    """Row blocks of 3 rows of 40 float64, run on two threads from any size on."""
+    monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 40 * 8)
+    monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(fast, "_THREADS", 2)
+
+
+def test_row_blocks_cover_every_row_once_on_two_threads(small_row_blocks):
+    seen, threads = [], set()
+
+    def work(lo, hi):
+        seen.extend(range(lo, hi))
+        threads.add(threading.get_ident())
+        assert hi - lo <= 3
+
+    fast.in_row_blocks(20, 40 * 8, work)
+    assert sorted(seen) == list(range(20))
+    assert len(threads) == 2
+
+
+def test_row_blocks_stay_on_one_thread_below_the_parallel_size(monkeypatch):
+    monkeypatch.setattr(fast, "_THREADS", 2)
+    threads = set()
+    fast.in_row_blocks(8, 64, lambda lo, hi: threads.add(threading.get_ident()))
+    assert threads == {threading.get_ident()}
+
+
+def test_an_error_in_the_helper_threads_half_reaches_the_caller(small_row_blocks):
+    def work(lo, hi):
+        if lo >= 10:
+            raise ValueError(f"row {lo}")
+
+    with pytest.raises(ValueError, match="row 1"):
+        fast.in_row_blocks(20, 40 * 8, work)
+
+
+@needs_fast
+@pytest.mark.parametrize("shape", [(20, 40), (3, 7, 40), (1, 40), (41, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_in_threaded_row_blocks_is_bit_identical(small_row_blocks, shape, dtype):
+    def program():
+        rng = np.random.default_rng(6)
+        z = leaf(rng.normal(size=shape) * 8, dtype=dtype)
+        targets = rng.integers(0, shape[-1], size=shape[:-1])
+        loss = F.cross_entropy(z * 1.0, targets)
+        loss.backward()
+        return [loss.data, z.grad]
+
+    assert_same_bits(*both_ways(program))
+
+
+@needs_fast
+def test_cross_entropy_of_non_contiguous_logits_takes_the_plain_form(small_row_blocks):
+    z = np.random.default_rng(7).normal(size=(40, 20)).T  # (20, 40), Fortran order
+    assert fast.cross_entropy_exp(z, np.zeros((20, 1), dtype=np.int64)) is None
+    assert fast.scale_rows(z, np.ones((20, 1)), None) is None
+
+
 @needs_fast
 @pytest.mark.parametrize("row_shape", [(), (1,), (2,), (5,), (3, 2), (128,)])
 def test_coalescing_duplicate_ids_is_bit_identical(row_shape):

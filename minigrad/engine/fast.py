@@ -6,8 +6,10 @@ when the hook says no. Each fast form gives bit-identical results (tests run the
 both ways and compare the bytes); what each buys is measured in benchmarks/ (docs/performance.md).
 
     unshared(g)                      the walk may keep a gradient nobody else holds, uncopied
-    cross_entropy_exp(logits, y)     exp(z - max z) in a buffer recycled from step to step
+    cross_entropy_exp(logits, y)     exp(z - max z) and its row sums in a buffer recycled from
+                                     step to step, in cache-sized row blocks on two threads
     reusable(ctx, array)             a backward may write its result into its own saved buffer
+    scale_rows(e, factors, out)      e * factors in cache-sized row blocks on two threads
     run_sums(rows, starts)           segmented sums of a sorted lookup gradient, vectorised
 
 The switch: set the environment variable MINIGRAD_FAST_PATHS=0 before importing minigrad, or
@@ -21,7 +23,8 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -138,21 +141,98 @@ _FREE_IN_RECYCLED = _calibrate_recycled()
 cross_entropy_buffer = Recycled()
 
 
-def cross_entropy_exp(logits: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(e, z_y - max z) with e = exp(z - max z), as ops.CrossEntropy computes them, or None.
+# ---- elementwise work over large (rows, C) arrays: cache-sized row blocks on two threads -------
+
+ROW_BLOCK_BYTES = 1024 * 1024  # a block of input and one of output stay in cache between passes
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, starting a second thread costs more than it buys
+_THREADS = min(2, os.cpu_count() or 1)
+_helper: ThreadPoolExecutor | None = None
+_helper_lock = threading.Lock()
+
+
+def _helper_thread() -> ThreadPoolExecutor:
+    global _helper
+    with _helper_lock:
+        if _helper is None:
+            _helper = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="minigrad-rows")
+        return _helper
+
+
+def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], None]) -> None:
+    """Run `work(start, stop)` over consecutive row blocks of ROW_BLOCK_BYTES, covering every row.
+
+    Why: numpy's ufuncs run on one core and release the GIL, so the two halves of the rows run
+    on two threads at once (this thread and one helper); and each pass of `work` (max, subtract,
+    exp, sum) reads a block that is still in cache from the pass before, instead of streaming the
+    whole array from memory once per pass. `work` must only touch its own rows: then every row
+    gets exactly the operations, in the same order, that it gets from one call over all rows,
+    and the bits are the same.
+    """
+    block = max(1, ROW_BLOCK_BYTES // max(row_bytes, 1))
+
+    def rows(lo: int, hi: int) -> None:
+        for start in range(lo, hi, block):
+            work(start, min(start + block, hi))
+
+    if _THREADS < 2 or n_rows * row_bytes < PARALLEL_MIN_BYTES or n_rows < 2:
+        rows(0, n_rows)
+        return
+    middle = n_rows // 2
+    other_half = _helper_thread().submit(rows, middle, n_rows)
+    try:
+        rows(0, middle)
+    finally:
+        other_half.result()
+
+
+def _as_rows(array: np.ndarray) -> np.ndarray:
+    return array.reshape(-1, array.shape[-1])  # a view: callers pass C-contiguous arrays
+
+
+def cross_entropy_exp(logits: np.ndarray,
+                      y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(e, sum(e), z_y - max z) with e = exp(z - max z), as ops.CrossEntropy computes them, or None.
 
     The fast form writes the shift and the exp into one recycled (..., C) buffer, in place: one
-    (N, V) array per step instead of two new ones (the shifted logits and their exp). With
-    `reusable` below, the cross-entropy's forward and backward at (256, 50257) take half the
-    time of the plain form (benchmarks/fast_paths.py).
+    (N, V) array per step instead of two new ones (the shifted logits and their exp), and works
+    through it in row blocks on two threads (`in_row_blocks`). With `reusable` and `scale_rows`,
+    the cross-entropy's forward and backward at (256, 50257) take half the time of the plain
+    form on one thread (benchmarks/fast_paths.py).
     """
-    if not _on:
+    if not _on or logits.ndim == 0 or not logits.flags.c_contiguous or logits.shape[-1] == 0:
         return None
     e = cross_entropy_buffer.get(logits.shape, logits.dtype)
-    np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)
-    shifted_target = np.take_along_axis(e, y, axis=-1)
-    np.exp(e, out=e)
-    return e, shifted_target
+    total = np.empty((*logits.shape[:-1], 1), logits.dtype)
+    shifted_target = np.empty((*logits.shape[:-1], 1), logits.dtype)
+    z, e_rows, y_rows = _as_rows(logits), _as_rows(e), _as_rows(y)
+    total_rows, target_rows = _as_rows(total), _as_rows(shifted_target)
+
+    def work(lo: int, hi: int) -> None:
+        block = e_rows[lo:hi]
+        np.subtract(z[lo:hi], z[lo:hi].max(axis=-1, keepdims=True), out=block)
+        target_rows[lo:hi] = np.take_along_axis(block, y_rows[lo:hi], axis=-1)
+        np.exp(block, out=block)
+        np.sum(block, axis=-1, keepdims=True, out=total_rows[lo:hi])
+
+    in_row_blocks(z.shape[0], z.shape[1] * z.itemsize, work)
+    return e, total, shifted_target
+
+
+def scale_rows(e: np.ndarray, factors: np.ndarray, out: np.ndarray | None) -> np.ndarray | None:
+    """e * factors (factors: (..., 1), one per row) into `out` or a new array, or None.
+
+    The cross-entropy's backward, G scale e / s, in row blocks on two threads (`in_row_blocks`).
+    """
+    if not _on or not e.flags.c_contiguous or e.ndim == 0 or factors.shape != (*e.shape[:-1], 1):
+        return None
+    result = np.empty_like(e) if out is None else out
+    e_rows, f_rows, r_rows = _as_rows(e), _as_rows(factors), _as_rows(result)
+
+    def work(lo: int, hi: int) -> None:
+        np.multiply(e_rows[lo:hi], f_rows[lo:hi], out=r_rows[lo:hi])
+
+    in_row_blocks(e_rows.shape[0], e_rows.shape[1] * e.itemsize, work)
+    return result
 
 
 def reusable(ctx: Any, array: np.ndarray) -> np.ndarray | None:

@@ -475,9 +475,9 @@ class CrossEntropy(Function):
 
     With e = exp(z - max z) (never overflows) and s = sum(e):  p = e / s  and
     -log p_y = log s - (z_y - max z). logits: (..., C) float; targets: (...) int.
-    The fast forms (fast.cross_entropy_exp, fast.reusable) compute the same numbers in one
-    recycled (..., C) buffer: at a large vocabulary every pass over the logits costs about as
-    much as a matmul.
+    The fast forms (fast.cross_entropy_exp, fast.reusable, fast.scale_rows) compute the same
+    numbers in one recycled (..., C) buffer, in row blocks on two threads: at a large vocabulary
+    every pass over the logits costs about as much as a matmul.
     """
 
     @staticmethod
@@ -488,9 +488,9 @@ class CrossEntropy(Function):
         if fused is None:
             shifted = logits - logits.max(axis=-1, keepdims=True)
             e, shifted_target = np.exp(shifted), np.take_along_axis(shifted, y, axis=-1)
+            total = e.sum(axis=-1, keepdims=True)
         else:
-            e, shifted_target = fused
-        total = e.sum(axis=-1, keepdims=True)
+            e, total, shifted_target = fused
         ctx.save_for_backward(e, total, targets)
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
         loss = (np.log(total) - shifted_target).sum() * ctx.scale
@@ -501,7 +501,9 @@ class CrossEntropy(Function):
         e, total, targets = ctx.saved
         y = targets[..., None]
         step = grad * np.asarray(ctx.scale, dtype=e.dtype)
-        dz = np.multiply(e, step / total, out=fast.reusable(ctx, e))  # G scale p, p = e / s
+        dz = fast.scale_rows(e, step / total, out=fast.reusable(ctx, e))
+        if dz is None:
+            dz = np.multiply(e, step / total, out=fast.reusable(ctx, e))  # G scale p, p = e / s
         np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
         return dz, None
 
@@ -517,7 +519,6 @@ class Embedding(Function):
     @staticmethod
     def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
                 padding_idx: int | None = None) -> np.ndarray:
-        # keep our own copy of the ids: the caller may reuse its buffer before backward
         # keep our own copy of the ids: the caller may reuse its buffer before backward
         ctx.weight_shape, ctx.ids = weight.shape, ids.copy()
         ctx.sparse, ctx.padding_idx = sparse, padding_idx
