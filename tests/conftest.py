@@ -10,3 +10,14 @@ settings.load_profile("minigrad")
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def small_row_blocks(monkeypatch):
+    """fast.in_row_blocks on tiny arrays: blocks of 120 bytes (3 rows of 5 float64, at least one
+    row), run on two threads from any size on, so small tests take the threaded row-block path."""
+    from minigrad.engine import fast
+
+    monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 5 * 8)
+    monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(fast, "_THREADS", 2)

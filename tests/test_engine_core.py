@@ -377,14 +377,6 @@ def test_cross_entropy_is_bit_identical_with_and_without_its_buffer(dtype):
     assert_same_bits(*both_ways(program))
 
 
-@pytest.fixture
-def small_row_blocks(monkeypatch):
-    """Row blocks of 3 rows of 40 float64, run on two threads from any size on."""
-    monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 40 * 8)
-    monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(fast, "_THREADS", 2)
-
-
 def test_row_blocks_cover_every_row_once_on_two_threads(small_row_blocks):
     seen, threads = [], set()
 
@@ -393,7 +385,7 @@ def test_row_blocks_cover_every_row_once_on_two_threads(small_row_blocks):
         threads.add(threading.get_ident())
         assert hi - lo <= 3
 
-    fast.in_row_blocks(20, 40 * 8, work)
+    fast.in_row_blocks(20, 5 * 8, work)
     assert sorted(seen) == list(range(20))
     assert len(threads) == 2
 
@@ -411,7 +403,7 @@ def test_an_error_in_the_helper_threads_half_reaches_the_caller(small_row_blocks
             raise ValueError(f"row {lo}")
 
     with pytest.raises(ValueError, match="row 1"):
-        fast.in_row_blocks(20, 40 * 8, work)
+        fast.in_row_blocks(20, 5 * 8, work)
 
 
 @needs_fast

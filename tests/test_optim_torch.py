@@ -83,6 +83,24 @@ def test_sparse_embedding_in_dense_mode_matches_pytorch(name):
     assert_same(mine, yours, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["adam_wd", "adamw"])
+def test_adam_in_threaded_row_blocks_matches_pytorch_and_the_plain_form(small_row_blocks, name):
+    from minigrad.engine import fast
+
+    cls, options = CONFIGS[name]
+
+    def run():
+        return ours(lambda emb, head: getattr(optim, cls)(params(emb, head), **options), tied=True)
+
+    in_blocks = run()
+    with fast.disabled():
+        plain = run()
+    for mine, reference in zip(params(*in_blocks), params(*plain), strict=True):
+        assert mine.data.tobytes() == reference.data.tobytes()
+    yours = theirs(lambda emb, head: [getattr(torch.optim, cls)(params(emb, head), **options)], tied=True)
+    assert_same(in_blocks, yours, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["sgd_momentum_wd", "adamw"])
 def test_tied_embedding_matches_pytorch(name):
     cls, options = CONFIGS[name]

@@ -10,6 +10,7 @@ both ways and compare the bytes); what each buys is measured in benchmarks/ (doc
                                      step to step, in cache-sized row blocks on two threads
     reusable(ctx, array)             a backward may write its result into its own saved buffer
     scale_rows(e, factors, out)      e * factors in cache-sized row blocks on two threads
+    elementwise_in_row_blocks(a, f)  an elementwise update (Adam's) run on row blocks of `a`
     run_sums(rows, starts)           segmented sums of a sorted lookup gradient, vectorised
 
 The switch: set the environment variable MINIGRAD_FAST_PATHS=0 before importing minigrad, or
@@ -183,6 +184,20 @@ def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], None])
         rows(0, middle)
     finally:
         other_half.result()
+
+
+def elementwise_in_row_blocks(array: np.ndarray, work: Callable[[int, int], None]) -> bool:
+    """Run `work(start, stop)` on row blocks of `array` (see `in_row_blocks`); False to decline.
+
+    For an update whose every step is elementwise over rows of `array` (and of arrays of its
+    shape), such as Adam's ten passes over a (V, d) table and its two moments: each element
+    gets the same operations either way, so the bits are the same. Declines small arrays (one
+    call over all rows is cheaper) and when the fast paths are off.
+    """
+    if not _on or array.ndim == 0 or array.nbytes < PARALLEL_MIN_BYTES:
+        return False
+    in_row_blocks(array.shape[0], array[:1].nbytes, work)
+    return True
 
 
 def _as_rows(array: np.ndarray) -> np.ndarray:

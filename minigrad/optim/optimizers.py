@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import RowSparse, Tensor, check_in_range, enable_grad, no_grad
+from minigrad.engine import RowSparse, Tensor, check_in_range, enable_grad, fast, no_grad
 
 DECAY_MODES = ("dense", "touched", "catch_up")
 
@@ -461,19 +461,25 @@ class Adam(Optimizer):
             state["exp_avg"], state["exp_avg_sq"] = _zeros_written(p.data), _zeros_written(p.data)
         (beta1, beta2), lr, eps, t = group["betas"], group["lr"], group["eps"], state["step"]
         m, v = rows.take(state["exp_avg"]), rows.take(state["exp_avg_sq"])
-        scratch = grad - m
-        scratch *= 1 - beta1
-        m += scratch                                   # m <- m + (1 - b1)(g - m), torch's lerp
-        np.multiply(grad, grad, out=scratch)
-        scratch *= 1 - beta2
-        v *= beta2
-        v += scratch                                   # v <- b2 v + (1 - b2) g^2
-        np.sqrt(v, out=scratch)
-        scratch /= math.sqrt(1 - beta2**t)
-        scratch += eps                                 # sqrt(v_hat) + eps
-        np.divide(m, scratch, out=scratch)
-        scratch *= lr / (1 - beta1**t)                 # lr * m_hat / (sqrt(v_hat) + eps)
-        p_rows -= scratch
+
+        def update(lo: int | None = None, hi: int | None = None) -> None:  # rows lo:hi, or all
+            m_, v_, g, p_ = m[lo:hi], v[lo:hi], grad[lo:hi], p_rows[lo:hi]
+            scratch = g - m_                           # the one temporary
+            scratch *= 1 - beta1
+            m_ += scratch                              # m <- m + (1 - b1)(g - m), torch's lerp
+            np.multiply(g, g, out=scratch)
+            scratch *= 1 - beta2
+            v_ *= beta2
+            v_ += scratch                              # v <- b2 v + (1 - b2) g^2
+            np.sqrt(v_, out=scratch)
+            scratch /= math.sqrt(1 - beta2**t)
+            scratch += eps                             # sqrt(v_hat) + eps
+            np.divide(m_, scratch, out=scratch)
+            scratch *= lr / (1 - beta1**t)             # lr * m_hat / (sqrt(v_hat) + eps)
+            p_ -= scratch
+
+        if p_rows.ndim == 0 or not fast.elementwise_in_row_blocks(p_rows, update):
+            update()
         rows.put(state["exp_avg"], m)
         rows.put(state["exp_avg_sq"], v)
 
