@@ -3,6 +3,9 @@ leaves freed by reference counting, and views that share their base's version co
 
 import ast
 import gc
+import os
+import select
+import signal
 import threading
 import weakref
 from pathlib import Path
@@ -388,6 +391,27 @@ def test_row_blocks_cover_every_row_once_on_two_threads(small_row_blocks):
     fast.in_row_blocks(20, 5 * 8, work)
     assert sorted(seen) == list(range(20))
     assert len(threads) == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_row_blocks_on_a_helper_of_its_own(small_row_blocks):
+    fast.in_row_blocks(20, 5 * 8, lambda lo, hi: None)  # the parent's helper thread exists now
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: would wait forever on the parent's (absent) helper thread
+        covered = []
+        fast.in_row_blocks(20, 5 * 8, lambda lo, hi: covered.extend(range(lo, hi)))
+        os.write(write, bytes([sorted(covered) == list(range(20))]))
+        os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 20)
+    if not ready:
+        os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    answer = os.read(read, 1) if ready else b""
+    os.close(read)
+    assert ready, "the forked child did not finish its row blocks"
+    assert answer == b"\x01"
 
 
 def test_row_blocks_stay_on_one_thread_below_the_parallel_size(monkeypatch):

@@ -159,6 +159,17 @@ def _helper_thread() -> ThreadPoolExecutor:
         return _helper
 
 
+def _forget_helper_after_fork() -> None:
+    # a forked child has none of its parent's threads: a pool copied from the parent would
+    # queue work for a thread that does not exist, so the child makes its own when it needs one
+    global _helper, _helper_lock
+    _helper, _helper_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helper_after_fork)
+
+
 def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], None]) -> None:
     """Run `work(start, stop)` over consecutive row blocks of ROW_BLOCK_BYTES, covering every row.
 
