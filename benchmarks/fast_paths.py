@@ -1,7 +1,9 @@
 """What each fast path buys: the same work with minigrad.engine.fast on and off, side by side.
 
   cross-entropy     F.cross_entropy forward + backward on (N, V) float32 logits (the recycled
-                    softmax buffer, and dz written over it)
+                    softmax buffer, dz written over it, row blocks on two threads)
+  AdamW             one AdamW step on a dense (V, d) float32 table (the ten passes in cache-sized
+                    row blocks on two threads, against one pass of each over the whole table)
   coalesce          RowSparse.coalesce() of n Zipf ids with (n, d) float32 rows (vectorised
                     run sums against the plain np.add.at)
   training step     the tied-embedding step of benchmarks/step.py (every fast path, including
@@ -42,6 +44,21 @@ def cross_entropy_call(N: int, V: int) -> Callable[[], None]:
     def call() -> None:
         logits.grad = None
         F.cross_entropy(logits, targets).backward()
+
+    return call
+
+
+def adamw_call(V: int, d: int) -> Callable[[], None]:
+    import minigrad as mg
+
+    rng = np.random.default_rng(0)
+    table = mg.tensor(rng.standard_normal((V, d)).astype(np.float32), requires_grad=True)
+    gradient = rng.standard_normal((V, d)).astype(np.float32)
+    optimizer = mg.optim.AdamW([table], lr=1e-3, weight_decay=0.1)
+
+    def call() -> None:
+        table.grad = gradient
+        optimizer.step()
 
     return call
 
@@ -90,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| work | fast on (ms) | fast off (ms) | off / on |")
     print("|---|---:|---:|---:|")
     compare(f"cross-entropy (N={1024 // scale}, V=50257)", cross_entropy_call(1024 // scale, 50257), rounds)
+    compare(f"AdamW step (V=50257, d={256 // scale})", adamw_call(50257, 256 // scale), rounds)
     compare(f"coalesce (n={100_000 // scale}, d=128, V=50000, Zipf)",
             coalesce_call(100_000 // scale, 128, 50_000), rounds)
     compare("training step (V=8192, d=128, H=512, N=2048)", step_call(8192, 128, 512, 2048), rounds)
