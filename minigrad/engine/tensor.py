@@ -126,8 +126,16 @@ class Tensor:
         body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
         return f"tensor({body}{extra}{name})"
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.data if dtype is None else self.data.astype(dtype)
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """numpy 2's protocol: copy=True always copies, False never does, None when it must."""
+        if copy:
+            return np.array(self.data, dtype=dtype, copy=True)
+        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+            raise ValueError(
+                f"__array__: a tensor of dtype {self.dtype} cannot be viewed as {np.dtype(dtype)} "
+                "without a copy, but copy=False was asked for"
+            )
+        return np.asarray(self.data, dtype=dtype)
 
     def __bool__(self) -> bool:
         return bool(self.data)
@@ -145,41 +153,110 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
-    # ---- in-place updates (bump the version so a pending backward notices) -----------------
-    def _inplace(self, op: str) -> None:
-        if autograd.is_grad_enabled() and self.requires_grad and self.is_leaf:
+    # ---- in-place updates --------------------------------------------------------------------
+    # Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
+    # self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values
+    # and a node whose edge goes to the old grad_fn; the values are written into self.data (so
+    # every alias sees them) and self.grad_fn becomes that node. Either way the version is bumped,
+    # so a backward that saved the old values refuses to use them.
+
+    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._add("add_", other, alpha)
+
+    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._add("sub_", other, -alpha)
+
+    def mul_(self, other: Any) -> Tensor:
+        if self._records_in_place("mul_", other):  # Mul's backward reads the old values: a copy
+            return self._rebase("mul_", ops.Mul, self._history(copy=True), self._operand(other))
+        self.data *= self._plain(other)
+        return self._bumped()
+
+    def div_(self, other: Any) -> Tensor:
+        if self._records_in_place("div_", other):
+            return self._rebase("div_", ops.Div, self._history(copy=True), self._operand(other))
+        self.data /= self._plain(other)
+        return self._bumped()
+
+    def zero_(self) -> Tensor:
+        return self._copy("zero_", np.zeros((), dtype=self.dtype))
+
+    def copy_(self, other: Any) -> Tensor:
+        return self._copy("copy_", other)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        index = _index_array(index)
+        if self._records_in_place("__setitem__", value):
+            self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
+                         index=index)
+            return
+        self.data[index] = self._plain(value)
+        self._bumped()
+
+    def _add(self, op: str, other: Any, alpha: float) -> Tensor:
+        if self._records_in_place(op, other):
+            step = self._operand(other)
+            return self._rebase(op, ops.Add, self._history(copy=False), step if alpha == 1 else step * alpha)
+        self.data += alpha * self._plain(other)
+        return self._bumped()
+
+    def _copy(self, op: str, source: Any) -> Tensor:
+        if self._records_in_place(op, source):
+            return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
+        self.data[...] = self._plain(source)
+        return self._bumped()
+
+    def _records_in_place(self, op: str, *sources: Any) -> bool:
+        """Whether the in-place op `op` must rebase self's history onto itself; refuses the cases
+        that cannot be recorded: a leaf that requires grad, and a view of another tensor."""
+        if not autograd.is_grad_enabled():
+            return False
+        if self.requires_grad and self.is_leaf:
             raise RuntimeError(
                 f"{op}: a leaf tensor that requires grad is used in an in-place operation; "
                 "wrap the update in `with minigrad.no_grad():`"
             )
+        if not (self.requires_grad or any(isinstance(s, Tensor) and s.requires_grad for s in sources)):
+            return False
+        if self.data.base is not None:
+            raise RuntimeError(
+                f"{op}: this tensor (shape {self.shape}) shares its memory with another tensor (it "
+                "was made by indexing, reshape or transpose) and the op must record a gradient; "
+                "writing into it would change the other tensor behind its graph's back. Use the "
+                "out-of-place op (y = y * 3), or clone() the view first."
+            )
+        _check_can_require_grad(self.data)
+        return True
+
+    def _history(self, copy: bool) -> Tensor:
+        """A stand-in for self as it is now, for the op that rebases it: the same grad_fn, and a
+        copy of the values when that op's backward reads them (self.data is about to change)."""
+        old = Tensor._wrap(self.data.copy() if copy else self.data, requires_grad=self.requires_grad)
+        old.grad_fn = self.grad_fn
+        return old
+
+    def _operand(self, other: Any) -> Any:
+        """A tensor stays a tensor (its gradient is recorded); anything else takes self's dtype."""
+        return other if isinstance(other, Tensor) else np.asarray(other, dtype=self.dtype)
+
+    def _plain(self, other: Any) -> np.ndarray:
+        return np.asarray(as_array(other), dtype=self.dtype)
+
+    def _rebase(self, op: str, function: type, *inputs: Any, **kwargs: Any) -> Tensor:
+        result = function.apply(*inputs, **kwargs)
+        if result.shape != self.shape:
+            raise ValueError(
+                f"{op}: the result has shape {result.shape}, but an in-place op cannot change "
+                f"this tensor's shape {self.shape}"
+            )
+        self.data[...] = result.data
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+        return self._bumped()
+
+    def _bumped(self) -> Tensor:
         self._version += 1
-
-    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        self._inplace("add_")
-        self.data += alpha * np.asarray(as_array(other), dtype=self.dtype)
         return self
-
-    def sub_(self, other: Any) -> Tensor:
-        return self.add_(other, alpha=-1.0)
-
-    def mul_(self, other: Any) -> Tensor:
-        self._inplace("mul_")
-        self.data *= np.asarray(as_array(other), dtype=self.dtype)
-        return self
-
-    def zero_(self) -> Tensor:
-        self._inplace("zero_")
-        self.data[...] = 0
-        return self
-
-    def copy_(self, other: Any) -> Tensor:
-        self._inplace("copy_")
-        self.data[...] = np.asarray(as_array(other), dtype=self.dtype)
-        return self
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._inplace("__setitem__")
-        self.data[_index_array(index)] = np.asarray(as_array(value), dtype=self.dtype)
 
     # ---- arithmetic -------------------------------------------------------------------------
     def _lift(self, other: Any) -> Any:
@@ -291,6 +368,17 @@ class Tensor:
         return ops.Permute.apply(self, dims=tuple(d % self.ndim for d in dims))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        """Swap two axes. As in PyTorch, a 0-d tensor counts as having one axis (-1 or 0)."""
+        axes = max(self.ndim, 1)
+        for dim in (dim0, dim1):
+            if not -axes <= dim < axes:
+                raise IndexError(
+                    f"transpose(): dimension {dim} is out of range for a tensor of shape "
+                    f"{self.shape} (expected in [{-axes}, {axes - 1}]); a 1-D tensor has no "
+                    "second axis to swap with (its .T is itself)"
+                )
+        if self.ndim == 0:
+            return self.permute(())
         dims = list(range(self.ndim))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
         return self.permute(dims)
