@@ -1,5 +1,6 @@
 """gradcheck itself: passes right gradients, fails wrong ones with a readable report."""
 
+import re
 import warnings
 
 import numpy as np
@@ -89,3 +90,110 @@ def test_works_for_inputs_that_are_not_c_contiguous():
     w = mg.tensor(np.arange(6.0).reshape(2, 3).T, requires_grad=True)  # Fortran order
     report = mg.gradcheck(lambda w: (w * w).sum(), [w])
     assert report.ok and report.inputs[0].numerical != 0
+
+
+# ---- a backward that returns the wrong shape, the wrong type, or raises: FAILED, never a crash ----
+
+class RowShaped(mg.Function):
+    """Doubles x, but its backward returns a (1, n) gradient for an (n,) input."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (2 * grad)[None, :]
+
+
+class Raises(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("this backward is broken")
+
+
+class IntegerGradient(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.full(grad.shape, 2)
+
+
+class ListGradient(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (2 * grad).tolist()
+
+
+class SecondInputWrong(mg.Function):
+    """a * b, but b's gradient is summed to a scalar."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        return grad * b, (grad * a).sum()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_wrong_shape_backward_fails_naming_op_input_and_both_shapes(fast):
+    x = leaf([1.0, 2.0, 3.0])
+    report = mg.gradcheck(RowShaped.apply, [x], fast=fast, raise_exception=False)
+    assert not report.ok and "FAILED" in str(report)
+    text = "\n".join(report.problems)
+    assert "RowShapedBackward" in text and "input 0" in text, text
+    assert "shape (1, 3)" in text and "(3,)" in text, text
+    with pytest.raises(mg.GradcheckError, match=r"RowShapedBackward .*\(1, 3\).* input 0 \(x, shape \(3,\)"):
+        mg.gradcheck(RowShaped.apply, [x], fast=fast)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_wrong_shape_on_the_second_input_leaves_the_first_checked(fast):
+    a, b = leaf([1.0, 2.0]), mg.tensor(np.array([3.0, -1.0]), requires_grad=True, name="b")
+    report = mg.gradcheck(SecondInputWrong.apply, [a, b], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert any("SecondInputWrongBackward" in p and "input 1 (b, shape (2,)" in p and "shape ()" in p
+               for p in report.problems), report.problems
+    assert [c.name for c in report.inputs] == ["x"] and report.inputs[0].ok  # a's gradient is right
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_backward_that_raises_is_a_failed_report(fast):
+    report = mg.gradcheck(lambda t: Raises.apply(t * 1.0), [leaf([1.0, 2.0])], fast=fast,
+                          raise_exception=False)
+    assert not report.ok
+    assert report.problems == ["backward raised ValueError: this backward is broken"]
+    with pytest.raises(mg.GradcheckError, match="backward raised ValueError: this backward is broken"):
+        mg.gradcheck(Raises.apply, [leaf([1.0, 2.0])], fast=fast)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("function, problem", [
+    (IntegerGradient, r"IntegerGradientBackward returned a gradient of dtype int64 \(a gradient must be "
+                      r"floating-point\) for its input 0"),
+    (ListGradient, r"ListGradientBackward returned a list, not an array, for its input 0"),
+])
+def test_gradient_of_the_wrong_type_fails(fast, function, problem):
+    report = mg.gradcheck(function.apply, [leaf([1.0, 2.0])], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert any(re.search(problem, p) for p in report.problems), report.problems
+
+
+def test_input_used_twice_names_both_slots():
+    report = mg.gradcheck(lambda t: SecondInputWrong.apply(t, t), [leaf([1.0, 2.0])], raise_exception=False)
+    assert "for its input 0 or 1" in report.problems[0]
