@@ -137,6 +137,33 @@ def setitem_broadcast_row(lib):
     return x, v
 
 
+def base_changed_while_views_read_it(lib):
+    x = lib.tensor(X, True)
+    y = x * 2
+    row, column = y[0:2], y.reshape(3, 1)  # views made before the change read the new values
+    y.mul_(3)
+    (row.sum() + (column * column).sum()).backward()
+    return (x,)
+
+
+def view_of_a_view_after_the_base_changed(lib):
+    x = lib.tensor([X[:2], W[:2]], True)
+    y = x * 2
+    first_column = y.T[0]
+    y.add_(x * x)
+    (first_column * first_column).sum().backward()
+    return (x,)
+
+
+def buffer_view_then_setitem_with_grad(lib):
+    x = lib.tensor(X[:2], True)
+    buffer = lib.zeros(3)
+    tail = buffer[1:]  # a view of a buffer that has no history yet
+    buffer[1:] = x * 3
+    (tail * tail).sum().backward()
+    return (x,)
+
+
 def no_grad_change_keeps_the_history(lib):
     x = lib.tensor(X, True)
     y = x * 2
@@ -201,7 +228,8 @@ RIGHT = [chain, mul_by_a_tensor_that_requires_grad, broadcast_operand,
          in_place_on_output_then_new_ops_read_it, non_saving_consumer_before_the_change,
          saving_consumer_never_backwarded, zero_then_add, copy_into_a_buffer, copy_over_history,
          setitem_value_requires_grad, setitem_over_history, setitem_broadcast_row,
-         no_grad_change_keeps_the_history]
+         base_changed_while_views_read_it, view_of_a_view_after_the_base_changed,
+         buffer_view_then_setitem_with_grad, no_grad_change_keeps_the_history]
 REFUSED = [output_saved_by_its_own_op, input_saved_by_a_later_op, tanh_output_scaled,
            multiplied_by_itself, log_input_changed, max_output_changed]
 
@@ -310,3 +338,20 @@ def test_in_place_cannot_change_the_shape():
 def test_max_saves_its_output_so_an_in_place_change_is_caught():
     with pytest.raises(RuntimeError, match=r"MaxBackward: .* modified in place"):
         max_output_changed(OURS)
+
+
+def test_views_remade_after_the_base_changed_without_torch():
+    x = OURS.tensor([1.0, 2.0, 3.0], True)
+    y = x * 2
+    head = y[0:2]
+    y.mul_(3)
+    assert head.grad_fn.next_nodes[0] is y.grad_fn  # the view now reads the rebased history
+    head.sum().backward()
+    np.testing.assert_array_equal(x.grad, [6.0, 6.0, 0.0])
+
+
+def test_views_made_every_step_do_not_pile_up_on_their_base():
+    weight = OURS.tensor(np.ones((4, 3)), True)
+    for _ in range(50):
+        (weight.T * 2.0).sum().backward()  # a tied model reads E.T every step
+    assert len(weight._live_views()) == 0 and len(weight._views) <= 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +50,12 @@ class Tensor:
     """
 
     __array_priority__ = 1000  # `ndarray + Tensor` calls Tensor.__radd__, not numpy's add
+    # Views (indexing, reshape, transpose that share memory), as PyTorch tracks them: a view keeps
+    # its base (the tensor that is not itself a view) and the ops that remake it from that base;
+    # the base knows its views weakly. Class-level defaults: most tensors are neither.
+    _views: list[weakref.ref] | None = None
+    _base: Tensor | None = None
+    _from_base: Callable[[Tensor], Tensor] | None = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None):
         self.data: np.ndarray = _infer_array(data, dtype)
@@ -252,6 +260,7 @@ class Tensor:
         self.data[...] = result.data
         self.grad_fn = result.grad_fn
         self.requires_grad = True
+        self._remake_views()
         return self._bumped()
 
     def _bumped(self) -> Tensor:
@@ -356,7 +365,8 @@ class Tensor:
     def reshape(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return ops.Reshape.apply(self, shape=tuple(int(s) for s in shape))
+        shape = tuple(int(s) for s in shape)
+        return self._view(lambda base: ops.Reshape.apply(base, shape=shape))
 
     view = reshape
 
@@ -365,7 +375,8 @@ class Tensor:
             dims = tuple(dims[0])
         if sorted(d % self.ndim for d in dims) != list(range(self.ndim)):
             raise ValueError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
-        return ops.Permute.apply(self, dims=tuple(d % self.ndim for d in dims))
+        dims = tuple(d % self.ndim for d in dims)
+        return self._view(lambda base: ops.Permute.apply(base, dims=dims))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         """Swap two axes. As in PyTorch, a 0-d tensor counts as having one axis (-1 or 0)."""
@@ -390,7 +401,33 @@ class Tensor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def __getitem__(self, index: Any) -> Tensor:
-        return ops.GetItem.apply(self, index=_index_array(index))
+        index = _index_array(index)
+        return self._view(lambda base: ops.GetItem.apply(base, index=index))
+
+    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
+        """make(self), remembered as a view when it shares self's memory: an in-place op that
+        rebases the base's history then remakes the view's node from the new history (as PyTorch
+        regenerates a view's grad_fn), so reading the view never uses a stale graph."""
+        out = make(self)
+        if out.data.base is not None and np.may_share_memory(out.data, self.data):
+            if self._base is None:
+                out._base, out._from_base = self, make
+            else:  # a view of a view: remade from the first base, through both ops
+                parent = self._from_base
+                out._base, out._from_base = self._base, lambda base: make(parent(base))
+            base = out._base
+            base._views = [*base._live_views(), weakref.ref(out)]
+        return out
+
+    def _live_views(self) -> list[weakref.ref]:
+        return [ref for ref in self._views or () if ref() is not None]
+
+    def _remake_views(self) -> None:
+        for ref in self._live_views():
+            view = ref()
+            if view is not None:
+                remade = view._from_base(self)
+                view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
 
 
 def _axis(axis: Any) -> Any:
