@@ -415,8 +415,12 @@ class Tensor:
             else:  # a view of a view: remade from the first base, through both ops
                 parent = self._from_base
                 out._base, out._from_base = self._base, lambda base: make(parent(base))
-            base = out._base
-            base._views = [*base._live_views(), weakref.ref(out)]
+            views = out._base._views
+            if views is None:
+                views = out._base._views = []
+            views.append(weakref.ref(out))
+            if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
+                views[:] = out._base._live_views()
         return out
 
     def _live_views(self) -> list[weakref.ref]:
