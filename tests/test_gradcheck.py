@@ -150,26 +150,28 @@ class SecondInputWrong(mg.Function):
         return grad * b, (grad * a).sum()
 
 
+# The engine checks every edge too and may raise first; gradcheck then reports that error. Either
+# way the report is FAILED and names the op, the input slot and both shapes.
+
 @pytest.mark.parametrize("fast", [False, True])
 def test_wrong_shape_backward_fails_naming_op_input_and_both_shapes(fast):
     x = leaf([1.0, 2.0, 3.0])
     report = mg.gradcheck(RowShaped.apply, [x], fast=fast, raise_exception=False)
     assert not report.ok and "FAILED" in str(report)
-    text = "\n".join(report.problems)
-    assert "RowShapedBackward" in text and "input 0" in text, text
-    assert "shape (1, 3)" in text and "(3,)" in text, text
-    with pytest.raises(mg.GradcheckError, match=r"RowShapedBackward .*\(1, 3\).* input 0 \(x, shape \(3,\)"):
+    assert report.inputs == []  # nothing was compared against a gradient of the wrong shape
+    wrong = r"RowShapedBackward returned a gradient of shape \(1, 3\) for (its )?input 0\b.*\(3,\)"
+    assert any(re.search(wrong, p) for p in report.problems), report.problems
+    with pytest.raises(mg.GradcheckError, match=r"FAIL .*RowShapedBackward .*\(1, 3\).*input 0\b.*\(3,\)"):
         mg.gradcheck(RowShaped.apply, [x], fast=fast)
 
 
 @pytest.mark.parametrize("fast", [False, True])
-def test_wrong_shape_on_the_second_input_leaves_the_first_checked(fast):
+def test_wrong_shape_on_the_second_input_is_named(fast):
     a, b = leaf([1.0, 2.0]), mg.tensor(np.array([3.0, -1.0]), requires_grad=True, name="b")
     report = mg.gradcheck(SecondInputWrong.apply, [a, b], fast=fast, raise_exception=False)
     assert not report.ok
-    assert any("SecondInputWrongBackward" in p and "input 1 (b, shape (2,)" in p and "shape ()" in p
-               for p in report.problems), report.problems
-    assert [c.name for c in report.inputs] == ["x"] and report.inputs[0].ok  # a's gradient is right
+    wrong = r"SecondInputWrongBackward returned a gradient of shape \(\) for (its )?input 1\b.*\(2,\)"
+    assert any(re.search(wrong, p) for p in report.problems), report.problems
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -184,9 +186,8 @@ def test_backward_that_raises_is_a_failed_report(fast):
 
 @pytest.mark.parametrize("fast", [False, True])
 @pytest.mark.parametrize("function, problem", [
-    (IntegerGradient, r"IntegerGradientBackward returned a gradient of dtype int64 \(a gradient must be "
-                      r"floating-point\) for its input 0"),
-    (ListGradient, r"ListGradientBackward returned a list, not an array, for its input 0"),
+    (IntegerGradient, r"IntegerGradientBackward returned a gradient of dtype int64 .*input 0.*floating"),
+    (ListGradient, r"ListGradientBackward returned a list.* input 0"),
 ])
 def test_gradient_of_the_wrong_type_fails(fast, function, problem):
     report = mg.gradcheck(function.apply, [leaf([1.0, 2.0])], fast=fast, raise_exception=False)
@@ -194,6 +195,15 @@ def test_gradient_of_the_wrong_type_fails(fast, function, problem):
     assert any(re.search(problem, p) for p in report.problems), report.problems
 
 
-def test_input_used_twice_names_both_slots():
-    report = mg.gradcheck(lambda t: SecondInputWrong.apply(t, t), [leaf([1.0, 2.0])], raise_exception=False)
-    assert "for its input 0 or 1" in report.problems[0]
+def test_gradcheck_names_a_wrong_shape_that_reached_grad_without_an_edge_check():
+    # an engine that let a wrong shape through: gradcheck's own check still fails it
+    x = leaf([1.0, 2.0, 3.0])
+
+    def fn(t):
+        out = t * 2.0
+        t.grad = np.ones((1, 3))  # what a shape-unchecked engine would have stored
+        return out.detach()
+
+    report = mg.gradcheck(fn, [x], raise_exception=False)
+    assert not report.ok
+    assert report.problems == ["x.grad is a gradient of shape (1, 3), but x has shape (3,)"]
