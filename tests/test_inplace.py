@@ -355,3 +355,16 @@ def test_views_made_every_step_do_not_pile_up_on_their_base():
     for _ in range(50):
         (weight.T * 2.0).sum().backward()  # a tied model reads E.T every step
     assert len(weight._live_views()) == 0 and len(weight._views) <= 9
+
+
+@pytest.mark.parametrize("make_view", ["unsqueeze(0)", "flatten()", "view(3)", "narrow(0, 0, 2)", "squeeze()"])
+def test_pytorch_spelled_views_are_remade_after_the_base_changed(make_view):
+    results = []
+    for lib in (OURS, torch_lib()):
+        x = lib.tensor(X, True)
+        y = x * 2
+        view = eval("y." + make_view)  # the view is made before y changes in place
+        y.mul_(3)
+        (view * view).sum().backward()
+        results.append(grads([x])[0])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)

@@ -563,7 +563,8 @@ class Tensor:
         if not (0 <= start <= size and 0 <= length <= size - start):
             raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
                              f"size {size} (shape {self.shape})")
-        return ops.Narrow.apply(self, axis=dim, start=int(start), length=int(length))
+        start, length = int(start), int(length)
+        return self._view(lambda base: ops.Narrow.apply(base, axis=dim, start=start, length=length))
 
     def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
         """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
