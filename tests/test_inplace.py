@@ -357,7 +357,8 @@ def test_views_made_every_step_do_not_pile_up_on_their_base():
     assert len(weight._live_views()) == 0 and len(weight._views) <= 9
 
 
-@pytest.mark.parametrize("make_view", ["unsqueeze(0)", "flatten()", "view(3)", "narrow(0, 0, 2)", "squeeze()"])
+@pytest.mark.parametrize("make_view", ["unsqueeze(0)", "flatten()", "view(3)", "narrow(0, 0, 2)",
+                                       "squeeze()"])
 def test_pytorch_spelled_views_are_remade_after_the_base_changed(make_view):
     results = []
     for lib in (OURS, torch_lib()):
