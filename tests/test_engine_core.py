@@ -451,3 +451,11 @@ def test_with_the_fast_paths_off_every_gradient_is_copied_into_grad():
         Double.apply(x).sum().backward()
     assert x.grad is not Double.made[0]
     np.testing.assert_array_equal(x.grad, Double.made[0])
+
+
+def test_a_zero_d_leaf_gets_a_zero_d_array_as_grad_also_when_accumulated():
+    x = mg.tensor(2.0, requires_grad=True, dtype=np.float64)
+    (x * 3).backward()
+    assert type(x.grad) is np.ndarray and x.grad.shape == () and x.grad == 3.0
+    (x * x).backward()  # a second backward adds into .grad
+    assert type(x.grad) is np.ndarray and x.grad.shape == () and x.grad == 7.0

@@ -15,6 +15,7 @@ import numpy as np
 from minigrad.engine import grad_mode, graph, ops
 from minigrad.engine.function import Context, Function
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
+from minigrad.engine.random import as_generator
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -735,7 +736,7 @@ def ones(*shape: Any, dtype: Any = np.float32, requires_grad: bool = False) -> T
 
 def randn(*shape: Any, rng: Any = None, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
     """Standard normal draws; `rng` is a seed or a numpy Generator, so results repeat."""
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = as_generator(rng, "randn")
     return Tensor(generator.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 
