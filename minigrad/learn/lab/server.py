@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict
@@ -101,7 +102,11 @@ class LabHandler(BaseHTTPRequestHandler):
                 raise BadRequest(f"{method} {url.path}: " + ("wrong method" if known else "no such page"),
                                  status=405 if known else 404)
             body = dict(parse_qsl(url.query)) if method == "GET" else self._json_body()
-            self._send_json(HTTPStatus.OK, route(body))
+            with self.server.compute_lock:
+                started = time.perf_counter()
+                payload = route(body)
+                self.compute_ms = 1000 * (time.perf_counter() - started)
+            self._send_json(HTTPStatus.OK, payload)
         except BadRequest as err:
             self._send_error(err.status, str(err))
         except Exception:  # a bug of ours: say so without a traceback, keep the details in the log
@@ -143,6 +148,9 @@ class LabHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in SECURITY_HEADERS.items():
             self.send_header(name, value)
+        if getattr(self, "compute_ms", None) is not None:  # what benchmarks/lab.py reads
+            self.send_header("Server-Timing", f"compute;dur={self.compute_ms:.3f}")
+            self.compute_ms = None
         self.end_headers()
         self.wfile.write(data)
 
@@ -166,6 +174,10 @@ class LabServer(ThreadingHTTPServer):
         super().__init__((HOST, port), LabHandler)
         self.state = LabState()
         self.verbose = verbose
+        # One computation at a time: minigrad's grad mode (no_grad) is process-wide, so two
+        # requests computing at once could switch gradients off under each other. Threads still
+        # let static files and refusals through while a computation runs.
+        self.compute_lock = threading.Lock()
 
     @property
     def port(self) -> int:

@@ -94,11 +94,15 @@ async function refreshVocabulary(resetContext) {
 function showPredictionState() {
   const mode = currentMode();
   $("predict-mode").textContent = mode;
-  const id = audit.predictions[mode];
+  const saved = audit.predictions[mode];
+  const id = saved && saved.id;
   $("reveal").disabled = !id || audit.revealed[mode];
   $("commit").disabled = Boolean(id);
   for (const input of $("predict-form").querySelectorAll("input")) input.disabled = Boolean(id);
-  $("committed").textContent = id ? `Prediction ${id} committed for ${mode} mode.` +
+  $("predict-questions").hidden = Boolean(id);  // committed: the answers now stand beside the result
+  $("committed").textContent = id ? `Prediction ${id} committed for ${mode} mode at ` +
+    `${new Date(saved.committed_at * 1000).toLocaleTimeString()}: ${saved.layout}; the larger is the ` +
+    `${saved.larger}` + (saved.number === null ? "." : `; target row norm ${saved.number}.`) +
     (audit.revealed[mode] ? "" : " Now reveal.") : "Commit a prediction for this mode to see its gradients.";
   $("audit-result").hidden = $("compare-box").hidden = !audit.revealed[mode];
 }
@@ -108,7 +112,7 @@ async function commitPrediction(event) {
   const values = formValues($("predict-form"));
   values.mode = currentMode();
   const saved = await api("/api/predict", values);
-  audit.predictions[values.mode] = saved.id;
+  audit.predictions[values.mode] = saved;
   showPredictionState();
   $("reveal").focus();
 }
@@ -116,7 +120,7 @@ async function commitPrediction(event) {
 async function reveal() {
   const mode = currentMode();
   const body = auditBody();
-  body.prediction = audit.predictions[mode];
+  body.prediction = audit.predictions[mode].id;
   const result = await api("/api/audit", body);
   audit.revealed[mode] = true;
   showAudit(result);
@@ -216,6 +220,8 @@ async function runSteps(event) {
 
 function drawSteps(chunk) {
   const d = steps.data, m = d.meta;
+  const figures = $("page-steps").querySelector(".charts");
+  figures.dataset.redraws = String(Number(figures.dataset.redraws || 0) + 1);  // the tests count these
   const last = (mode) => chunk.losses[mode][chunk.losses[mode].length - 1];
   $("steps-status").textContent = `Step ${chunk.step} of ${chunk.steps} (${m.optimizer}` +
     `${m.lazy ? ", lazy" : ""}, decay ${m.decay}, lr ${m.lr}, weight decay ${m.weight_decay}). ` +
@@ -318,6 +324,7 @@ async function checkAnswer(event) {
   event.preventDefault();
   const body = answerBody();
   body.answer = $("answer-text").value;
+  $("verdict").hidden = true;
   const v = await api("/api/answer/check", body);
   const box = $("verdict");
   box.className = v.verdict;
