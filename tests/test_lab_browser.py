@@ -78,7 +78,8 @@ def wait(driver, condition, timeout=60):
     from selenium.webdriver.support.ui import WebDriverWait
 
     # the page rebuilds its tables on every answer: an element read mid-rebuild is retried
-    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition)
+    retried = [StaleElementReferenceException]
+    return WebDriverWait(driver, timeout, ignored_exceptions=retried).until(condition)
 
 
 def open_page(driver, lab, page):
@@ -120,8 +121,9 @@ def _ledger_rows(tied):
     out = {}
     for param in model.parameters():
         t = led.table(param, labels=tour.VOCAB)
-        out[t.label] = {label: [f"{v:.4f}" if held else "-" for v, held in zip(norms, stored)] + [f"{total:.4f}"]
-                        for label, norms, stored, total in zip(t.row_labels, t.norms, t.stored, t.totals)}
+        rows = zip(t.row_labels, t.norms, t.stored, t.totals)
+        out[t.label] = {label: [f"{v:.4f}" if held else "-" for v, held in zip(norms, stored)]
+                        + [f"{total:.4f}"] for label, norms, stored, total in rows}
     return out
 
 
@@ -203,6 +205,9 @@ def test_steps_plots_grow_as_the_steps_run(browser, lab):
     assert len(lines) == 4 and all(len(line.get_attribute("points").split()) == 120 for line in lines)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#chart-updates circle")) > 10
     browser.save_screenshot(str(SHOTS / "steps.png"))
+    browser.set_window_size(1280, 1200)
+    browser.save_screenshot(str(SHOTS / "steps-full.png"))
+    browser.set_window_size(1280, 800)
     by_id(browser, "optimizer").send_keys("Adam")  # keyboard: the select takes typed names
     by_id(browser, "decay").send_keys("catch")
     by_id(browser, "run").click()
@@ -228,6 +233,7 @@ def test_check_an_answer_gives_the_verdict(browser, lab):
     text.send_keys(", ".join(repr(float(-x)) for x in gradient))
     by_id(browser, "check").click()
     wait(browser, lambda d: "sign is flipped" in by_id(d, "verdict").text)
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     browser.save_screenshot(str(SHOTS / "answer.png"))
     text.send_keys(Keys.CONTROL, "a")
     text.send_keys("1, 2, three")

@@ -295,3 +295,13 @@ def test_the_question_shows_the_forward_numbers():
 def test_bad_answers_are_refused(body, message):
     with pytest.raises(P.BadRequest, match=message.replace("(", r"\(").replace(")", r"\)")):
         answer.check(body)
+
+
+def test_the_picked_rare_row_comes_back_a_few_times():
+    setup = steps.read_setup({"steps": 150})
+    ids, _ = steps.token_stream(setup)
+    run = steps.new_run(setup)
+    read = np.bincount(ids[:-1], minlength=setup.vocab_size)
+    assert run.rare != setup.frequent and 3 <= read[run.rare] <= read[setup.frequent] / 5
+    others = [r for r in range(setup.vocab_size) if r != setup.frequent and read[r] > 0]
+    assert abs(read[run.rare] - 10) == min(abs(read[r] - 10) for r in others)  # 150 steps / 15

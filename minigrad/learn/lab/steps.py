@@ -121,8 +121,8 @@ class StepsRun:
 
 def new_run(setup: StepsSetup, run_id: str = "r0") -> StepsRun:
     ids, words = token_stream(setup)
-    counts = np.bincount(ids, minlength=setup.vocab_size)
-    rare = setup.rare if setup.rare >= 0 else pick_rare(counts, setup.frequent)
+    counts = np.bincount(ids[:-1], minlength=setup.vocab_size)  # the ids read
+    rare = setup.rare if setup.rare >= 0 else pick_rare(counts, setup.frequent, setup.steps)
     models = {}
     for mode in ("tied", "untied"):
         model = TinyLM(setup.vocab_size, setup.width, hidden=2 * setup.width, tied=mode == "tied",
@@ -138,15 +138,15 @@ def new_run(setup: StepsSetup, run_id: str = "r0") -> StepsRun:
                     occurrences=np.zeros(setup.vocab_size, dtype=np.int64))
 
 
-def pick_rare(counts: np.ndarray, frequent: int) -> int:
-    """A row whose token occurs, but about 20 times less often than the median occurring token
-    ... or the rarest occurring one: its silences are long enough to see."""
-    occurring = np.flatnonzero(counts > 0)
-    occurring = occurring[occurring != frequent]
-    if occurring.size == 0:
+def pick_rare(counts: np.ndarray, frequent: int, steps: int) -> int:
+    """A row whose token is read about once every 15 steps (at least 3 times): rare enough for
+    long silences, frequent enough to come back several times in the run."""
+    candidates = np.flatnonzero(counts > 0)
+    candidates = candidates[candidates != frequent]
+    if candidates.size == 0:
         return 0 if frequent != 0 else 1
-    order = occurring[np.argsort(counts[occurring], kind="stable")]
-    return int(order[len(order) // 10])  # a tenth of the way up from the rarest
+    wanted = max(3.0, steps / 15)
+    return int(candidates[np.argmin(np.abs(counts[candidates] - wanted))])
 
 
 def advance(run: StepsRun) -> dict[str, Any]:

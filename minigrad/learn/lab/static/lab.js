@@ -261,8 +261,9 @@ function chart(svg, series, opts) {
   let [x0, x1] = [Math.min(...all.map((p) => tx(p[0], opts.xlog))), Math.max(...all.map((p) => tx(p[0], opts.xlog)))];
   let [y0, y1] = [Math.min(...all.map((p) => tx(p[1], opts.ylog))), Math.max(...all.map((p) => tx(p[1], opts.ylog)))];
   if (!opts.ylog) y0 = Math.min(y0, 0);
-  if (x1 === x0) x1 = x0 + 1;
-  if (y1 === y0) y1 = y0 + 1;
+  const pad = (lo, hi) => (hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5]);  // one value: centre it
+  [x0, x1] = pad(x0, x1);
+  [y0, y1] = pad(y0, y1);
   const sx = (v) => L + (tx(v, opts.xlog) - x0) / (x1 - x0) * (W - L - R);
   const sy = (v) => H - B - (tx(v, opts.ylog) - y0) / (y1 - y0) * (H - T - B);
   svg.append(make("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, class: "chart-axis"}),
@@ -330,6 +331,7 @@ async function checkAnswer(event) {
   box.className = v.verdict;
   box.textContent = (v.verdict === "pass" ? "pass: " : "fail: ") + v.diagnosis;
   box.hidden = false;
+  box.scrollIntoView({block: "nearest"});
 }
 
 async function initAnswer() {
