@@ -305,3 +305,38 @@ def test_the_picked_rare_row_comes_back_a_few_times():
     assert run.rare != setup.frequent and 3 <= read[run.rare] <= read[setup.frequent] / 5
     others = [r for r in range(setup.vocab_size) if r != setup.frequent and read[r] > 0]
     assert abs(read[run.rare] - 10) == min(abs(read[r] - 10) for r in others)  # 150 steps / 15
+
+
+# ---- the hooks the lab added to the drawing and the tour ---------------------------------------
+
+def test_draw_labels_the_selected_rows_norm_beside_the_table_norm():
+    from seed_bridge import bridge
+
+    from minigrad.tools.viz import draw
+
+    table, unembed = starting_weights()
+    lookup, classifier = untied_paths(table, unembed)
+    model = bridge(tied=False)
+    loss = tour.bridge_loss(model.emb.weight, model.head.weight)
+    with tour.ledger(names=model) as led:
+        loss.backward()
+    source = draw(loss, params=model, ledger=led, row=CAT, row_label="cat").source
+    whole, row = np.linalg.norm(classifier), np.linalg.norm(classifier[CAT])
+    assert f"table norm {whole:#.4g}\\nrow cat: norm {row:#.4g}" in source
+    assert f"row cat: norm {np.linalg.norm(lookup[CAT]):#.4g}" in source
+    other = draw(loss, params=model, ledger=led, row=3).source
+    assert "row 3: not sent" in other  # the lookup's sparse gradient holds only the row read
+    assert "table norm" not in draw(loss, params=model, ledger=led).source  # unchanged without row
+    with pytest.raises(ValueError, match="draw: row must be a row number >= 0 or None, got -1"):
+        draw(loss, params=model, ledger=led, row=-1)
+
+
+def test_the_tour_defaults_are_unchanged_by_the_lab_keywords():
+    weights = tour.seed_weights()
+    table, unembed = starting_weights()
+    np.testing.assert_array_equal(weights.E, table)
+    np.testing.assert_array_equal(tour.seed_weights(7, 6, 4).W_U, unembed)
+    model = tour.Bridge(weights, tied=False)
+    keyword = tour.bridge_loss(model.emb.weight, model.head.weight, np.array([[CAT]]), position=0,
+                               target=CAT, context=tour.CONTEXT)
+    assert keyword.item() == model().item()
