@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import no_grad, to_dense
-from minigrad.learn import lessons
+from minigrad.engine import Tensor, no_grad, to_dense
+from minigrad.learn import lessons, tour
 from minigrad.learn.lab import audit
 from minigrad.learn.lab import params as P
 from minigrad.nn import functional as F
@@ -56,7 +56,7 @@ def forward_numbers(setup: audit.AuditSetup) -> dict[str, Any]:
     E, W = run.model.emb.weight.data, run.model.head.weight.data
     with no_grad():
         h = E[setup.token] + setup.context
-        p = F.softmax(audit.Tensor(h[None] @ W.T), axis=-1).data[0]
+        p = F.softmax(Tensor(h[None] @ W.T), axis=-1).data[0]
     y = np.eye(len(setup.vocab))[setup.target]
     return {"E": E, "W": W, "h": h, "p": p, "y": y, "loss": float(run.loss.item()), "run": run}
 
@@ -75,7 +75,7 @@ def expected_and_parts(setup: audit.AuditSetup, table: str) -> tuple[np.ndarray,
     """The reference gradient of `table` (minigrad, confirmed by finite differences) and what each
     path sent into it (from the gradient ledger), both (V, d)."""
     common = checks_common()
-    weights = audit.tour.seed_weights(setup.seed, len(setup.vocab), setup.width)
+    weights = tour.seed_weights(setup.seed, len(setup.vocab), setup.width)
     E, W = weights.E, np.ascontiguousarray(weights.W_U.T)
 
     def loss(*tables: Any) -> Any:

@@ -206,8 +206,7 @@ def warm_up() -> None:
                                             "larger": "lookup"}).id}, book)
 
 
-def serve(port: int = 0, open_browser: bool = True, verbose: bool = False,
-          out: Any = None, ready: threading.Event | None = None) -> int:
+def serve(port: int = 0, open_browser: bool = True, verbose: bool = False, out: Any = None) -> int:
     """Run the lab until Ctrl-C. The URL is the first line printed."""
     out = out or sys.stdout
     try:
@@ -215,17 +214,15 @@ def serve(port: int = 0, open_browser: bool = True, verbose: bool = False,
     except OSError as err:
         print(f"minigrad lab: cannot listen on {HOST}:{port}: {err.strerror or err}", file=sys.stderr)
         return 1
-    print(server.url, file=out, flush=True)
-    print("minigrad lab: preparing (corpus, Graphviz) ...", file=out, flush=True)
-    warm_up()
-    print("minigrad lab: ready; press Ctrl-C to stop", file=out, flush=True)
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
-    if ready is not None:
-        ready.set()
+    print(server.url, file=out, flush=True)  # already listening: a browser opened now waits for us
     try:
+        print("minigrad lab: preparing (corpus, Graphviz) ...", file=out, flush=True)
+        warm_up()
+        print("minigrad lab: ready; press Ctrl-C to stop", file=out, flush=True)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
         print("\nminigrad lab: stopped", file=out, flush=True)
