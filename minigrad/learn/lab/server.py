@@ -73,13 +73,13 @@ class LabHandler(BaseHTTPRequestHandler):
     server_version = "minigrad-lab"
     sys_version = ""
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         self._handle("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._handle("POST")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self._send_error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST are served here")
 
     do_DELETE = do_PATCH = do_PUT
