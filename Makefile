@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test lint bench bench-tinygpt clean
+.PHONY: tour test lint bench bench-tinygpt lab browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,9 +15,16 @@ $(STAMP): pyproject.toml
 tour: $(STAMP)
 	$(BIN)/minigrad tour
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
+
+# Chromium + chromedriver for the lab's browser tests (installed when missing and root)
+browser:
+	sh scripts/install-browser.sh
+
+lab: $(STAMP)
+	$(BIN)/minigrad lab
 
 lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons

@@ -23,6 +23,8 @@
 # tied row strikes "is settled overwhelmingly in favour of production"; that a rare token's tied
 # row "is being shaped continuously even during the long stretches when the token itself never
 # appears"; and that tying mattered most when the embedding was a large share of the model.
+#
+# Live: `minigrad lab` shows the same audit in your browser, untied against tied (see docs/lab.md).
 
 # %% [markdown]
 # ## Predict first

@@ -23,6 +23,9 @@
 # its moments keep decaying and it keeps being updated, as in `torch.optim.Adam` on a dense
 # gradient. With `lazy=True` only the rows present are touched (the rule of
 # `torch.optim.SparseAdam`), and `decay=` says what happens to the others.
+#
+# Live: the lab's "Steps over time" page (`minigrad lab`, see docs/lab.md) runs these optimizers and
+# decay modes on a rare and a frequent row while you watch.
 
 # %% [markdown]
 # ## Predict first

@@ -43,23 +43,27 @@ class BridgeWeights:
     W_U: np.ndarray
 
 
-def seed_weights(seed: int = SEED) -> BridgeWeights:
-    """Drawn in the seed demo's order: first the embedding table, then the untied classifier."""
+def seed_weights(seed: int = SEED, vocab_size: int = len(VOCAB), width: int = WIDTH) -> BridgeWeights:
+    """Drawn in the seed demo's order: first the embedding table, then the untied classifier.
+
+    The lab draws other sizes the same way; the defaults give the seed demo's (6, 4) tables."""
     rng = np.random.default_rng(seed)
-    E = rng.normal(size=(len(VOCAB), WIDTH)) * 0.2
-    W_U = rng.normal(size=(WIDTH, len(VOCAB))) * 0.2
+    E = rng.normal(size=(vocab_size, width)) * 0.2
+    W_U = rng.normal(size=(width, vocab_size)) * 0.2
     return BridgeWeights(E, W_U)
 
 
-def bridge_loss(E: Tensor, W: Tensor, ids: np.ndarray = SENTENCE) -> Tensor:
-    """Read the token at READ_POSITION, add the context, score the vocabulary, ask for TARGET.
+def bridge_loss(E: Tensor, W: Tensor, ids: np.ndarray = SENTENCE, *, position: int = READ_POSITION,
+                target: int = TARGET, context: np.ndarray = CONTEXT) -> Tensor:
+    """Read the token at `position`, add the context, score the vocabulary, ask for `target`.
 
     E: (V, d) embedding table; W: (V, d) classifier weight (PyTorch's Linear layout, = W_U^T).
-    h = E[ids[:, pos]] + context: (1, d);  logits = h W^T: (1, V);  loss = CE(logits, TARGET).
+    h = E[ids[:, pos]] + context: (1, d);  logits = h W^T: (1, V);  loss = CE(logits, target).
+    The keywords default to the tour's sentence; the lab passes the learner's choices.
     """
-    h = F.embedding(ids[:, READ_POSITION], E) + CONTEXT
+    h = F.embedding(ids[:, position], E) + context
     logits = F.linear(h, W)
-    return F.cross_entropy(logits, np.full(ids.shape[0], TARGET))
+    return F.cross_entropy(logits, np.full(ids.shape[0], target))
 
 
 class Bridge(nn.Module):
@@ -67,8 +71,9 @@ class Bridge(nn.Module):
 
     def __init__(self, weights: BridgeWeights, tied: bool):
         super().__init__()
-        self.emb = nn.Embedding(len(VOCAB), WIDTH, sparse=True, dtype=np.float64)
-        self.head = nn.Linear(WIDTH, len(VOCAB), bias=False, dtype=np.float64)
+        vocab_size, width = weights.E.shape
+        self.emb = nn.Embedding(vocab_size, width, sparse=True, dtype=np.float64)
+        self.head = nn.Linear(width, vocab_size, bias=False, dtype=np.float64)
         self.emb.weight = nn.Parameter(weights.E)
         # W_U is (d, V); Linear keeps (out, in) = (V, d), so the classifier's weight is W_U^T
         self.head.weight = self.emb.weight if tied else nn.Parameter(np.ascontiguousarray(weights.W_U.T))

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import graphviz
+import numpy as np
 
 from minigrad.engine import (
     AccumulateGrad,
@@ -40,7 +41,15 @@ from minigrad.engine import (
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names, sum_grads
+from minigrad.tools.ledger import (
+    Ledger,
+    describe_layout,
+    grad_norm,
+    grad_row,
+    param_label,
+    param_names,
+    sum_grads,
+)
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")
@@ -79,7 +88,8 @@ class Drawing(graphviz.Digraph):
 
 
 def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shapes: bool = True,
-         rankdir: str = "LR", ledger: Ledger | None = None, collapse: int | None = 4) -> Drawing:
+         rankdir: str = "LR", ledger: Ledger | None = None, collapse: int | None = 4,
+         row: int | None = None, row_label: str | None = None) -> Drawing:
     """The backward graph reachable from `output`, as a Graphviz digraph.
 
     output:      the tensor whose backward graph to draw (e.g. the loss)
@@ -90,6 +100,9 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
     rankdir:     "LR" (output left, parameters right), "RL", "TB" or "BT"
     ledger:      the ledger that recorded the backward, for the per-edge labels
     collapse:    draw a run of at least this many repeated ops as one node; None to never collapse
+    row:         also label parameter edges and nodes with this row's norm (the lab's selected
+                 token); the other norms are then marked as whole-table norms
+    row_label:   how to name that row (default: its number)
     """
     if not isinstance(output, Tensor):
         raise TypeError(f"draw: output must be a Tensor, got {type(output).__name__}")
@@ -106,7 +119,10 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
         raise TypeError(f"draw: ledger must be a minigrad Ledger, got {type(ledger).__name__}")
 
     names = param_names(params) if params is not None else dict(ledger.names if ledger else {})
+    if row is not None and (not isinstance(row, (int, np.integer)) or row < 0):
+        raise ValueError(f"draw: row must be a row number >= 0 or None, got {row!r}")
     builder = _Builder(names, show_grads, show_shapes, ledger)
+    builder.row, builder.row_label = row, row_label or (str(row) if row is not None else None)
     graph = builder.graph
     graph.attr(rankdir=rankdir)
     out_label = (output.name or "output") + (f"\\n{output.shape}" if show_shapes else "")
@@ -140,6 +156,18 @@ class _Builder:
         self.ledger = ledger if show_grads else None
         self.ids: dict[Node, str] = {}
         self.counts = {"op": 0, "param": 0}
+        self.row: int | None = None  # see draw(row=...)
+        self.row_label: str | None = None
+
+    def _norms(self, grad: Any) -> str:
+        """'norm N', or with a selected row 'table norm N' and that row's norm on the next line."""
+        if self.row is None:
+            return f"norm {grad_norm(grad):#.4g}"
+        if not grad.shape or self.row >= grad.shape[0]:  # not a table with that row
+            return f"table norm {grad_norm(grad):#.4g}"
+        values = grad_row(grad, self.row)
+        row = "not sent" if values is None else f"norm {float(np.linalg.norm(values)):#.4g}"
+        return f"table norm {grad_norm(grad):#.4g}\\nrow {self.row_label}: {row}"
 
     def _new_id(self, node: Node, kind: str) -> str:
         self.ids[node] = f"{kind}{self.counts[kind]}"
@@ -166,7 +194,7 @@ class _Builder:
         if self.show_shapes:
             lines.append(str(param.shape))
         if self.show_grads and param.grad is not None:
-            lines.append(f".grad {describe_layout(param.grad)}, norm {grad_norm(param.grad):#.4g}")
+            lines.append(f".grad {describe_layout(param.grad)}, {self._norms(param.grad)}")
             if self.ledger is not None and param in self.ledger and self.ledger.record(param).densified():
                 lines.append("became dense here: sparse + dense")
         fill = TIED_FILL if len(aliases) > 1 else PARAM_FILL
@@ -181,7 +209,7 @@ class _Builder:
             carried = self._carried(last, child, children[:k].count(child), children.count(child))
             if carried is not None:
                 color = SPARSE_COLOR if isinstance(carried, RowSparse) else DENSE_COLOR
-                attrs = {"label": f"{describe_layout(carried)}\\nnorm {grad_norm(carried):#.4g}",
+                attrs = {"label": f"{describe_layout(carried)}\\n{self._norms(carried)}",
                          "color": color, "fontcolor": color, "penwidth": "2"}
             self.graph.edge(self.ids[node], self.ids[child], **attrs)
 
