@@ -36,6 +36,8 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any, TextIO
 
+from minigrad.learn.extras import extra_problem
+
 LESSON_FILE = re.compile(r"^(\d\d)_(\w+)\.py$")
 CELL_MARKER = re.compile(r"^# %%(.*)$")
 TITLE_LINE = re.compile(r"^# Lesson (\d+): (.+)$")
@@ -533,6 +535,10 @@ def command_lesson(args: argparse.Namespace) -> int:
         path = write_notebook(lesson, out_dir)
         print(f"wrote {_display_path(path)}  (open it with: jupyter lab {_display_path(path)})")
         return 0
+    problem = extra_problem("lessons", f"lesson {lesson.number}")
+    if problem is not None:
+        print(f"minigrad lesson: {problem}", file=sys.stderr)
+        return 1
     pause = not args.no_pause and sys.stdin.isatty()
     if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
         sys.stdout.reconfigure(errors="replace")

@@ -126,8 +126,9 @@ def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
         rendered &= r.svg is not None
         if r.svg is not None:
             say(f"  {r.svg}  (DOT source: {r.svg.with_suffix('.dot')})")
-    say("  In tied.svg the one parameter node has two incoming edges: the lookup's sparse row")
-    say("  and the classifier's dense table.")
+    if tied.svg is not None:
+        say(f"  In {tied.svg.name} the one parameter node has two incoming edges: the lookup's sparse row")
+        say("  and the classifier's dense table.")
     say("")
     if checks_ok and rendered:
         say("All checks passed.")
