@@ -128,7 +128,8 @@ def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
             say(f"  {r.svg}  (DOT source: {r.svg.with_suffix('.dot')})")
     if tied.svg is not None:
         say(f"  In {tied.svg.name} the one parameter node has two incoming edges: the lookup's sparse row")
-        say("  and the classifier's dense table.")
+        say("  and the classifier's dense table. Each label gives the whole table's norm and row")
+        say(f"  {CAT} ({VOCAB[CAT]})'s, the number the ledger printed.")
     say("")
     if checks_ok and rendered:
         say("All checks passed.")
@@ -220,7 +221,7 @@ def _check(result: ModeResult, say: Callable[[str], None]) -> bool:
 
 def _draw(result: ModeResult, path: Path, say: Callable[[str], None]) -> Path | None:
     """Draw the graph that was just backwarded (the ledger labels its edges) and render it."""
-    graph = draw(result.loss, params=result.model, ledger=result.ledger)
+    graph = draw(result.loss, params=result.model, ledger=result.ledger, row=CAT)  # the ledger's row
     try:
         render(graph, format="svg", path=path)
     except GraphvizNotFoundError as err:
