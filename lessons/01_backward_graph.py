@@ -43,6 +43,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.engine import AccumulateGrad, Node
+from minigrad.learn.figures import save_figure, show_file
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-01"
@@ -253,8 +254,7 @@ ax.grid(True, alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()
 runs_plot = OUT / "node-runs.png"
-fig.savefig(runs_plot, dpi=120)
-plt.close(fig)
+save_figure(fig, runs_plot, dpi=120)
 print(f"wrote {runs_plot}")
 
 # %% [markdown]
@@ -287,6 +287,7 @@ with mg.ledger(names={"a": a}) as led:
 doubled_graph = mg.draw(c, ledger=led, collapse=None)  # collapse=None: draw every node of a chain
 doubled_svg = OUT / "graph-doubled.svg"
 mg.tools.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
+show_file(doubled_svg)  # inline, when a notebook runs this
 print(f"wrote {doubled_svg}")
 assert edges_into(doubled_graph.source, "a\\n") == 2
 assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
@@ -296,6 +297,7 @@ loss.backward()
 tanh_graph = mg.draw(loss, params={"x": x, "w": w})
 tanh_svg = OUT / "graph-tanh.svg"
 mg.tools.viz.render(tanh_graph, path=tanh_svg)
+show_file(tanh_svg)
 print(f"wrote {tanh_svg}")
 assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 

@@ -63,6 +63,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.figures import save_figure
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-02"
@@ -142,8 +143,7 @@ axes[1].legend(loc="lower left", fontsize=8)
 fig.suptitle("Finite differences: truncation (right) against rounding (left)")
 fig.tight_layout()
 error_plot = OUT / "error-vs-eps.png"
-fig.savefig(error_plot, dpi=120)
-plt.close(fig)
+save_figure(fig, error_plot, dpi=120)
 print(f"wrote {error_plot}")
 
 # %% [markdown]
@@ -241,8 +241,7 @@ ax.grid(True, alpha=0.3)
 ax.legend()
 fig.tight_layout()
 timing_plot = OUT / "gradcheck-time.png"
-fig.savefig(timing_plot, dpi=120)
-plt.close(fig)
+save_figure(fig, timing_plot, dpi=120)
 print(f"wrote {timing_plot}")
 
 # %% [markdown]

@@ -42,6 +42,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
@@ -129,8 +130,7 @@ axes[1].set_yticks([])
 fig.suptitle("The one-hot gradient O^T G: a row per vocabulary entry, zero for '<eos>'")
 fig.tight_layout()
 path = OUT / "onehot_gradient.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -232,8 +232,7 @@ for ax in (ax_time, ax_mem):
     ax.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "lookup_vs_onehot_cost.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]

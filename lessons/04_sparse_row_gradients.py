@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
@@ -190,8 +191,7 @@ ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8, markerscale=4)
 fig.tight_layout()
 path = OUT / "updates_per_row.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -239,8 +239,7 @@ ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "busiest_to_quietest_ratio.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 print(f"{'V':>10} {'peak ratio':>11} {'at N':>8} {'ratio at largest N':>19} {'V^s':>10}")

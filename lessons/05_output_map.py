@@ -38,6 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 
 FAST = os.environ.get("MINIGRAD_FAST") == "1"
@@ -126,8 +127,7 @@ axes[0].set_ylabel("position")
 fig.suptitle("Which rows get a gradient at each position (black = nonzero)")
 fig.tight_layout()
 path = OUT / "rows_touched_per_position.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -173,8 +173,7 @@ ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "push_vs_probability.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -260,8 +259,7 @@ ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "unembedding_is_not_inverse.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 assert rank == 64 < round_V, "E E^T has rank d, so it is not the identity"

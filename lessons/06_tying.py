@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad.learn import data  # noqa: E402
+from minigrad.learn.figures import save_figure, show_file  # noqa: E402
 from minigrad.models import TinyLM, next_token_windows  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 from minigrad.optim import SGD  # noqa: E402
@@ -90,6 +91,7 @@ assert toy.emb.weight is toy.head.weight and isinstance(toy.emb.weight.grad, np.
 svg_path = OUT / "tied_graph.svg"
 try:
     mg.tools.viz.render(graph, path=svg_path)
+    show_file(svg_path)  # inline, when a notebook runs this
     print("wrote", svg_path)
 except GraphvizNotFoundError as error:  # the .dot file is written either way
     print("could not render the drawing:", error)
@@ -224,8 +226,7 @@ ax.set(xlabel="how often the word occurs in the corpus", ylabel="classifier / (c
 ax.legend(fontsize=8, loc="lower left")
 fig.tight_layout()
 path = OUT / "tied_row_gradient_sources.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -304,8 +305,7 @@ ax.set(xlabel="step (none of these words is read on any of them)", ylabel="dista
 ax.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "absent_rows_move.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -418,8 +418,7 @@ ax.invert_yaxis()  # in the order of the table above
 ax.legend(fontsize=8, loc="lower right")
 fig.tight_layout()
 path = OUT / "tying_savings.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]

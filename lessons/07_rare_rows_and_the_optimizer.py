@@ -47,6 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
 from minigrad.optim import SGD, Adam, AdamW  # noqa: E402
 
@@ -216,8 +217,7 @@ ax.set(xlabel="the row gets a gradient once every P steps", title="A rare row: o
 ax.legend(fontsize=8, loc="upper left")
 fig.tight_layout()
 path = OUT / "adam_step_after_silence.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]
@@ -367,8 +367,7 @@ ax.set(xlabel="times the token occurred in the stream (0.5 = never)", ylabel="fi
 ax.legend(fontsize=8, loc="lower right")
 fig.tight_layout()
 path = OUT / "row_norm_vs_frequency.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]

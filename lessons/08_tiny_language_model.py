@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 import minigrad as mg  # noqa: E402
 from minigrad.engine import to_dense  # noqa: E402
 from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.learn.train import Windows, evaluate, format_rate, split_windows, train  # noqa: E402
 from minigrad.models import TinyLM  # noqa: E402
 from minigrad.nn import functional as F  # noqa: E402
@@ -237,8 +238,7 @@ for axis in (ax, zoom):
     axis.legend(fontsize=8)
 fig.tight_layout()
 path = OUT / "loss_curves.png"
-fig.savefig(path)
-plt.close(fig)
+save_figure(fig, path)
 print("wrote", path)
 
 # %% [markdown]

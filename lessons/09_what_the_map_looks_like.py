@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
+from minigrad.learn.figures import save_figure  # noqa: E402
 from minigrad.learn.train import split_windows, train  # noqa: E402
 from minigrad.models import TinyLM  # noqa: E402
 
@@ -55,8 +56,7 @@ rng = np.random.default_rng(9)
 def save(fig: plt.Figure, name: str) -> None:
     path = OUT / name
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path)
     print("wrote", path)
 
 
