@@ -144,9 +144,23 @@ def test_lessons_show_every_figure_they_save():
     root = Path(__file__).resolve().parents[1] / "lessons"
     for path in sorted(root.glob("[0-9][0-9]_*.py")):
         text = path.read_text()
-        assert "fig.savefig(" not in text, f"{path.name}: use save_figure(fig, path) so notebooks show it"
+        assert "fig.savefig(" not in text, f"{path.name}: save with lesson.save(...) so notebooks show it"
         renders = text.count("mg.tools.viz.render(")
-        assert text.count("show_file(") == renders, f"{path.name}: show_file(...) after each render"
+        assert text.count(".announce(") >= renders, f"{path.name}: announce each drawing it renders"
+
+
+def test_lesson_kit_shows_what_it_saves_and_announces(tmp_path, monkeypatch, capsys):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from minigrad.learn.lesson_kit import LessonSetup
+
+    kernel = FakeKernel(monkeypatch)
+    lesson = LessonSetup(5, tmp_path, fast=True)
+    fig, _ = plt.subplots()
+    lesson.save(fig, "a.png", "a line", dpi=20)
+    (tmp_path / "g.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    lesson.announce(tmp_path / "g.svg", "a drawing")
+    assert kernel.shown == [("image", "a.png"), ("svg", "g.svg")]
+    assert "shows: a line" in capsys.readouterr().out
 
 
 # ---- in a real kernel ----------------------------------------------------------------------------
