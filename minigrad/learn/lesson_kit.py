@@ -53,7 +53,8 @@ def cap_blas_threads(threads: int | None = None) -> Any:
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        print("note: BLAS threads are not capped (threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
+        print("note: BLAS threads are not capped "
+              "(threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
               file=sys.stderr)
         return None
     return threadpool_limits(limits=threads, user_api="blas")
