@@ -9,6 +9,8 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# an older .venv has this project installed under its former distribution name
+	$(BIN)/python -m pip uninstall --quiet --yes minigrad 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet -e ".[dev,lessons]"
 	touch $(STAMP)
 

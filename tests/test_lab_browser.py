@@ -155,7 +155,7 @@ def test_audit_untied_then_tied_shows_minigrads_numbers(browser, lab):
     assert len(checks) == 3 and all(li.text.startswith("ok") for li in checks)
     svg = by_id(browser, "graph").find_element(By.TAG_NAME, "svg")
     assert svg.size["width"] > 300
-    assert "emb.weight = head.weight" in svg.text and "row cat: norm 0.5799" in svg.text
+    assert "emb.weight = head.weight" in svg.text and "row cat: ‖G‖ 0.5799" in svg.text
     browser.set_window_size(1280, 1900)
     browser.save_screenshot(str(SHOTS / "audit-tied-full.png"))
     browser.set_window_size(1280, 800)

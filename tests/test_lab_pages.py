@@ -85,7 +85,7 @@ def test_other_controls_match_independent_numpy(book, mode):
     assert all(c["ok"] and c["matches_ledger"] for c in result["checks"])
     assert len(result["checks"]) == (3 if mode == "tied" else 2)
     assert result["svg"].lstrip().startswith("<?xml") and "<svg" in result["svg"]
-    assert f"row {vocab[target]}: norm {np.linalg.norm(classifier[target]):#.4g}" in result["svg"]
+    assert f"row {vocab[target]}: ‖G‖ {np.linalg.norm(classifier[target]):#.4g}" in result["svg"]
 
 
 def test_the_prediction_is_shown_beside_the_result_and_scored(book):
@@ -322,12 +322,12 @@ def test_draw_labels_the_selected_rows_norm_beside_the_table_norm():
         loss.backward()
     source = draw(loss, params=model, ledger=led, row=CAT, row_label="cat").source
     whole, row = np.linalg.norm(classifier), np.linalg.norm(classifier[CAT])
-    assert f"table norm {whole:#.4g}\\nrow cat: norm {row:#.4g}" in source
-    assert f"row cat: norm {np.linalg.norm(lookup[CAT]):#.4g}" in source
+    assert f"‖G‖ whole table {whole:#.4g}\\nrow cat: ‖G‖ {row:#.4g}" in source
+    assert f"row cat: ‖G‖ {np.linalg.norm(lookup[CAT]):#.4g}" in source
     other = draw(loss, params=model, ledger=led, row=3).source
-    assert "row 3: not sent" in other  # the lookup's sparse gradient holds only the row read
-    assert "table norm" not in draw(loss, params=model, ledger=led).source  # unchanged without row
-    with pytest.raises(ValueError, match="draw: row must be a row number >= 0 or None, got -1"):
+    assert "row 3: not stored" in other  # the lookup's sparse gradient holds only the row read
+    assert "row " not in draw(loss, params=model, ledger=led).source  # no row labels without row
+    with pytest.raises(ValueError, match=r"draw: row must be a row index \(an int >= 0\) or None, got -1"):
         draw(loss, params=model, ledger=led, row=-1)
 
 

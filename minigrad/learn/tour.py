@@ -160,8 +160,10 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
         rendered &= r.svg is not None
         if r.svg is not None:
             say(f"  {r.svg}  (DOT source: {r.svg.with_suffix('.dot')})")
-    say("  In tied.svg the one parameter node has two incoming edges: the lookup's sparse row")
-    say("  and the classifier's dense table.")
+    if tied.svg is not None:
+        say(f"  In {tied.svg.name} the one parameter node has two incoming edges: the lookup's sparse row")
+        say("  and the classifier's dense table. Each label gives the whole table's norm and row")
+        say(f"  {CAT} ({VOCAB[CAT]})'s, the number the ledger printed.")
     say("")
     if checks_ok and rendered:
         say("All checks passed.")
@@ -256,7 +258,7 @@ def _check(result: ModeResult, say: Callable[[str], None]) -> bool:
 
 def _draw(result: ModeResult, path: Path, say: Callable[[str], None]) -> Path | None:
     """Draw the graph that was just backwarded (the ledger labels its edges) and render it."""
-    graph = draw(result.loss, params=result.model, ledger=result.ledger)
+    graph = draw(result.loss, params=result.model, ledger=result.ledger, row=CAT)  # the ledger's row
     try:
         render(graph, format="svg", path=path)
     except GraphvizNotFoundError as err:
