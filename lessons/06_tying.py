@@ -431,7 +431,7 @@ print("wrote", path)
 # One sentence of the essay does not match these four models: that two untied maps "could
 # easily be most of a one-billion-parameter model". Untied, the two maps would be 47% of
 # GPT-2 small, 35% of Llama-3.2-1B and of Gemma-2B, and 4% of Llama-2-7B. None reaches half.
-# (Its example table, 120,000 x 4,000, is indeed close to half a billion numbers, but no model
+# (Its example table, 120,000 x 4,000, does hold 480 million numbers, but no model
 # here pairs a width of 4,000 with a body small enough for that to be most of it.)
 #
 # ## Exercise

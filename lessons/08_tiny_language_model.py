@@ -258,7 +258,7 @@ print("wrote", path)
 #
 # How this compares with the source text: tying there is a trade of parameters and
 # regularisation against the quality of two separate maps, and the trade is said to favour
-# tying when the vocabulary is large relative to the model. Ours is such a model (the tables
+# tying "when the vocabulary is large relative to the model". Ours is such a model (the tables
 # are 44% of the untied parameters) and we see the saving come almost for free: a held-out
 # loss within a few hundredths of a nat with 44% fewer numbers. The regularisation shows up as
 # a smaller gap between training and held-out loss (1.05 tied against 1.32 untied), not as a

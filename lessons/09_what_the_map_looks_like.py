@@ -12,10 +12,10 @@
 #
 # 1. At initialization, random rows are nearly orthogonal: the cosine of two random rows of
 #    width d spreads about `1/sqrt(d)` around zero.
-# 2. Learned tables sit in a narrow cone: the mean cosine between rows is well above zero,
+# 2. Learned rows crowd into a narrow cone: the mean cosine between rows is well above zero,
 #    and centring the table (subtracting the mean row) removes most of it.
-# 3. Frequency leaves the largest mark: the first principal component of the table tracks
-#    how common a token is (we measure the Spearman rank correlation with log-frequency).
+# 3. Frequency leaves the largest mark: the first principal component of the table follows
+#    token frequency (we measure the Spearman rank correlation with log-frequency).
 # 4. The table settles early: it stops changing while the rest of the network keeps learning.
 # 5. So freezing the table for the rest of training costs (almost) nothing.
 #
