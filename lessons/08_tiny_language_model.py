@@ -293,7 +293,7 @@ print(f"over {len(SEEDS)} seeds: untied ahead by {min(ahead['end']):+.3f} to {ma
       f"untied {min(gaps['untied']):.2f}-{max(gaps['untied']):.2f}")
 assert max(abs(a) for a in ahead["end"]) < 0.15, "in every seed the two held-out losses are close"
 if not FAST:  # the short run has not separated them yet
-    assert all(t < u for t, u in zip(gaps["tied"], gaps["untied"])), "in every seed the tied model overfits less"
+    assert all(t < u for t, u in zip(gaps["tied"], gaps["untied"])), "every seed: the tied one overfits less"
     assert min(ahead["best"]) > 0, "in every seed the untied model's best held-out loss is the lower"
     tied_end = min(r["tied"]["end"] for r in by_seed.values())
     assert max(ahead["end"]) < 0.03 * tied_end, "and its edge at the end is under 3% of the loss"
