@@ -446,18 +446,18 @@ print("wrote", path)
 
 # %% [markdown]
 # The first window reproduces the early picture: most of a frequent row's gradient and nearly
-# all of a rare row's come from the classifier (with AdamW, 67-69% and 92-94% over the seeds). It does not
-# last. Within the first couple of hundred steps the model stops predicting uniformly, the
-# probabilities of the wrong words fall, and the classifier's pushes shrink with them. For the
-# rest of the run a frequent word's row gets about half its gradient from each path (the
-# printed range over seeds), and a rare word's row about 60% from the classifier. (The fast
-# run stops at 250 steps, while both bands are still near 60%.) (A run to
-# lesson 8's full 4,000 steps stays at the same levels: we measured 0.50 and 0.60 at the end,
-# three seeds, with this code and `CURVE_STEPS = 4000`.)
+# all of a rare row's come from the classifier (with AdamW, 68-69% and 93-94% over the seeds).
+# It does not last. Within the first hundred steps the model stops predicting uniformly, the
+# probabilities of the wrong words fall, and the classifier's pushes shrink with them. Over
+# the last third of the 1,000 steps a frequent word's row gets 54-55% of its gradient from the
+# classifier and a rare word's row 56-59% (three seeds), and the frequent band is still
+# drifting down. (Run to lesson 8's full 4,000 steps, with this code and `CURVE_STEPS = 4000`,
+# the two bands end at about 50% and 60%, three seeds. The fast run stops at 250 steps, while
+# both bands are still near 60%.)
 #
 # So the essay's "settled overwhelmingly in favour of production" describes the start of
-# training. Over the run the tied row is a compromise that leans toward the classifier for
-# rare words, and is about even for the words that are read all the time.
+# training. Over the run the tied row is close to an even compromise: a little in favour of
+# production for rare words, and about even for the words that are read all the time.
 #
 # ## Check against finite differences
 #
