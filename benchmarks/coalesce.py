@@ -4,6 +4,7 @@ A batch of n token ids reads n rows of a (V, d) table; backward must add the n g
 into the rows they came from, summing repeated ids. Measured side by side in one run:
 
   sort + run sums        RowSparse.coalesce(): stable argsort, run starts, run sums (sparse out)
+  sort + np.add.at       the same with the fast paths off: coalesce()'s plain form (sparse out)
   sort + np.add.reduceat the same sort, with numpy's one-call segmented sum (sparse out)
   unique + np.add.at     np.unique(return_inverse) then np.add.at into (k, d) (sparse out)
   dense np.add.at        np.add.at into a fresh (V, d) zeros (dense out)
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from minigrad.engine.sparse import RowSparse
+from minigrad.engine import RowSparse, fast
 
 
 def zipf_ids(n: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
@@ -34,6 +35,11 @@ def zipf_ids(n: int, vocab: int, rng: np.random.Generator) -> np.ndarray:
 
 def sort_segment_sum(ids: np.ndarray, grads: np.ndarray, vocab: int) -> RowSparse:
     return RowSparse(ids, grads, (vocab, grads.shape[1])).coalesce()
+
+
+def sort_add_at(ids: np.ndarray, grads: np.ndarray, vocab: int) -> RowSparse:
+    with fast.disabled():
+        return RowSparse(ids, grads, (vocab, grads.shape[1])).coalesce()
 
 
 def sort_reduceat(ids: np.ndarray, grads: np.ndarray, vocab: int) -> RowSparse:
@@ -65,6 +71,7 @@ def naive_dense(ids: np.ndarray, grads: np.ndarray, vocab: int) -> np.ndarray:
 
 METHODS: dict[str, Callable] = {
     "sort + run sums": sort_segment_sum,
+    "sort + np.add.at": sort_add_at,
     "sort + np.add.reduceat": sort_reduceat,
     "unique + np.add.at": unique_add_at,
     "dense np.add.at": dense_add_at,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine import recording
+from minigrad.engine import fast, recording
 from minigrad.nn import functional as F
 
 
@@ -38,6 +38,10 @@ def doubling(keep=None):
     return Double, made
 
 
+fast_paths_only = pytest.mark.skipif(not fast.enabled(), reason="a fast path, off (MINIGRAD_FAST_PATHS=0)")
+
+
+@fast_paths_only
 def test_a_fresh_gradient_becomes_grad_without_a_copy():
     Double, made = doubling()
     x = leaf([1.0, 2.0])
@@ -165,6 +169,7 @@ def cross_entropy_buffer(loss):
     return loss.grad_fn.ctx.saved[0]
 
 
+@fast_paths_only
 def test_cross_entropy_reuses_its_buffer_once_the_last_graph_is_gone():
     z = mg.tensor(np.random.default_rng(4).normal(size=(3, 5)))  # no grad: only the buffer matters
     w = leaf(np.ones(5))

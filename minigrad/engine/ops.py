@@ -1,19 +1,45 @@
 """The differentiable ops. Each is one `Function`: forward and backward side by side.
 
-Notation in comments: G is d(loss)/d(output), the `grad` each backward receives.
-Backwards never modify G in place: the same array may be on its way to another node.
+Notation: G is d(loss)/d(output), the `grad` each backward receives; the backward returns one
+gradient per input, summed back over broadcast axes (`unbroadcast`). Backwards never modify G in
+place: the same array may be on its way to another node.
+
+    op            forward                 backward (what each input receives)       lesson
+    Add, Sub      a + b, a - b            G, +-G                                    1
+    Mul           a b                     G b, G a                                  1
+    Div           a / b                   G / b, -G a / b^2                         2
+    Pow           a^n (n a number)        G n a^(n-1)                               2
+    Neg, Clone    -a, a copy              -G, G                                     -
+    MatMul        A @ B                   G B^T, A^T G                              3
+    Sum, Mean     sum / mean over axes    G (or G / n) spread back over the axes    1
+    Max           max over axes           G to the maximum (ties share it)          4
+    Exp, Log      e^a, log a              G e^a, G / a                              2
+    Tanh          tanh a                  G (1 - tanh^2 a)                          1
+    Sigmoid       s = 1 / (1 + e^-a)      G s (1 - s)                               -
+    ReLU, GELU    max(a, 0), a Phi(a)     G [a > 0], G (Phi(a) + a phi(a))          -
+    Reshape, Permute, GetItem             G reshaped / permuted back / scattered    4
+                                          (an index picked twice gets both)
+    Concatenate, Stack                    each input its slice of G                 6
+    Softmax       p = e^z / sum e^z       p (G - sum(G p))                          5
+    LogSoftmax    z - log sum e^z         G - p sum(G)                              5
+    CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
+    Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
+    Linear        x W^T + b               G W, G^T x, sum G                         5, 6
+
+Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
+gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
+not the subject of a lesson).
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import threading
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine.autograd import Context, Function
+from minigrad.engine import fast
+from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
 
 
@@ -35,29 +61,27 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
         return a + b
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad  # x + 1.0: no sum over the constant's axes
-        return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(grad, b_shape) if need_b else None)
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(grad, ctx.b_shape) if need_b else None)
 
 
 class Sub(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
         return a - b
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(-grad, b_shape) if need_b else None)
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(-grad, ctx.b_shape) if need_b else None)
 
 
 class Mul(Function):
@@ -149,40 +173,42 @@ class MatMul(Function):
 
 # ---- reductions --------------------------------------------------------------------------------
 
-def _expand_reduced(grad: np.ndarray, shape: tuple, axis: Any, keepdims: bool) -> np.ndarray:
-    """Put back the reduced axes of `grad` (size 1) so it broadcasts against `shape`."""
-    if axis is not None and not keepdims:
-        grad = np.expand_dims(grad, axis)
-    elif axis is None and not keepdims:
-        grad = np.reshape(grad, (1,) * len(shape))
-    return grad
+def _remember_reduction(ctx: Context, a: np.ndarray, axis: Any, keepdims: bool) -> None:
+    ctx.in_shape, ctx.axis, ctx.keepdims = a.shape, axis, keepdims
+
+
+def _expand_reduced(reduced: np.ndarray, ctx: Context) -> np.ndarray:
+    """Put back the axes a reduction removed (as size 1), so `reduced` broadcasts to its input."""
+    if ctx.keepdims:
+        return reduced
+    if ctx.axis is None:
+        return np.reshape(reduced, (1,) * len(ctx.in_shape))
+    return np.expand_dims(reduced, ctx.axis)
 
 
 class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         return np.asarray(a.sum(axis=axis, keepdims=keepdims))
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every summand gets G
-        shape, axis, keepdims = ctx.args
-        return np.broadcast_to(_expand_reduced(grad, shape, axis, keepdims), shape)
+        return np.broadcast_to(_expand_reduced(grad, ctx), ctx.in_shape)
 
 
 class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         out = np.asarray(a.mean(axis=axis, keepdims=keepdims))
         ctx.count = a.size // max(out.size, 1)
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every term gets G / n
-        shape, axis, keepdims = ctx.args
-        g = _expand_reduced(grad, shape, axis, keepdims) / np.asarray(ctx.count, grad.dtype)
-        return np.broadcast_to(g, shape)
+        g = _expand_reduced(grad, ctx) / np.asarray(ctx.count, grad.dtype)
+        return np.broadcast_to(g, ctx.in_shape)
 
 
 class Max(Function):
@@ -190,7 +216,7 @@ class Max(Function):
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         out = np.asarray(a.max(axis=axis, keepdims=keepdims))
         ctx.save_for_backward(a)
-        ctx.args = (a.shape, axis, keepdims)
+        _remember_reduction(ctx, a, axis, keepdims)
         ctx.out = out
         return out
 
@@ -198,10 +224,9 @@ class Max(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
         # G goes to the maximum; tied maxima share it equally (as PyTorch's amax does)
         (a,) = ctx.saved
-        shape, axis, keepdims = ctx.args
-        is_max = a == _expand_reduced(ctx.out, shape, axis, keepdims)
-        share = is_max / is_max.sum(axis=axis, keepdims=True)
-        return share.astype(a.dtype) * _expand_reduced(grad, shape, axis, keepdims)
+        is_max = a == _expand_reduced(ctx.out, ctx)
+        share = is_max / is_max.sum(axis=ctx.axis, keepdims=True)
+        return share.astype(a.dtype) * _expand_reduced(grad, ctx)
 
 
 # ---- elementwise functions ----------------------------------------------------------------------
@@ -276,6 +301,41 @@ class ReLU(Function):
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+# Abramowitz & Stegun 7.1.26, for x >= 0: erf(x) = 1 - poly(t) exp(-x^2), t = 1 / (1 + 0.3275911 x),
+# |error| < 1.5e-7. Written for Phi(a) = (1 + erf(a / sqrt 2)) / 2, with the sqrt 2 and the 1/2
+# folded into the constants: 1 - Phi(|a|) = poly'(t) exp(-a^2 / 2), t = 1 / (1 + (0.3275911 / sqrt 2) |a|).
+_PHI_T = 0.3275911 / math.sqrt(2)
+_PHI_POLY = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _normal_cdf_and_density(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Phi(a) and phi(a), the standard normal CDF and density, to the precision of a's dtype.
+
+    float64: math.erf on every element (exact, slow); float32: the rational fit above in
+    whole-array passes (|error| < 1.5e-7, about a float32 ulp near 1), which shares exp(-a^2/2)
+    with the density and keeps GELU from costing more than the matmuls around it.
+    """
+    if a.dtype != np.float32:
+        return 0.5 * (1 + _erf(a / math.sqrt(2))), np.exp(-0.5 * a * a) / _SQRT_2PI
+    # (numpy's abs, sign and masked copies are slow passes here; products, sqrt and copysign are not)
+    square = np.multiply(a, a)
+    t = np.sqrt(square)  # |a|
+    t *= np.float32(_PHI_T)
+    t += np.float32(1)
+    np.reciprocal(t, out=t)
+    tail = t * np.float32(_PHI_POLY[0])  # poly'(t) by Horner's rule
+    for c in _PHI_POLY[1:]:
+        tail += np.float32(c)
+        tail *= t
+    square *= np.float32(-0.5)
+    gauss = np.exp(square, out=square)  # exp(-a^2/2)
+    tail *= gauss  # 1 - Phi(|a|)
+    np.subtract(np.float32(0.5), tail, out=tail)
+    np.copysign(tail, a, out=tail)
+    cdf = np.add(tail, np.float32(0.5), out=tail)  # Phi(a) = 1/2 + sign(a) (1/2 - (1 - Phi(|a|)))
+    gauss *= np.float32(1 / _SQRT_2PI)
+    return cdf, gauss
 
 
 class GELU(Function):
@@ -285,25 +345,28 @@ class GELU(Function):
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        ctx.save_for_backward(a)
         ctx.approximate = approximate
         if approximate == "tanh":
+            ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
             return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
-        return (0.5 * a * (1 + _erf(a / math.sqrt(2)))).astype(a.dtype)
+        cdf, pdf = _normal_cdf_and_density(a)
+        cdf, pdf = cdf.astype(a.dtype, copy=False), pdf.astype(a.dtype, copy=False)
+        ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
+        return a * cdf
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        (a,) = ctx.saved
+        a, cdf, pdf = ctx.saved
         if ctx.approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a**3))
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
             slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
-        else:  # d/da [a Phi(a)] = Phi(a) + a phi(a)
-            cdf = 0.5 * (1 + _erf(a / math.sqrt(2)))
-            pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-            slope = cdf + a * pdf
-        return (grad * slope).astype(a.dtype)
+            return (grad * slope).astype(a.dtype)
+        slope = a * pdf  # d/da [a Phi(a)] = Phi(a) + a phi(a)
+        slope += cdf
+        slope *= grad
+        return slope
 
 
 # ---- shape ------------------------------------------------------------------------------------
@@ -337,14 +400,13 @@ class Permute(Function):
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
-        ctx.args = (a.shape, index)
+        ctx.in_shape, ctx.index = a.shape, index
         return a[index]
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        shape, index = ctx.args
-        out = np.zeros(shape, dtype=grad.dtype)
-        np.add.at(out, index, grad)  # an index picked twice gets both gradients
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.add.at(out, ctx.index, grad)  # an index picked twice gets both gradients
         return out
 
 
@@ -408,75 +470,26 @@ class LogSoftmax(Function):
         return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
 
 
-class Recycled:
-    """An array kept from one call to the next, and handed out again once nothing holds it.
-
-    Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes
-    new pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero),
-    far more slowly on a virtual machine whose host has taken freed memory back. A training
-    loop asks for an array of the same shape every step, and last step's is free again: reuse
-    it. "Free" is known from the reference count, as the engine knows a gradient is unshared:
-    a saved graph, a `.grad`, a view, anything that still holds the old array makes this hand
-    out a new one instead. The cost: one array stays allocated between calls (`clear()`).
-    """
-
-    def __init__(self) -> None:
-        self._array: np.ndarray | None = None
-        self._lock = threading.Lock()  # two threads must not both see the array as free
-
-    def get(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """An uninitialised array of `shape` and `dtype` that nothing else references."""
-        with self._lock:
-            if not self._reusable(shape, dtype):
-                self._array = np.empty(shape, dtype)
-            return self._array
-
-    def clear(self) -> None:
-        with self._lock:
-            self._array = None
-
-    def _reusable(self, shape: tuple[int, ...], dtype: Any) -> bool:
-        # no local name for the array here: it would count as one more reference
-        return (self._array is not None and self._array.shape == shape and self._array.dtype == dtype
-                and _HAS_REFERENCE_COUNTS and self._references() <= _REFERENCES_WHEN_FREE)
-
-    def _references(self) -> int:
-        kept = self._array
-        return sys.getrefcount(kept)
-
-
-_HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: never reuse
-
-
-def _references_when_free() -> int:
-    """What `Recycled._references` says when only the Recycled holds its array."""
-    probe = Recycled()
-    probe._array = np.empty(1)
-    return probe._references() if _HAS_REFERENCE_COUNTS else -1
-
-
-_REFERENCES_WHEN_FREE = _references_when_free()
-
-
 class CrossEntropy(Function):
-    """Mean (or sum) of -log softmax(z)[y] over positions; fused so dL/dz = (p - y) / N.
+    """Mean (or sum) over positions of -log softmax(z)[y], fused: dL/dz = G scale (p - onehot(y)).
 
-    With e = exp(z - max z) and s = sum(e):  -log p_y = log s - (z_y - max z),  p = e / s.
-    One (..., C) buffer holds e from the forward to the backward, where it becomes dz in place:
-    a large vocabulary makes every extra pass over the logits cost as much as a matmul. The
-    buffer is recycled from call to call (see `Recycled`).
+    With e = exp(z - max z) (never overflows) and s = sum(e):  p = e / s  and
+    -log p_y = log s - (z_y - max z). logits: (..., C) float; targets: (...) int.
+    The fast forms (fast.cross_entropy_exp, fast.reusable) compute the same numbers in one
+    recycled (..., C) buffer: at a large vocabulary every pass over the logits costs about as
+    much as a matmul.
     """
-
-    buffer = Recycled()
 
     @staticmethod
     def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
                 reduction: str = "mean") -> np.ndarray:
         y = targets[..., None]
-        e = CrossEntropy.buffer.get(logits.shape, logits.dtype)
-        np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)  # exp never overflows
-        shifted_target = np.take_along_axis(e, y, axis=-1)
-        np.exp(e, out=e)
+        fused = fast.cross_entropy_exp(logits, y)
+        if fused is None:
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            e, shifted_target = np.exp(shifted), np.take_along_axis(shifted, y, axis=-1)
+        else:
+            e, shifted_target = fused
         total = e.sum(axis=-1, keepdims=True)
         ctx.save_for_backward(e, total, targets)
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
@@ -484,13 +497,11 @@ class CrossEntropy(Function):
         return np.asarray(loss, dtype=logits.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - y)
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - onehot(y))
         e, total, targets = ctx.saved
         y = targets[..., None]
         step = grad * np.asarray(ctx.scale, dtype=e.dtype)
-        # e is private to this op: on the last backward it is freed anyway, so it becomes dz
-        dz = e if ctx.last_backward else e.copy()
-        dz *= step / total  # G scale p
+        dz = np.multiply(e, step / total, out=fast.reusable(ctx, e))  # G scale p, p = e / s
         np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
         return dz, None
 
@@ -507,19 +518,21 @@ class Embedding(Function):
     def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
                 padding_idx: int | None = None) -> np.ndarray:
         # keep our own copy of the ids: the caller may reuse its buffer before backward
-        ctx.args = (weight.shape, ids.copy(), sparse, padding_idx)
+        # keep our own copy of the ids: the caller may reuse its buffer before backward
+        ctx.weight_shape, ctx.ids = weight.shape, ids.copy()
+        ctx.sparse, ctx.padding_idx = sparse, padding_idx
         return weight[ids]
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dE[v] = sum of G[b,t] where ids[b,t] = v
-        shape, ids, sparse, padding_idx = ctx.args
-        flat_ids = ids.reshape(-1)
+        shape = ctx.weight_shape
+        flat_ids = ctx.ids.reshape(-1)
         rows = grad.reshape(flat_ids.size, *shape[1:])
-        if padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
-            keep = flat_ids != padding_idx
+        if ctx.padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
+            keep = flat_ids != ctx.padding_idx
             flat_ids, rows = flat_ids[keep], rows[keep]
         grad_weight = RowSparse(flat_ids, rows, shape).coalesce()  # repeated ids summed
-        return (grad_weight if sparse else grad_weight.to_dense()), None
+        return (grad_weight if ctx.sparse else grad_weight.to_dense()), None
 
 
 class Linear(Function):
@@ -532,18 +545,180 @@ class Linear(Function):
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
                 ) -> np.ndarray:
         ctx.save_for_backward(x, weight)
-        out = x @ weight.T
+        # leading axes flattened into rows: one BLAS product (numpy's batched matmul against a
+        # transposed matrix is a slow loop, 100x slower for (B, T, d) inputs)
+        out = x.reshape(-1, x.shape[-1]) @ weight.T
         if bias is not None:
             out += bias  # out is a fresh array, so adding in place changes nothing else
-        return out
+        return out.reshape(*x.shape[:-1], weight.shape[0])
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
         x, weight = ctx.saved
         # every leading axis of x is a batch axis: flatten them so dW and db are one product each
         g2 = grad.reshape(-1, grad.shape[-1])
-        grad_x = grad @ weight if ctx.needs_input_grad[0] else None
+        grad_x = (g2 @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
         grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
         has_bias = len(ctx.needs_input_grad) == 3  # apply(x, w) and apply(x, w, b) both work
         grad_b = g2.sum(axis=0) if has_bias and ctx.needs_input_grad[2] else None
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
+
+
+# =================================================================================================
+# Transformer ops (TinyGPT): layer norm, masking, slicing, attention, sqrt and abs.
+# Appended as one section so the engine files can be rearranged around it.
+# =================================================================================================
+
+class LayerNorm(Function):
+    """y = (x - mean) / sqrt(var + eps) * w + b over the last axis (biased variance, as PyTorch).
+
+    x: (..., d); weight, bias: (d,) or None. With xhat the normalised x and r = 1/sqrt(var + eps):
+        dx = r * (g - mean(g) - xhat * mean(g * xhat)),  g = G * w
+        dw = sum over positions of G * xhat,  db = sum of G
+    Two passes forward (mean, then variance of the centred x), three backward.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
+                bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
+        xhat = x - x.mean(axis=-1, keepdims=True)
+        variance = np.einsum("...i,...i->...", xhat, xhat)[..., None] / xhat.shape[-1]
+        rstd = 1.0 / np.sqrt(variance + np.asarray(eps, x.dtype))
+        xhat *= rstd  # xhat is our own array: centred x becomes the normalised x in place
+        ctx.save_for_backward(xhat, rstd, weight)
+        out = xhat * weight if weight is not None else xhat.copy()
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        xhat, rstd, weight = ctx.saved
+        need_x, need_w, need_b = ctx.needs_input_grad
+        rows = grad.reshape(-1, grad.shape[-1])
+        grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
+        grad_b = rows.sum(axis=0) if need_b else None
+        grad_x = None
+        if need_x:
+            g = grad * weight if weight is not None else grad.copy()
+            d = g.shape[-1]
+            mean_g_xhat = np.einsum("...i,...i->...", g, xhat)[..., None] / d
+            g -= g.mean(axis=-1, keepdims=True)
+            g -= xhat * mean_g_xhat
+            g *= rstd
+            grad_x = g
+        return grad_x, grad_w, grad_b
+
+
+class MaskedFill(Function):
+    """a with `value` where mask is True (mask broadcasts to a's shape); the filled places get no
+    gradient: da = G where not mask, else 0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, mask: np.ndarray, value: float = 0.0) -> np.ndarray:
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=a.dtype), a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        return np.where(ctx.mask, np.zeros((), grad.dtype), grad), None
+
+
+class Where(Function):
+    """condition ? a : b, all three broadcast; da = G where condition, db = G elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.condition = condition
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return np.where(condition, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        zero = np.zeros((), grad.dtype)
+        a_shape, b_shape = ctx.shapes
+        _, need_a, need_b = ctx.needs_input_grad
+        grad_a = unbroadcast(np.where(ctx.condition, grad, zero), a_shape) if need_a else None
+        grad_b = unbroadcast(np.where(ctx.condition, zero, grad), b_shape) if need_b else None
+        return None, grad_a, grad_b
+
+
+class Narrow(Function):
+    """a[..., start:start + length, ...] along `axis` (a view, as torch.narrow); split and chunk
+    are several of these. The gradient is G in that slice and zero elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+        ctx.shape = a.shape
+        ctx.index = (slice(None),) * axis + (slice(start, start + length),)
+        return a[ctx.index]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        out = np.zeros(ctx.shape, dtype=grad.dtype)
+        out[ctx.index] = grad  # a basic slice names each element once: no np.add.at needed
+        return out
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.sqrt(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sqrt(a) = G / (2 sqrt(a))
+        (out,) = ctx.saved
+        return grad / (2 * out)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.abs(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G sign(a), 0 at the kink (PyTorch)
+        (a,) = ctx.saved
+        return grad * np.sign(a)
+
+
+class ScaledDotProductAttention(Function):
+    """softmax(q k^T * scale + causal mask) v, as torch.nn.functional.scaled_dot_product_attention.
+
+    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev). With P the attention weights:
+        dv = P^T G,  dP = G v^T,  dS = P * (dP - sum(dP * P)),  dq = dS k * scale,  dk = dS^T q * scale
+    One op instead of six (matmul, scale, mask, softmax, matmul): the (..., L, S) scores are
+    made once and softmaxed in place, P is the one (L, S) array kept for the backward, and
+    the backward makes one more. is_causal masks key j > query i (top-left, as PyTorch).
+    """
+
+    @staticmethod
+    def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
+                scale: float | None = None) -> np.ndarray:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+        p = q @ k.swapaxes(-1, -2)
+        p *= np.asarray(scale, p.dtype)
+        if is_causal:  # + (0 or -inf): a broadcast add, much faster than a masked write here
+            p += np.triu(np.full(p.shape[-2:], -np.inf, dtype=p.dtype), k=1)
+        p -= p.max(axis=-1, keepdims=True)  # row 0 always sees key 0: no row is all -inf
+        np.exp(p, out=p)
+        p /= p.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(q, k, v, p)
+        ctx.scale = scale
+        return p @ v
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        q, k, v, p = ctx.saved
+        need_q, need_k, need_v = ctx.needs_input_grad
+        grad_v = p.swapaxes(-1, -2) @ grad if need_v else None
+        ds = grad @ v.swapaxes(-1, -2)  # dP, then dS in place
+        ds -= np.einsum("...ij,...ij->...i", ds, p)[..., None]
+        ds *= p
+        ds *= np.asarray(ctx.scale, ds.dtype)
+        grad_q = ds @ k if need_q else None
+        grad_k = ds.swapaxes(-1, -2) @ q if need_k else None
+        return grad_q, grad_k, grad_v

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine import fast
+
 
 class RowSparse:
     """A `(V, *row_shape)` gradient stored as the rows that are present.
@@ -84,9 +86,9 @@ class RowSparse:
         """Unique sorted rows with duplicates summed (never `dense[idx] += g`, which drops repeats).
 
         Sort the ids (stably, so each row's contributions are added in the order they came),
-        find where each run of equal ids starts, and sum each run into one row (`_run_sums`).
-        Two coalesced gradients concatenated are two sorted runs, which the stable sort
-        (timsort) merges in linear time: accumulating into a `.grad` stays cheap.
+        find where each run of equal ids starts, and sum each run into one row. Two coalesced
+        gradients concatenated are two sorted runs, which the stable sort (timsort) merges in
+        linear time: accumulating into a `.grad` stays cheap.
         """
         if self.coalesced:
             return self
@@ -94,9 +96,16 @@ class RowSparse:
             return RowSparse.zeros(self.shape, self.dtype)
         order = np.argsort(self.indices, kind="stable")
         sorted_ids = self.indices[order]
-        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-        values = _run_sums(self.values[order], starts)
-        return RowSparse(sorted_ids[starts], values, self.shape, coalesced=True)
+        run_starts_here = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
+        starts = np.flatnonzero(run_starts_here)
+        rows = self.values[order]
+        sums = fast.run_sums(rows, starts)
+        if sums is None:  # the plain form: each run's first row, then the others added in order
+            sums = rows[starts]
+            later = ~run_starts_here
+            run_of_row = np.cumsum(run_starts_here) - 1
+            np.add.at(sums, run_of_row[later], rows[later])
+        return RowSparse(sorted_ids[starts], sums, self.shape, coalesced=True)
 
     def to_dense(self) -> np.ndarray:
         """The full `shape` array (this is where the untouched rows' zeros get materialised)."""
@@ -130,31 +139,6 @@ class RowSparse:
             f"RowSparse(rows={self.indices.size}, shape={self.shape}, dtype={self.values.dtype}"
             f"{', coalesced' if self.coalesced else ''})"
         )
-
-
-SHORT_RUN = 16  # runs up to this long are summed by vectorised steps, longer ones one by one
-
-
-def _run_sums(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Sum each run `rows[starts[k]:starts[k+1]]` into one row: (n, *row) -> (len(starts), *row).
-
-    Most ids in a batch occur a few times: step j adds the j-th row of every run at least
-    j+1 long, one vectorised add per step, at most SHORT_RUN - 1 steps. The few very frequent
-    ids (long runs) are each summed as one contiguous block. `np.add.reduceat(rows, starts)`
-    computes the same in one call, but measured about 5x slower on (10^5, 128) float32 rows
-    (benchmarks/coalesce.py).
-    """
-    lengths = np.diff(np.r_[starts, len(rows)])
-    sums = rows[starts]  # a copy holding each run's first row
-    for k in np.flatnonzero(lengths > SHORT_RUN):
-        sums[k] = rows[starts[k]:starts[k] + lengths[k]].sum(axis=0)
-    runs = np.flatnonzero((lengths > 1) & (lengths <= SHORT_RUN))
-    for j in range(1, SHORT_RUN):
-        runs = runs[lengths[runs] > j]
-        if runs.size == 0:
-            break
-        sums[runs] += rows[starts[runs] + j]  # `runs` are distinct rows of sums: += is exact
-    return sums
 
 
 def add_grads(a: Any, b: Any) -> Any:

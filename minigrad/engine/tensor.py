@@ -1,13 +1,19 @@
-"""Tensor: a numpy array that remembers how it was made, so gradients can flow back."""
+"""Tensor: a numpy array that remembers how it was made, so gradients can flow back.
+
+Also `Function.apply`, which makes tensors: it runs an op's forward on arrays and records the
+op's node in the backward graph (graph.py), which sees only nodes and arrays.
+"""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine import autograd, ops
-from minigrad.engine.autograd import AccumulateGrad, Node
+from minigrad.engine import grad_mode, graph, ops
+from minigrad.engine.function import Context, Function
+from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -40,6 +46,15 @@ def _check_can_require_grad(array: np.ndarray) -> None:
         )
 
 
+class VersionCounter:
+    """How many times a tensor's array was changed in place; shared by a tensor and its views."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 class Tensor:
     """A numpy array `data` with an optional gradient.
 
@@ -54,8 +69,8 @@ class Tensor:
         self.grad: Any = None  # ndarray of self.shape, or a RowSparse for lookup tables
         self.grad_fn: Node | None = None
         self.name = name
-        self._version = 0  # bumped by in-place ops, checked by backward
-        self._accumulate: AccumulateGrad | None = None
+        self._version_counter = VersionCounter()  # bumped by in-place ops, checked by backward
+        self._accumulate: weakref.ref[AccumulateGrad] | None = None
         self.requires_grad = False
         if requires_grad:
             _check_can_require_grad(self.data)
@@ -69,18 +84,33 @@ class Tensor:
         t.grad = None
         t.grad_fn = None
         t.name = None
-        t._version = 0
+        t._version_counter = VersionCounter()
         t._accumulate = None
         t.requires_grad = requires_grad
         return t
 
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._version_counter.value = value
+
     def _grad_node(self) -> Node:
-        """Where gradient for this tensor goes: its grad_fn, or the leaf's one AccumulateGrad."""
+        """Where gradient for this tensor goes: its grad_fn, or the leaf's one AccumulateGrad.
+
+        A leaf keeps its AccumulateGrad by weak reference (the graph's edges keep it alive): every
+        op reading the leaf while a graph is alive shares that one node, and a leaf and its node
+        never hold each other, so both are freed by reference counting alone.
+        """
         if self.grad_fn is not None:
             return self.grad_fn
-        if self._accumulate is None:
-            self._accumulate = AccumulateGrad(self)
-        return self._accumulate
+        node = self._accumulate() if self._accumulate is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulate = weakref.ref(node)
+        return node
 
     # ---- basic properties -------------------------------------------------------------------
     @property
@@ -96,8 +126,9 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> Size:
+        """numpy's `t.size` (the element count, an int) that PyTorch's `t.size()` can also call."""
+        return Size(self.data.shape)
 
     @property
     def is_leaf(self) -> bool:
@@ -113,8 +144,10 @@ class Tensor:
         return self.data
 
     def detach(self) -> Tensor:
-        """The same values, cut from the graph (shares memory, like PyTorch)."""
-        return Tensor._wrap(self.data)
+        """The same values, cut from the graph (shares memory and the version counter, like PyTorch)."""
+        detached = Tensor._wrap(self.data)
+        detached._version_counter = self._version_counter
+        return detached
 
     def clone(self) -> Tensor:
         return ops.Clone.apply(self)
@@ -133,9 +166,30 @@ class Tensor:
         return bool(self.data)
 
     # ---- autograd ---------------------------------------------------------------------------
-    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) * grad into every leaf's `.grad`."""
-        autograd.backward(self, grad, retain_graph=retain_graph)
+    def backward(self, gradient: Any = None, retain_graph: bool = False, *, grad: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's `.grad` (`grad=` is the same)."""
+        if grad is not None and gradient is not None:
+            raise TypeError("backward(): got both gradient= and grad=; they are one argument")
+        grad = grad if gradient is None else gradient
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward(): this tensor does not require grad and has no grad_fn; did you create "
+                "it under no_grad(), or forget requires_grad=True on a leaf?"
+            )
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward(): grad can be implicitly created only for a single-element "
+                    f"output, but the output has shape {self.shape}; pass grad= of that shape."
+                )
+            grad = np.ones_like(self.data)
+        else:
+            grad = np.array(as_array(grad), dtype=self.dtype)  # a copy the walk may add into
+            if grad.shape != self.shape:
+                raise ValueError(
+                    f"backward(): grad has shape {grad.shape} but the output has shape {self.shape}"
+                )
+        graph.backward(self._grad_node(), grad, retain_graph=retain_graph)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad:
@@ -147,7 +201,7 @@ class Tensor:
 
     # ---- in-place updates (bump the version so a pending backward notices) -----------------
     def _inplace(self, op: str) -> None:
-        if autograd.is_grad_enabled() and self.requires_grad and self.is_leaf:
+        if grad_mode.is_grad_enabled() and self.requires_grad and self.is_leaf:
             raise RuntimeError(
                 f"{op}: a leaf tensor that requires grad is used in an in-place operation; "
                 "wrap the update in `with minigrad.no_grad():`"
@@ -241,14 +295,20 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ---- reductions -------------------------------------------------------------------------
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Sum.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("sum", axis, keepdims, dim, keepdim)
+        return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Mean.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("mean", axis, keepdims, dim, keepdim)
+        return ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Max.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
+        return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     # ---- elementwise ------------------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -269,11 +329,12 @@ class Tensor:
     def gelu(self, approximate: str = "none") -> Tensor:
         return ops.GELU.apply(self, approximate=approximate)
 
-    def softmax(self, axis: int = -1) -> Tensor:
-        return ops.Softmax.apply(self, axis=axis)
+    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """Along `axis` (or `dim`), the last one by default."""
+        return ops.Softmax.apply(self, axis=_softmax_axis("softmax", axis, dim))
 
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return ops.LogSoftmax.apply(self, axis=axis)
+    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        return ops.LogSoftmax.apply(self, axis=_softmax_axis("log_softmax", axis, dim))
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -304,9 +365,211 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         return ops.GetItem.apply(self, index=_index_array(index))
 
+    # ==== PyTorch spellings and transformer ops (TinyGPT) ====================================
+    # Appended as one section: numpy's names above stay; these are the names a learner
+    # brings from PyTorch, with PyTorch's meaning.
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def contiguous(self) -> Tensor:
+        """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
+        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)
+
+    def sqrt(self) -> Tensor:
+        return ops.Sqrt.apply(self)
+
+    def abs(self) -> Tensor:
+        return ops.Abs.apply(self)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Tensor:
+        """Index of the largest entry along `dim` (of the flattened tensor if None); no gradient."""
+        dim, keepdim = _axis_args("argmax", axis, keepdim, dim, None)
+        if dim is None:
+            return Tensor._wrap(np.asarray(self.data.argmax(), dtype=np.int64))
+        dim = _check_dim("argmax", dim, self.shape)
+        return Tensor._wrap(self.data.argmax(axis=dim, keepdims=keepdim).astype(np.int64))
+
+    def __ne__(self, other: Any) -> np.ndarray:  # type: ignore[override]
+        return self.data != np.asarray(as_array(other))
+
+    def __le__(self, other: Any) -> np.ndarray:
+        return self.data <= np.asarray(as_array(other))
+
+    def __ge__(self, other: Any) -> np.ndarray:
+        return self.data >= np.asarray(as_array(other))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A new axis of size 1 at `dim` (in [-ndim - 1, ndim], as PyTorch)."""
+        dim = _check_dim("unsqueeze", dim, self.shape + (1,))  # one more place than axes
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim: int | tuple[int, ...] | None = None) -> Tensor:
+        """Drop axes of size 1: all of them, or those in `dim` (a named axis of another size stays,
+        as in PyTorch)."""
+        if dim is None:
+            dims = set(range(self.ndim))
+        else:
+            dims = {_check_dim("squeeze", d, self.shape) for d in (dim if isinstance(dim, tuple) else (dim,))}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge axes start_dim..end_dim (inclusive) into one."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = (_check_dim("flatten", d, self.shape) for d in (start_dim, end_dim))
+        if start > end:
+            raise ValueError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
+                             f"for a tensor of shape {self.shape}")
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """Entries start..start + length - 1 along `dim`."""
+        dim = _check_dim("narrow", dim, self.shape)
+        size = self.shape[dim]
+        if not (0 <= start <= size and 0 <= length <= size - start):
+            raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
+                             f"size {size} (shape {self.shape})")
+        return ops.Narrow.apply(self, axis=dim, start=int(start), length=int(length))
+
+    def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
+        the listed sizes, which must add up to the axis."""
+        dim = _check_dim("split", dim, self.shape)
+        size = self.shape[dim]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            step = int(split_size_or_sections)
+            if step < 1:
+                raise ValueError(f"split(): split_size must be a positive int, got {step}")
+            sections = [min(step, size - start) for start in range(0, size, step)] or [0]
+        else:
+            sections = [int(n) for n in split_size_or_sections]
+            if sum(sections) != size or min(sections, default=0) < 0:
+                raise ValueError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
+                                 f"has size {size} (shape {self.shape})")
+        starts = np.cumsum([0] + sections[:-1])
+        return tuple(self.narrow(dim, int(a), n) for a, n in zip(starts, sections))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch."""
+        if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+            raise ValueError(f"chunk(): chunks must be a positive int, got {chunks!r}")
+        dim = _check_dim("chunk", dim, self.shape)
+        return self.split(max(1, -(-self.shape[dim] // int(chunks))), dim)
+
+    def masked_fill(self, mask: Any, value: float) -> Tensor:
+        """`value` where mask is True; mask (bool) broadcasts to this tensor's shape. A value of
+        -inf before a softmax gives those places probability exactly 0."""
+        mask = np.asarray(as_array(mask))
+        if mask.dtype != np.bool_:
+            raise TypeError(f"masked_fill(): mask must be a bool array, got dtype {mask.dtype}")
+        if _broadcast_shape(mask.shape, self.shape) != self.shape:
+            raise ValueError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
+                             f"tensor's shape {self.shape}")
+        return ops.MaskedFill.apply(self, mask, value=float(value))
+
+
+class Size(int):
+    """A tensor's element count (numpy's `t.size`) that also answers PyTorch's `t.size()`, the
+    shape, and `t.size(dim)`, one axis's length."""
+
+    shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> Size:
+        count = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        count.shape = tuple(shape)
+        return count
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self.shape[_check_dim("size", dim, self.shape)]
+
+
+def _check_dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
+    """`dim` as an axis in [0, len(shape)), counted from the end when negative."""
+    ndim = len(shape)
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}(): dim must be an int, got {dim!r}")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{op}(): dim {dim} is out of range for shape {shape} (expected "
+                         f"{-ndim} <= dim < {ndim})")
+    return int(dim) % ndim
+
+
+def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+# ---- Function.apply: from tensors to arrays and back, recording the graph -------------------------
+
+def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
+    """Run `cls.forward` on the inputs' arrays; when an input requires grad, record its node."""
+    arrays, needs = [], []  # one pass over the inputs: unwrap tensors, note which need a gradient
+    for a in args:
+        if isinstance(a, Tensor):
+            arrays.append(a.data)
+            needs.append(a.requires_grad)
+        else:
+            arrays.append(a)
+            needs.append(False)
+    ctx = Context()
+    ctx.needs_input_grad = tuple(needs)
+    out = cls.forward(ctx, *arrays, **kwargs)
+    requires_grad = True in needs and grad_mode.is_grad_enabled()
+    result = Tensor._wrap(out, requires_grad=requires_grad)
+    _share_version_with_viewed_input(result, args)
+    if requires_grad:
+        edges = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
+        node = FunctionNode(cls, ctx, edges, result.shape)
+        if ctx._saved:
+            ctx.watch_versions([a for a in args if isinstance(a, Tensor)] + [result])
+        if grad_mode.is_anomaly_enabled():
+            graph.record_forward_trace(node)
+        result.grad_fn = node
+    return result
+
+
+Function.apply = classmethod(_apply)  # type: ignore[assignment]
+
+
+def _share_version_with_viewed_input(result: Tensor, args: tuple) -> None:
+    """A result that is a view of an input's array (reshape, permute, basic slicing) shares that
+    input's version counter, as in PyTorch: a change in place through either is seen by both."""
+    data = result.data
+    owner = data if data.base is None else data.base  # numpy views point at the array that owns
+    for a in args:
+        if isinstance(a, Tensor) and (a.data is owner or a.data.base is owner):
+            result._version_counter = a._version_counter
+            return
+
 
 def _axis(axis: Any) -> Any:
     return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _axis_args(op: str, axis: Any, keepdims: bool, dim: Any, keepdim: bool | None) -> tuple[Any, bool]:
+    """numpy's axis=/keepdims= or PyTorch's dim=/keepdim= (one of each pair), as (axis, keepdims)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}(): got both axis={axis!r} and dim={dim!r}; they are one argument")
+        axis = dim
+    if keepdim is not None:
+        if keepdims:
+            raise TypeError(f"{op}(): got both keepdims= and keepdim=; they are one argument")
+        keepdims = keepdim
+    return _axis(axis), bool(keepdims)
+
+
+def _softmax_axis(op: str, axis: int | None, dim: int | None) -> int:
+    axis = _axis_args(op, axis, False, dim, None)[0]
+    return -1 if axis is None else axis
 
 
 def _index_array(index: Any) -> Any:

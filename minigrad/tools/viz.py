@@ -37,11 +37,10 @@ from minigrad.engine import (
     Node,
     RowSparse,
     Tensor,
-    add_grads,
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
+from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names, sum_grads
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")
@@ -154,7 +153,7 @@ class _Builder:
         run = runs.get(node, [node])
         forward = node.function.__name__ if isinstance(node, FunctionNode) else type(node).__name__
         lines = [forward + (f" ×{len(run)}" if len(run) > 1 else ""), node.name]
-        shape = getattr(run[0], "output_shape", None)
+        shape = getattr(run[0], "shape", None)
         if self.show_shapes and shape is not None:
             lines.append(f"out {shape}")
         self.graph.node(self._new_id(node, "op"), "\\n".join(lines), shape="box",
@@ -194,12 +193,7 @@ class _Builder:
         if self.ledger is None or not isinstance(child, AccumulateGrad):
             return None
         sent = [c.grad for c in self.ledger.contributions_from(sender, child.variable)][k::n_edges]
-        if not sent:
-            return None
-        carried = sent[0]
-        for g in sent[1:]:
-            carried = add_grads(carried, g)
-        return carried
+        return sum_grads(sent) if sent else None
 
 
 def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:

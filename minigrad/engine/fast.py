@@ -1,0 +1,197 @@
+"""Every fast path of the engine, apart from the reading path, behind one switch.
+
+The core (graph.py, ops.py, sparse.py) shows the plain form of each computation; where a faster
+form exists, the core asks this module for it through one named hook, and uses the plain form
+when the hook says no. Each fast form gives bit-identical results (tests run the same programs
+both ways and compare the bytes); what each buys is measured in benchmarks/ (docs/performance.md).
+
+    unshared(g)                      the walk may keep a gradient nobody else holds, uncopied
+    cross_entropy_exp(logits, y)     exp(z - max z) in a buffer recycled from step to step
+    reusable(ctx, array)             a backward may write its result into its own saved buffer
+    run_sums(rows, starts)           segmented sums of a sorted lookup gradient, vectorised
+
+The switch: set the environment variable MINIGRAD_FAST_PATHS=0 before importing minigrad, or
+run code inside `with minigrad.engine.fast.disabled():`. It is process-wide (not per thread):
+results are identical either way, so a thread that turns it off changes only the speed of others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+_on = os.environ.get("MINIGRAD_FAST_PATHS", "1") != "0"
+
+
+def enabled() -> bool:
+    """Whether the fast paths are on (the default; MINIGRAD_FAST_PATHS=0 turns them off)."""
+    return _on
+
+
+@contextlib.contextmanager
+def disabled() -> Iterator[None]:
+    """Run the plain form of every computation: the same results, more slowly."""
+    global _on
+    previous, _on = _on, False
+    try:
+        yield
+    finally:
+        _on = previous
+
+
+# ---- the one reference-count probe -------------------------------------------------------------
+
+_HAS_REFERENCE_COUNTS = hasattr(sys, "getrefcount")  # False on PyPy: nothing counts as unshared
+
+
+def reference_count(value: Any) -> int:
+    """How many references `value` has, as `sys.getrefcount` counts them ("many" without counts).
+
+    The count includes the references of the calls on the way here, and interpreters differ in
+    which references they borrow, so each user compares it with a count measured once, at import,
+    for a value held exactly as it holds one (the `_calibrate_*` functions below).
+    """
+    return sys.getrefcount(value) if _HAS_REFERENCE_COUNTS else sys.maxsize
+
+
+# ---- gradients kept without a copy -------------------------------------------------------------
+
+def unshared(gradient: Any) -> bool:
+    """Whether nothing but the backward walk holds `gradient`, one result of a node's backward.
+
+    The walk may then keep the array as the buffer it sums into and store it as a leaf's `.grad`
+    without copying it (PyTorch's AccumulateGrad steals a gradient whose use count is 1 the same
+    way). Buys: one copy of the gradient per parameter per step, a (V, d) array for a vocabulary
+    table; with the other fast paths, half the time of a tied training step at V = 8192
+    (benchmarks/fast_paths.py). A view, a read-only array, or one that a recorder (the ledger),
+    the backward itself or a second edge still holds is never unshared.
+    Called as the walk calls it: the array bound to one local name and held by one list.
+    """
+    return (_on and type(gradient) is np.ndarray and gradient.base is None
+            and gradient.flags.writeable and reference_count(gradient) <= _UNSHARED_GRADIENT)
+
+
+def _count_as_unshared_sees_it(gradient: Any) -> int:
+    return reference_count(gradient)  # one call deep, as inside `unshared`
+
+
+def _calibrate_unshared() -> int:
+    grads = [np.empty(1)]  # held as the walk holds a backward's result: its list and a local name
+    gradient = grads[0]
+    return _count_as_unshared_sees_it(gradient)
+
+
+_UNSHARED_GRADIENT = _calibrate_unshared()
+
+
+# ---- the cross-entropy's buffer ----------------------------------------------------------------
+
+class Recycled:
+    """An array kept from one call to the next, and handed out again once nothing holds it.
+
+    Why: a fresh large array costs more than the arithmetic on it. The kernel maps and zeroes new
+    pages on first touch (logits of shape (1024, 50257) in float32 are 200 MiB to zero), far more
+    slowly on a virtual machine whose host has taken freed memory back. A training loop asks for
+    an array of the same shape every step, and last step's is free again: reuse it. "Free" is
+    known from the reference count: a saved graph, a `.grad`, a view, anything that still holds
+    the old array makes this hand out a new one instead. The cost: one array stays allocated
+    between calls (`clear()` frees it).
+    """
+
+    def __init__(self) -> None:
+        self._array: np.ndarray | None = None
+        self._lock = threading.Lock()  # two threads must not both see the array as free
+
+    def get(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised array of `shape` and `dtype` that nothing else references."""
+        with self._lock:
+            if not self._reusable(shape, dtype):
+                self._array = np.empty(shape, dtype)
+            return self._array
+
+    def clear(self) -> None:
+        with self._lock:
+            self._array = None
+
+    def _reusable(self, shape: tuple[int, ...], dtype: Any) -> bool:
+        # no local name for the array here: it would count as one more reference
+        return (self._array is not None and self._array.shape == shape
+                and self._array.dtype == dtype and self._count() <= _FREE_IN_RECYCLED)
+
+    def _count(self) -> int:
+        return reference_count(self._array)
+
+
+def _calibrate_recycled() -> int:
+    probe = Recycled()
+    probe._array = np.empty(1)
+    return probe._count()
+
+
+_FREE_IN_RECYCLED = _calibrate_recycled()
+cross_entropy_buffer = Recycled()
+
+
+def cross_entropy_exp(logits: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(e, z_y - max z) with e = exp(z - max z), as ops.CrossEntropy computes them, or None.
+
+    The fast form writes the shift and the exp into one recycled (..., C) buffer, in place: one
+    (N, V) array per step instead of two new ones (the shifted logits and their exp). With
+    `reusable` below, the cross-entropy's forward and backward at (256, 50257) take half the
+    time of the plain form (benchmarks/fast_paths.py).
+    """
+    if not _on:
+        return None
+    e = cross_entropy_buffer.get(logits.shape, logits.dtype)
+    np.subtract(logits, logits.max(axis=-1, keepdims=True), out=e)
+    shifted_target = np.take_along_axis(e, y, axis=-1)
+    np.exp(e, out=e)
+    return e, shifted_target
+
+
+def reusable(ctx: Any, array: np.ndarray) -> np.ndarray | None:
+    """`array` itself, as the `out=` of a backward's result, when that is safe; else None.
+
+    Safe when this is the node's last backward (no retain_graph: its saved arrays are freed right
+    after) and `array` is a buffer only this op holds. Buys one (N, V) array in the
+    cross-entropy's backward: dz is written over e.
+    """
+    return array if _on and ctx.last_backward else None
+
+
+# ---- coalescing a lookup's gradient ------------------------------------------------------------
+
+SHORT_RUN = 16  # runs up to this long are summed by vectorised steps, longer ones one by one
+
+
+def run_sums(rows: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """Each run `rows[starts[k]:starts[k+1]]` summed in order into one row, or None.
+
+    The plain form (sparse.RowSparse.coalesce) adds the rows of all runs with one `np.add.at`.
+    This one: most ids in a batch occur a few times, so step j adds the j-th row of every run at
+    least j+1 long, one vectorised add per step, at most SHORT_RUN - 1 steps; the few very
+    frequent ids (long runs) are each summed as one contiguous block. Buys 3.5x to 10x over
+    `np.add.at` on (2.5 10^4 to 10^5, 128) float32 rows of Zipf ids (benchmarks/fast_paths.py,
+    benchmarks/coalesce.py).
+    Rows of one element are left to the plain form: numpy sums a long 1-D block pairwise, in a
+    different order, so the bits would differ.
+    """
+    if not _on or rows[0].size < 2:
+        return None
+    lengths = np.diff(np.r_[starts, len(rows)])
+    sums = rows[starts]  # a copy holding each run's first row
+    for k in np.flatnonzero(lengths > SHORT_RUN):
+        sums[k] = rows[starts[k]:starts[k] + lengths[k]].sum(axis=0)  # row by row along axis 0
+    runs = np.flatnonzero((lengths > 1) & (lengths <= SHORT_RUN))
+    for j in range(1, SHORT_RUN):
+        runs = runs[lengths[runs] > j]
+        if runs.size == 0:
+            break
+        sums[runs] += rows[starts[runs] + j]  # `runs` are distinct rows of sums: += is exact
+    return sums
