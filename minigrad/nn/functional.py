@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, check_in_range, ops
+from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops
 
 
 def relu(x: Tensor) -> Tensor:
@@ -204,7 +204,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -
         raise ValueError(f"dropout: p must be a probability in [0, 1], got {p!r}")
     if not training or p == 0.0:
         return x
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "dropout")
     keep = g.random(x.shape) >= p
     scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), dtype=x.dtype)
     return x * (keep * scale)
