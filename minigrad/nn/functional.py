@@ -68,7 +68,7 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     """-log softmax(logits)[target], averaged (or summed) over positions.
 
     logits: (..., C) float; targets: (...) int class ids in [0, C).
-    The gradient with respect to the logits is (p - y) / N for reduction="mean".
+    d loss / d logits is (p - y) / N for reduction="mean".
     """
     if reduction not in ("mean", "sum"):
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
