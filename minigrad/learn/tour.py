@@ -4,8 +4,9 @@ A six-token vocabulary and a width of four. The model reads "cat", adds a small 
 scores every token of the vocabulary, and the loss asks for "cat" again: so the "cat" row is
 read (a lookup) and said (a classifier score) in the same step. Untied, those two gradients land
 in two different tensors; tied (`head.weight = emb.weight`), they meet in one row, and the ledger
-shows how much each path gave. The figures are those of the numpy demo in the seed page
-"Embedding, Unembedding, and Weight Tying" (same seed, shapes and context vector).
+shows how much each path gave. The figures are those of the numpy demo on the concept page we
+teach from, "Embedding, Unembedding, and Weight Tying" (same random seed, shapes and context
+vector).
 """
 
 from __future__ import annotations
@@ -37,16 +38,16 @@ SEED = 7
 
 @dataclass
 class BridgeWeights:
-    """The seed demo's starting point: E (V, d), W_U (d, V), both N(0, 0.2^2)."""
+    """The material's demo's starting point: E (V, d), W_U (d, V), both N(0, 0.2^2)."""
 
     E: np.ndarray
     W_U: np.ndarray
 
 
 def seed_weights(seed: int = SEED, vocab_size: int = len(VOCAB), width: int = WIDTH) -> BridgeWeights:
-    """Drawn in the seed demo's order: first the embedding table, then the untied classifier.
+    """Drawn in the material's demo's order: first the embedding table, then the untied classifier.
 
-    The lab draws other sizes the same way; the defaults give the seed demo's (6, 4) tables."""
+    The lab draws other sizes the same way; the defaults give the material's demo's (6, 4) tables."""
     rng = np.random.default_rng(seed)
     E = rng.normal(size=(vocab_size, width)) * 0.2
     W_U = rng.normal(size=(width, vocab_size)) * 0.2
@@ -146,7 +147,7 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
     say("Step 4. Checks: the gradient of the full loss against central finite differences in")
     say("  float64 (pass when |numerical - analytical| <= 1e-5 + 1e-3 |numerical|):")
     checks_ok = all([_check(r, say) for r in (untied, tied)])
-    say("  The seed demo's numbers under its own labels, recomputed by minigrad autograd:")
+    say("  The numbers of the material's demo, under its own labels, recomputed by minigrad autograd:")
     say(f'    "untied cat lookup grad norm"      {_cat_norm(untied, "emb.weight"):.4f}')
     say(f'    "untied cat classifier grad norm"  {_cat_norm(untied, "head.weight"):.4f}')
     say(f'    "tied cat shared-row grad norm"    {_cat_norm(tied, "emb.weight"):.4f}')
