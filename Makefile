@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test lint bench clean
+.PHONY: tour test lint bench bench-tinygpt clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+bench-tinygpt: $(STAMP)
+	$(BIN)/python benchmarks/tinygpt.py --threads 1 --profile
 
 clean:
 	rm -rf $(VENV) minigrad-out .pytest_cache .hypothesis

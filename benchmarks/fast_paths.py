@@ -27,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.coalesce import zipf_ids  # noqa: E402
-from benchmarks.step import initial_state, minigrad_step  # noqa: E402
+from benchmarks.coalesce import zipf_ids
+from benchmarks.step import initial_state, minigrad_step
 
 
 def cross_entropy_call(N: int, V: int) -> Callable[[], None]:

@@ -42,10 +42,11 @@ def worker(script: str, *args: str) -> dict[str, Any]:
 
 
 class StepProcess:
-    """A `step.py --serve` subprocess: one implementation, built once, stepped on request."""
+    """A `step.py --serve` subprocess (or another script's, such as tinygpt.py): one
+    implementation, built once, stepped on request."""
 
-    def __init__(self, impl: str, args: list[str]):
-        command = [sys.executable, str(HERE / "step.py"), f"--impl={impl}", "--serve", *args]
+    def __init__(self, impl: str, args: list[str], script: str = "step.py"):
+        command = [sys.executable, str(HERE / script), f"--impl={impl}", "--serve", *args]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.impl = impl
 
@@ -66,7 +67,7 @@ class StepProcess:
 
 
 def run_shape(shape: dict[str, int], impls: list[str], rounds: int, steps: int,
-              threads: int | None) -> dict[str, dict[str, Any]]:
+              threads: int | None, script: str = "step.py") -> dict[str, dict[str, Any]]:
     """Time every implementation on one shape, in interleaved turns.
 
     Each implementation lives in its own process (only its own libraries, its own memory
@@ -79,7 +80,7 @@ def run_shape(shape: dict[str, int], impls: list[str], rounds: int, steps: int,
     args = [f"--{k}={v}" for k, v in shape.items()]
     if threads is not None:
         args.append(f"--threads={threads}")
-    processes = [StepProcess(impl, args) for impl in impls]
+    processes = [StepProcess(impl, args, script) for impl in impls]
     results = {p.impl: {**p.ask(), "times": [], "turns": []} for p in processes}
     for r in range(rounds):
         for p in processes[r % len(processes):] + processes[:r % len(processes)]:

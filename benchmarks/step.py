@@ -243,9 +243,13 @@ def _reset_peak_rss() -> None:
 
 
 class Worker:
-    """One implementation in its own process: built, warmed up, then timed a step at a time."""
+    """One implementation in its own process: built, warmed up, then timed a step at a time.
 
-    def __init__(self, impl: str, V: int, d: int, H: int, N: int, warmup: int, threads: int | None):
+    build() makes the step function (after the memory baseline, so the peak is the step's own).
+    """
+
+    def __init__(self, impl: str, build: Callable[[], Callable[[], float]], warmup: int,
+                 threads: int | None):
         if threads is not None:
             from threadpoolctl import threadpool_limits
             threadpool_limits(threads, user_api="blas")
@@ -259,7 +263,7 @@ class Worker:
             import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
         _reset_peak_rss()
         self.baseline_kib = _rss_kib("VmRSS")
-        self.step = BUILDERS[impl](initial_state(V, d, H, N))
+        self.step = build()
         self.losses = [self.step() for _ in range(warmup)]
 
     def timed_step(self) -> dict[str, float]:
@@ -307,7 +311,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="limit numpy's BLAS (and torch) threads")
     parser.add_argument("--serve", action="store_true", help="take `step`/`finish` commands on stdin")
     args = parser.parse_args(argv)
-    worker = Worker(args.impl, args.V, args.d, args.H, args.N, args.warmup, args.threads)
+    shape = (args.V, args.d, args.H, args.N)
+    worker = Worker(args.impl, lambda: BUILDERS[args.impl](initial_state(*shape)), args.warmup, args.threads)
     if args.serve:
         serve(worker)
         return

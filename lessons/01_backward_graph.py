@@ -30,23 +30,19 @@
 # Below, `y = x * w` is used twice, once inside `tanh` and once on its own.
 
 # %%
-import os
 import re
 import time
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: figures are written to files
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 import minigrad as mg
 from minigrad.engine import AccumulateGrad, Node
+from minigrad.learn.lesson_kit import setup
 
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-01"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 
 x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
 w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")
@@ -245,17 +241,15 @@ assert eager_runs == [2 ** (k + 1) - 1 for k in depths] and counted_runs == [k +
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.semilogy(depths, eager_runs, marker="o", label="run on every arrival (one visit per path)")
 ax.semilogy(depths, counted_runs, marker="s", label="dependency counting (one visit per node)")
-ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_xlabel("k, the number of doublings  b = b + b")
 ax.set_ylabel("node runs in one backward")
 ax.set_title("Summing before running keeps backward linear")
 ax.grid(True, alpha=0.3)
 ax.legend(fontsize=8)
-fig.tight_layout()
-runs_plot = OUT / "node-runs.png"
-fig.savefig(runs_plot, dpi=120)
-plt.close(fig)
-print(f"wrote {runs_plot}")
+lesson.save(fig, "node-runs.png",
+            "node runs per backward against k doublings: one line doubles with k (running on every "
+            "arrival), the other grows by one (dependency counting)", dpi=120)
 
 # %% [markdown]
 # ## Drawing the graph
@@ -287,7 +281,7 @@ with mg.ledger(names={"a": a}) as led:
 doubled_graph = mg.draw(c, ledger=led, collapse=None)  # collapse=None: draw every node of a chain
 doubled_svg = OUT / "graph-doubled.svg"
 mg.tools.viz.render(doubled_graph, path=doubled_svg)  # writes graph-doubled.dot, then the SVG
-print(f"wrote {doubled_svg}")
+lesson.announce(doubled_svg, "the graph of c = b + b, b = a + a: two edges into a, each carrying 2")
 assert edges_into(doubled_graph.source, "a\\n") == 2
 assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
 
@@ -296,7 +290,7 @@ loss.backward()
 tanh_graph = mg.draw(loss, params={"x": x, "w": w})
 tanh_svg = OUT / "graph-tanh.svg"
 mg.tools.viz.render(tanh_graph, path=tanh_svg)
-print(f"wrote {tanh_svg}")
+lesson.announce(tanh_svg, "the graph of (tanh(y) + y).sum(), y = x * w: two edges into the one node of y")
 assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 
 # %% [markdown]
@@ -334,10 +328,13 @@ print(mg.gradcheck(lambda a: doubled(a, 3), [new_a()]))
 # ## Exercise
 #
 # Write the backward of softplus, softplus(x) = log(1 + eˣ), as a `Function`. Its forward is
-# already written in `lessons/exercises/01_backward_graph.py`; fill in `backward` there (or in
-# a copy of the file), then run
+# already written in the stub: run `minigrad exercise 1` to copy it to
+# `minigrad-exercises/01_backward_graph.py` (in the folder you run it from), fill in `backward`
+# there, then run
 #
 #     minigrad check 1                   # or: minigrad check 1 --file my_copy.py
+#
+# In a notebook, define the class in a cell instead and run `minigrad.check(1, globals())`.
 #
 # The check runs your backward on a few inputs, with incoming gradients that are not all 1,
 # and compares it with finite differences. When they disagree it says how: a forgotten chain

@@ -52,21 +52,16 @@
 # eps for float32 larger or smaller than for float64?
 
 # %%
-import os
 import time
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: figures are written to files
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.lesson_kit import setup
 
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-02"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 
 
 def f(x: mg.Tensor) -> mg.Tensor:
@@ -140,11 +135,9 @@ for ax, (dtype, by_method) in zip(axes, errors.items()):
 axes[0].set_ylabel("median relative error of f'(x)")
 axes[1].legend(loc="lower left", fontsize=8)
 fig.suptitle("Finite differences: truncation (right) against rounding (left)")
-fig.tight_layout()
-error_plot = OUT / "error-vs-eps.png"
-fig.savefig(error_plot, dpi=120)
-plt.close(fig)
-print(f"wrote {error_plot}")
+lesson.save(fig, "error-vs-eps.png",
+            "relative error of each finite difference against eps, float32 and float64: rounding "
+            "error falls to the right, truncation error rises, central is lowest", dpi=120)
 
 # %% [markdown]
 # ## Checking the picture against the theory
@@ -239,11 +232,9 @@ ax.set_ylabel("seconds")
 ax.set_title("gradcheck cost: per element (full) or per direction (fast)")
 ax.grid(True, alpha=0.3)
 ax.legend()
-fig.tight_layout()
-timing_plot = OUT / "gradcheck-time.png"
-fig.savefig(timing_plot, dpi=120)
-plt.close(fig)
-print(f"wrote {timing_plot}")
+lesson.save(fig, "gradcheck-time.png",
+            "seconds per gradcheck against the number of elements: full grows with the size, fast "
+            "stays nearly flat", dpi=120)
 
 # %% [markdown]
 # ## How small a mistake does each mode see?
@@ -317,9 +308,12 @@ print(mg.gradcheck(lambda t: t.tanh(), [x], fast=True))
 # and returns the estimated gradient, shaped like `x`. Nudge one element at a time, and leave
 # `x` exactly as you found it.
 #
-# Edit `lessons/exercises/02_finite_differences.py` (or a copy of it), then run
+# Run `minigrad exercise 2` to copy the stub to `minigrad-exercises/02_finite_differences.py`
+# (in the folder you run it from), edit it there, then run
 #
 #     minigrad check 2                   # or: minigrad check 2 --file my_copy.py
+#
+# In a notebook, define the function in a cell instead and run `minigrad.check(2, globals())`.
 #
 # The check compares your answer with gradients that are known exactly. If it is wrong, the
 # check tells you how: a forward difference instead of a central one, a forgotten restore of

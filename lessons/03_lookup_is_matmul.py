@@ -30,23 +30,18 @@
 # And how many times more bytes does the one-hot route hold: about 2, about 100, or about 1,000?
 
 # %%
-import os
 import time
 import tracemalloc
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import minigrad as mg
+from minigrad.learn.lesson_kit import setup
+from minigrad.nn import functional as F
 
-import minigrad as mg  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-03"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(3)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(3)
 
 
@@ -127,11 +122,9 @@ axes[0].set_xticks(range(V), vocab, rotation=90, fontsize=7)
 axes[2].set_yticks(range(V), vocab)
 axes[1].set_yticks([])
 fig.suptitle("The one-hot gradient O^T G: a row per vocabulary entry, zero for '<eos>'")
-fig.tight_layout()
-path = OUT / "onehot_gradient.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "onehot_gradient.png",
+            "the one-hot route's table gradient O^T G, row by row: each read word's row holds its "
+            "gradient, the unread '<eos>' row is zero")
 
 # %% [markdown]
 # ## Check both routes against finite differences
@@ -230,11 +223,9 @@ ax_mem.set(xlabel="vocabulary size V", ylabel="bytes", title="Memory held by eac
 for ax in (ax_time, ax_mem):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "lookup_vs_onehot_cost.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "lookup_vs_onehot_cost.png",
+            "time and memory of a lookup against a one-hot product as V grows: the one-hot route "
+            "grows with V, the lookup does not")
 
 # %% [markdown]
 # ## The reveal
@@ -289,7 +280,10 @@ print(f"a dense float32 gradient for a 120,000 x 4,096 table: {full_scale_grad /
 #
 # ## Exercise
 #
-# Open `lessons/exercises/03_lookup_is_matmul.py` (or your own copy of it) and write
+# Run `minigrad exercise 3`: it copies the stub to
+# `minigrad-exercises/03_lookup_is_matmul.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(3, globals())`).
+# There, write
 # `table_grad_from_one_hot(one_hot, upstream)`: given the one-hot matrix `O` of shape `(N, V)`
 # and the upstream gradient `G = dL/dX` of shape `(N, d)` for `X = O @ E`, return `dL/dE` of
 # shape `(V, d)`. Then run `minigrad check 3`. The check compares your answer with finite

@@ -30,21 +30,15 @@
 # after 10 million tokens, and after 10 billion? Does it keep growing with more text?
 
 # %%
-import os
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
 
-import matplotlib
+import minigrad as mg
+from minigrad.learn.lesson_kit import setup
+from minigrad.nn import functional as F
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import minigrad as mg  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-04"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(4)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(4)
 
 # %% [markdown]
@@ -188,11 +182,9 @@ ax.set(xlabel="token rank r (1 = most common)", ylabel="count per row",
        title=f"Per-row gradient traffic, V={run_V:,}, {run_steps} steps x {run_batch} tokens")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8, markerscale=4)
-fig.tight_layout()
-path = OUT / "updates_per_row.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "updates_per_row.png",
+            "gradient traffic per row against the token's rank: common rows get updates on every "
+            "step, rare rows almost never (Zipf guides dashed and dotted)")
 
 # %% [markdown]
 # Two regimes are visible. The head of the vocabulary appears in every batch: its update-step
@@ -237,11 +229,9 @@ ax.set_title("Zipf, s = 1. Dashed: N p_1 (quietest seen once). Dotted: V^s (all 
              fontsize=10)
 ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "busiest_to_quietest_ratio.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "busiest_to_quietest_ratio.png",
+            "how many times more gradient the busiest row gets than the quietest seen row, as more "
+            "tokens are seen")
 
 print(f"{'V':>10} {'peak ratio':>11} {'at N':>8} {'ratio at largest N':>19} {'V^s':>10}")
 for vocab_size in sweep_vocabs:
@@ -311,7 +301,10 @@ assert steep_ratio > 0.7e6
 # %% [markdown]
 # ## Exercise
 #
-# Open `lessons/exercises/04_sparse_row_gradients.py` (or your own copy) and write
+# Run `minigrad exercise 4`: it copies the stub to
+# `minigrad-exercises/04_sparse_row_gradients.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(4, globals())`).
+# There, write
 # `row_gradients(ids, upstream, vocab_size)`: given a batch of ids of shape `(B, T)` (with
 # repeats) and the upstream gradient `(B, T, d)`, return the gradient of the table, either as a
 # dense `(V, d)` array or as a dict `{row: gradient}` for the rows that receive one. Then run

@@ -28,21 +28,15 @@
 # longest, or all equally?
 
 # %%
-import os
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
 
-import matplotlib
+import minigrad as mg
+from minigrad.learn.lesson_kit import setup
+from minigrad.nn import functional as F
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import minigrad as mg  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-05"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(5)
 
 
@@ -124,11 +118,9 @@ for ax, touched, title in [(axes[0], touched_in, "input map E (lookup)"),
     ax.set_xticks(range(V), vocab, rotation=60, fontsize=8)
 axes[0].set_ylabel("position")
 fig.suptitle("Which rows get a gradient at each position (black = nonzero)")
-fig.tight_layout()
-path = OUT / "rows_touched_per_position.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "rows_touched_per_position.png",
+            "which rows get a gradient at each position: a few for the input map, every row for the "
+            "output map")
 
 # %% [markdown]
 # ## The near-miss is pushed hardest
@@ -171,11 +163,9 @@ ax.set(xlabel="probability p_i given to the token", ylabel="|dL/dw_i| (from back
        title=f"Push versus probability, V = {big_V:,}: a straight line of slope 1")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "push_vs_probability.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "push_vs_probability.png",
+            "each token's output-row push against its probability: a straight line of slope 1, and "
+            "the target pulled the other way")
 
 # %% [markdown]
 # ## What flows down: dL/dh
@@ -258,11 +248,9 @@ ax.set(xlabel="width d", ylabel="fraction of tokens whose top score is themselve
        title=f"Does unembedding give back the token? V = {round_V:,}, random tables")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "unembedding_is_not_inverse.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "unembedding_is_not_inverse.png",
+            "how often a token's top score is itself when its row is read back through the output "
+            "map, against the width d")
 
 assert rank == 64 < round_V, "E E^T has rank d, so it is not the identity"
 assert tied[0] < 0.5, "in a narrow space most tokens are outscored by another row"
@@ -280,7 +268,10 @@ assert max(untied) < 10 / round_V, "an untied output map favours t only by chanc
 #
 # ## Exercise
 #
-# Open `lessons/exercises/05_output_map.py` (or your own copy) and write
+# Run `minigrad exercise 5`: it copies the stub to
+# `minigrad-exercises/05_output_map.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(5, globals())`).
+# There, write
 # `output_map_grads(H, W, targets)`: for logits `H W^T` and the mean cross-entropy over the `N`
 # positions, return the pair `(dL/dW, dL/dH)`. Derive it for one position first, then average.
 # Run `minigrad check 5`: the check compares your answer with finite differences and names the

@@ -39,26 +39,21 @@
 #    the model is that table, and what share would tying save in Llama-2-7B?
 
 # %%
-import os
 import re
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import minigrad as mg
+from minigrad.learn import data
+from minigrad.learn.lesson_kit import setup
+from minigrad.models import TinyLM, next_token_windows
+from minigrad.nn import functional as F
+from minigrad.optim import SGD
+from minigrad.tools.viz import GraphvizNotFoundError
 
-import minigrad as mg  # noqa: E402
-from minigrad.learn import data  # noqa: E402
-from minigrad.models import TinyLM, next_token_windows  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim import SGD  # noqa: E402
-from minigrad.tools.viz import GraphvizNotFoundError  # noqa: E402
-
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-06"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(6)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(6)
 
 # %% [markdown]
@@ -90,7 +85,8 @@ assert toy.emb.weight is toy.head.weight and isinstance(toy.emb.weight.grad, np.
 svg_path = OUT / "tied_graph.svg"
 try:
     mg.tools.viz.render(graph, path=svg_path)
-    print("wrote", svg_path)
+    lesson.announce(svg_path, "TinyLM with tied=True: one parameter node with two incoming edges, the "
+                              "lookup's sparse rows and the classifier's dense table")
 except GraphvizNotFoundError as error:  # the .dot file is written either way
     print("could not render the drawing:", error)
 print("wrote", svg_path.with_suffix(".dot"))
@@ -222,11 +218,9 @@ ax.axhline(0.5, color="k", ls=":", lw=1)
 ax.set(xlabel="how often the word occurs in the corpus", ylabel="classifier / (classifier + lookup)",
        title=f"Where a tied row's gradient comes from ({steps} steps)", ylim=(0, 1.02))
 ax.legend(fontsize=8, loc="lower left")
-fig.tight_layout()
-path = OUT / "tied_row_gradient_sources.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "tied_row_gradient_sources.png",
+            "the classifier's share of a tied row's gradient against the word's frequency: most of "
+            "it, nearly all for rare words")
 
 # %% [markdown]
 # What we measured (a full run: 120 steps of 192 positions, vocabulary 2,000; the reduced run
@@ -302,11 +296,9 @@ for name, colour in zip(moved, ["C1", "C0", "C2"]):
 ax.set(xlabel="step (none of these words is read on any of them)", ylabel="distance travelled by the row",
        title=f"{len(absent)} words absent from the input for {window} steps")
 ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "absent_rows_move.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "absent_rows_move.png",
+            "distance travelled by rows of words never read in the window: tied rows move, untied "
+            "input rows stay put")
 
 # %% [markdown]
 # The untied input rows stay exactly where they were: not a single bit changes, because their
@@ -416,11 +408,8 @@ ax.set_yticks(y, [f"{n}\n({'tied' if MODELS[n]['tied'] else 'untied'})" for n in
 ax.set(xlabel="% of parameters", title="What one V x d table weighs in real models", xlim=(0, 50))
 ax.invert_yaxis()  # in the order of the table above
 ax.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
-path = OUT / "tying_savings.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "tying_savings.png",
+            "the share of parameters one V x d table takes in real models, and what tying saves")
 
 # %% [markdown]
 # The pattern the essay describes is there. In GPT-2 small one table is almost a third of the
@@ -436,7 +425,10 @@ print("wrote", path)
 #
 # ## Exercise
 #
-# Open `lessons/exercises/06_tying.py` (or your own copy) and write
+# Run `minigrad exercise 6`: it copies the stub to
+# `minigrad-exercises/06_tying.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(6, globals())`).
+# There, write
 # `tied_row_gradient(row, ids, upstream, H, P, targets)`: the full gradient of one row of a
 # tied table, given what each path needs. The lookup path needs the gradient that arrived at
 # every position that read the row; the classifier path needs `h`, `p` and the targets at every

@@ -37,22 +37,21 @@
 #    every row, decay on touched rows only, and catch-up decay?
 
 # %%
-import os
-from pathlib import Path
+import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import minigrad as mg
+from minigrad.learn.lesson_kit import setup, spearman
+from minigrad.nn import functional as F
+from minigrad.optim import SGD, Adam, AdamW, PerformanceWarning
 
-import minigrad as mg  # noqa: E402
-from minigrad.nn import functional as F  # noqa: E402
-from minigrad.optim import SGD, Adam, AdamW  # noqa: E402
+lesson = setup(7)  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-07"
-OUT.mkdir(parents=True, exist_ok=True)
+# this lesson asks for lazy steps with dense decay on purpose, to compare it with the others
+warnings.filterwarnings("ignore", category=PerformanceWarning)
 rng = np.random.default_rng(7)
 BETA1, BETA2, LR = 0.9, 0.999, 1e-3
 
@@ -214,11 +213,9 @@ ax.axhline(1, color="grey", lw=1)
 ax.axhline(ceiling, color="grey", ls=":", lw=1)
 ax.set(xlabel="the row gets a gradient once every P steps", title="A rare row: one gradient every P steps")
 ax.legend(fontsize=8, loc="upper left")
-fig.tight_layout()
-path = OUT / "adam_step_after_silence.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "adam_step_after_silence.png",
+            "Adam's step after a silence, relative to a row that never paused: after a pause (left) "
+            "and for a rare row (right)")
 
 # %% [markdown]
 # ## What the measurement says about the first claim
@@ -326,12 +323,7 @@ print(f"V = {V}, {steps} steps of {batch} tokens, lr = {lr}, weight_decay = {wei
       f"{never.sum()} tokens never occur; (1 - lr wd)^steps = {keep:.4f}")
 
 
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Rank correlation (ties broken by order; enough for a trend)."""
-    ranks = [np.argsort(np.argsort(x, kind="stable"), kind="stable") for x in (a, b)]
-    return float(np.corrcoef(*ranks)[0, 1])
-
-
+# The rank correlation is Spearman's: tied counts share their average rank (lesson_kit.spearman).
 bands = [(0, 0), (1, 2), (3, 9), (10, 99), (100, 999), (1000, counts.max())]
 band_names = [f"{lo}-{hi}" if hi > lo else str(lo) for lo, hi in bands]
 print(f"{'mode':>20} {'rank corr.':>10} " + " ".join(f"{band:>11}" for band in band_names))
@@ -365,11 +357,9 @@ ax.axhline(keep * np.median(initial_norms), color="grey", ls="--", lw=1, label="
 ax.set(xlabel="times the token occurred in the stream (0.5 = never)", ylabel="final row norm",
        title="AdamW on a Zipf stream: final norm against frequency (every goal has norm 1)")
 ax.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
-path = OUT / "row_norm_vs_frequency.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "row_norm_vs_frequency.png",
+            "final row norm against how often the token occurred, for dense, touched-only and "
+            "catch-up AdamW decay")
 
 # %% [markdown]
 # With decay on every row, the median norm climbs with frequency, from 0.22 for tokens never
@@ -413,7 +403,8 @@ for objective, label in ((linear_loss, "gradient does not read the row"), (pull_
     sgd_dense = train(lambda p: SGD(p, lr=lr, weight_decay=weight_decay), objective, short)
     sgd_catch_up = train(lambda p: SGD(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="catch_up"),
                          objective, short)
-    adamw_dense = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True), objective, short)
+    adamw_dense = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="dense"),
+                        objective, short)
     adamw_catch_up = train(lambda p: AdamW(p, lr=lr, weight_decay=weight_decay, lazy=True, decay="catch_up"),
                            objective, short)
     differences[label] = (largest_difference(sgd_catch_up, sgd_dense),
@@ -469,7 +460,10 @@ print(mg.gradcheck(lambda E: ((F.embedding(check_ids, E) - goals_small[check_ids
 # %% [markdown]
 # ## Exercise
 #
-# Open `lessons/exercises/07_rare_rows_and_the_optimizer.py` (or your own copy) and write
+# Run `minigrad exercise 7`: it copies the stub to
+# `minigrad-exercises/07_rare_rows_and_the_optimizer.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(7, globals())`).
+# There, write
 # `norm_after_silence(row, exp_avg, exp_avg_sq, step, k, lr, weight_decay, betas, eps)`: the
 # norm of a table row after `k` steps of `AdamW(lazy=True, decay="dense")` on which the table
 # gets a gradient but this row is absent. You are given the row's Adam state too; deciding

@@ -33,31 +33,19 @@
 
 # %%
 import os
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # headless: figures go to files
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import minigrad as mg
+from minigrad.learn.data import Vocabulary, load_text, tokenize
+from minigrad.learn.lesson_kit import average_ranks, setup, spearman
+from minigrad.learn.train import split_windows, train
+from minigrad.models import TinyLM
 
-import minigrad as mg  # noqa: E402
-from minigrad.learn.data import Vocabulary, load_text, tokenize  # noqa: E402
-from minigrad.learn.train import split_windows, train  # noqa: E402
-from minigrad.models import TinyLM  # noqa: E402
-
-FAST = os.environ.get("MINIGRAD_FAST") == "1"
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-09"
-OUT.mkdir(parents=True, exist_ok=True)
+lesson = setup(9, minutes=(1.8, 0.2))  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(9)
-
-
-def save(fig: plt.Figure, name: str) -> None:
-    path = OUT / name
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    print("wrote", path)
 
 
 def unit_rows(table: np.ndarray) -> np.ndarray:
@@ -103,7 +91,9 @@ for width in (8, 64, 512):
                  histtype="step", density=True, label=f"d = {width}")
 axes[1].set(xlabel="cosine between two random rows", ylabel="density", title="Wider rows, narrower spread")
 axes[1].legend(fontsize=8)
-save(fig, "init_cosine_spread.png")
+lesson.save(fig, "init_cosine_spread.png",
+            "the spread of cosines between random rows against the width d, and their distribution: "
+            "wider rows are closer to orthogonal")
 
 # %% [markdown]
 # At the source text's width of 4,096 the spread is about 0.016: two random rows are within a
@@ -258,7 +248,9 @@ for ax, (name, (start, end)) in zip(axes, tables.items()):
     ax.title.set_fontsize(9)
 axes[0].set_ylabel("number of pairs")
 axes[0].legend(fontsize=8)
-save(fig, "cone_and_centring.png")
+lesson.save(fig, "cone_and_centring.png",
+            "cosines between trained rows of each table, before and after removing the mean row: "
+            "the cone shows as a shifted histogram")
 
 # %% [markdown]
 # What we measured at full size (V = 2,000, d = 64, 4,000 steps): the untied **output** map
@@ -286,19 +278,7 @@ save(fig, "cone_and_centring.png")
 # positive (a component's sign is arbitrary).
 
 # %%
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..n, tied values sharing the mean of the ranks they occupy."""
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x))
-    ranks[order] = np.arange(1, len(x) + 1)
-    _, group, size = np.unique(x, return_inverse=True, return_counts=True)
-    return (np.bincount(group, weights=ranks) / size)[group]
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
-
-
+# average_ranks and spearman come from minigrad/learn/lesson_kit.py (lesson 7 uses the same ones)
 assert average_ranks(np.array([10.0, 20, 20, 5])).tolist() == [2.0, 3.5, 3.5, 1.0]
 assert np.isclose(spearman(np.arange(9.0), np.exp(np.arange(9.0))), 1.0)  # any monotone relation scores 1
 
@@ -322,7 +302,9 @@ for ax, (name, (pc1, rho, share)) in zip(axes, components.items()):
            xlabel="count in training text")
     ax.title.set_fontsize(9)
 axes[0].set_ylabel("score on the first principal component")
-save(fig, "first_component_vs_frequency.png")
+lesson.save(fig, "first_component_vs_frequency.png",
+            "each table's first principal component against the token's log-frequency, with the "
+            "Spearman correlation")
 
 assert components["untied output map W"][1][0] > components["untied input map E"][1][0], \
     "frequency should mark the output map's first component more than the input map's"
@@ -397,7 +379,9 @@ axes[1].set(xlabel="step", ylabel="correlation / share", title="How much is in p
 for ax in axes:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-save(fig, "settling.png")
+lesson.save(fig, "settling.png",
+            "how far each table still has to travel during training, and how much of its final "
+            "shape is in place: the input table settles last")
 
 # %% [markdown]
 # The claim does not reproduce here. At a quarter of the full-size run the held-out loss has
@@ -457,7 +441,9 @@ ax.set(xlabel="step", ylabel="held-out cross-entropy (nats)", title="What freezi
 ax.set_ylim(end_loss(main_valid) - 0.2, end_loss(main_valid) + 1.0)
 ax.grid(alpha=0.3)
 ax.legend(fontsize=8)
-save(fig, "freezing_cost.png")
+lesson.save(fig, "freezing_cost.png",
+            "held-out loss when the input table is frozen at different steps: freezing later costs "
+            "less")
 
 # %% [markdown]
 # Freezing is not free at this scale, though it is far from ruinous. Keeping the random table
@@ -473,7 +459,10 @@ save(fig, "freezing_cost.png")
 #
 # ## Exercise
 #
-# Open `lessons/exercises/09_what_the_map_looks_like.py` (or your own copy) and write
+# Run `minigrad exercise 9`: it copies the stub to
+# `minigrad-exercises/09_what_the_map_looks_like.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(9, globals())`).
+# There, write
 # `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
 # after subtracting the mean row when `centre` is true. Run `minigrad check 9`: it compares
 # your number with one computed another way, and names the usual slips (rows not scaled to

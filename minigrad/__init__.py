@@ -17,18 +17,48 @@ from minigrad.engine import (
     unbroadcast,
     zeros,
 )
-from minigrad.nn.functional import concatenate, stack
+from minigrad.nn.functional import cat, concatenate, stack, where
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
-from minigrad.tools.io import CheckpointError, load, save
+from minigrad.tools.io import CheckpointError, load, load_into, save
 from minigrad.tools.ledger import Ledger, ledger
-from minigrad.tools.viz import draw
 
-__version__ = "0.1.0"
+
+def check(number: int, answers: object) -> object:
+    """Mark lesson `number`'s exercise from a notebook: `minigrad.check(4, globals())`.
+
+    answers: a module, a namespace, or a dict of your definitions such as `globals()`. Returns
+    a result whose `passed` is a bool and that displays as `minigrad check N` prints (the
+    same verdict and diagnosis). Loaded on first use, so `import minigrad` stays light.
+    """
+    from minigrad.learn.lessons import check as check_lesson
+
+    return check_lesson(number, answers)
+
+
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
+
+# Loaded on first use, so `import minigrad` does not import graphviz: `mg.draw` imports the
+# drawing module (and graphviz) the first time it is read. (safetensors waits inside io.)
+_LAZY = {"draw": "minigrad.tools.viz"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later reads do not come back here
+        return value
+    raise AttributeError(f"module 'minigrad' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "zeros",
     "Ledger", "draw", "ledger",
-    "CheckpointError", "load", "save", "concatenate", "stack",
+    "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
 ]

@@ -3,20 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+import minigrad
 from minigrad.learn import lessons
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one `minigrad` command; its exit status. Output cut short by a closed pipe
+    (`minigrad lessons | head`) ends quietly instead of in a BrokenPipeError traceback."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
+    except BrokenPipeError:
+        # Point stdout at devnull so Python's own flush at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return status
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="minigrad", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"minigrad {minigrad.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     tour = sub.add_parser("tour", help="a guided run of the vocabulary bridge audit, untied and tied")
-    tour.add_argument("--no-input", action="store_true",
-                      help="do not ask for predictions (they are asked only when stdin is a terminal)")
+    tour.add_argument("--no-input", "--no-pause", action="store_true",
+                      help="do not ask for predictions or pause between steps (neither happens "
+                           "when stdin is not a terminal)")
     tour.add_argument("--out", default="minigrad-out", metavar="DIR",
                       help="where to write untied.svg, tied.svg and their .dot (default: ./minigrad-out)")
-    lessons.add_lesson_commands(sub)  # lessons | lesson N | check N
+    lessons.add_lesson_commands(sub)  # lessons | lesson N | check N | exercise N
     args = parser.parse_args(argv)
     if args.command in lessons.COMMANDS:
         return lessons.run_command(args)

@@ -53,7 +53,8 @@ def test_errors_name_the_problem(tmp_path):
         data.load_text(tmp_path / "missing.txt")
     with pytest.raises(ValueError, match="max_size=1 leaves no room"):
         data.Vocabulary.build(["a"], max_size=1)
-    with pytest.raises(IndexError, match="id 9 is out of range for 2 words"):
+    with pytest.raises(IndexError, match=r"Vocabulary.decode: id 9 at ids\[0\] is out of range for 2 words "
+                                         r"\(ids must be in \[0, 2\)\)"):
         data.Vocabulary.build(["a"]).decode([9])
     with pytest.raises(ValueError, match="first word must be"):
         data.Vocabulary(["a"], [1])

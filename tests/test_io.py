@@ -154,6 +154,83 @@ def _umask():
     return mask
 
 
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_save_never_touches_the_process_umask_and_the_file_gets_the_umask_mode(tmp_path, monkeypatch,
+                                                                               mask):
+    old = os.umask(mask)  # the test sets it; save itself must not even read it this way
+    try:
+        def no_umask(*args):
+            raise AssertionError("save called os.umask: that changes it for every thread")
+        monkeypatch.setattr(os, "umask", no_umask)
+        path = tmp_path / "model.safetensors"
+        mg.save(TinyLM(), path)
+        monkeypatch.undo()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
+        assert os.listdir(tmp_path) == ["model.safetensors"]
+    finally:
+        os.umask(old)
+
+
+# ---- dtypes and shapes -----------------------------------------------------------------------
+
+class WithScalar(mg.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.scale = mg.nn.Parameter(np.array(value))
+        self.w = mg.nn.Parameter(np.arange(3.0))
+
+
+def test_a_module_with_a_0d_parameter_reloads_its_own_checkpoint(tmp_path):
+    path = tmp_path / "scalar.safetensors"
+    source = WithScalar(2.5)
+    mg.save(source, path)
+    state = mg.load(path)
+    assert state["scale"].shape == () and state["scale"] == 2.5
+    target = WithScalar(-1.0)
+    target.load_state_dict(state)
+    assert target.scale.shape == () and target.scale.data == 2.5
+    np.testing.assert_array_equal(target.w.data, source.w.data)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (2, 0, 3), (1, 1)])
+def test_every_shape_comes_back_as_it_was(tmp_path, shape):
+    path = tmp_path / "s.safetensors"
+    value = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    mg.save({"a": value}, path)
+    back = mg.load(path)["a"]
+    assert back.shape == shape and back.dtype == np.float32
+    np.testing.assert_array_equal(back, value)
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">i2", ">u4", ">c8"])
+def test_a_big_endian_array_comes_back_little_endian_with_the_same_values(tmp_path, dtype):
+    path = tmp_path / "be.safetensors"
+    value = (np.arange(1, 7) * 3).reshape(2, 3).astype(dtype)
+    assert value.dtype.byteorder == ">"
+    mg.save({"a": value, "s": np.array(7, dtype=dtype)}, path)
+    state = mg.load(path)
+    little = np.dtype(dtype).newbyteorder("<")
+    assert state["a"].dtype == little and state["a"].shape == (2, 3)
+    np.testing.assert_array_equal(state["a"], value)
+    assert state["s"].shape == () and state["s"] == 7
+
+
+def test_a_non_contiguous_array_saves_its_values(tmp_path):
+    path = tmp_path / "t.safetensors"
+    value = np.arange(12.0).reshape(3, 4).T
+    mg.save({"t": value}, path)
+    np.testing.assert_array_equal(mg.load(path)["t"], value)
+
+
+@pytest.mark.parametrize("value", [np.array(["a", "b"]), np.array([object()]), np.zeros(2, "V4")])
+def test_a_dtype_a_checkpoint_cannot_hold_is_refused_at_save_by_name(tmp_path, value):
+    path = tmp_path / "bad.safetensors"
+    with pytest.raises(TypeError, match=r"save: 'odd' has dtype .*; a checkpoint holds bool, int, "
+                                        r"uint, float and complex tensors only"):
+        mg.save({"fine": np.zeros(2), "odd": value}, path)
+    assert not path.exists()
+
+
 def test_saving_into_a_missing_directory(tmp_path):
     target = tmp_path / "nope" / "model.safetensors"
     with pytest.raises(FileNotFoundError, match=r"cannot write .*model.safetensors.*: directory .*nope.* "
@@ -213,7 +290,8 @@ def with_names(names):
 
 @pytest.mark.parametrize("edit, message", [
     (lambda info: "{", r"metadata 'minigrad' is not valid JSON"),
-    (lambda info: json.dumps({"names": info["names"]}), r"must be a JSON object with 'names' and 'sha256'"),
+    (lambda info: json.dumps({"names": info["names"]}),
+     r"must be a JSON object with exactly the keys \['names', 'names_sha256', 'sha256'\]"),
     (with_names([["emb.weight"], []]), r"'names' must be a list of non-empty lists of names"),
     (with_names([["emb.weight", "head.weight"], ["mix.weight"]]),
      r"the metadata lists stored tensors \['emb.weight', 'mix.weight'\] but the file holds "

@@ -206,7 +206,8 @@ def test_table_of_a_parameter_that_got_nothing_says_so():
 
 def test_table_rejects_bad_rows_and_labels():
     model, led = audited(tied=True)
-    with pytest.raises(IndexError, match=r"row 6 is out of range for emb.weight = head.weight with 6 rows"):
+    with pytest.raises(IndexError, match=r"ledger.table: row 6 at rows\[1\] is out of range for emb.weight = "
+                                         r"head.weight with 6 rows \(rows must be in \[0, 6\)\)"):
         led.table(model.emb.weight, rows=[1, 6])
     with pytest.raises(ValueError, match=r"labels has 2 entries, expected one per row \(6\)"):
         led.table(model.emb.weight, labels=["a", "b"])

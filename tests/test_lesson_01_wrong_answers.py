@@ -40,6 +40,9 @@ WRONG = {
     "sign flipped in the exponent": (lambda x, g: g / (1 + np.exp(x)), "sign in the exponent is flipped"),
     "overflows for large x": (lambda x, g: g * np.exp(x) / (1 + np.exp(x)),
                               "at x = 800 .* nan: np.exp overflowed"),
+    "half the slope": (lambda x, g: g * sigmoid(x) / 2, "is 2 times too small everywhere: a missing or extra "
+                                                        "constant factor"),
+    "twice the slope": (lambda x, g: 2 * g * sigmoid(x), "is 2 times too large everywhere"),
     "off by a constant": (lambda x, g: g * sigmoid(x) + 0.1, r"at x\[\d, \d\] = .* finite differences give"),
     "returned nothing": (lambda x, g: None, "Softplus.backward returned None"),
     "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0),

@@ -1,13 +1,14 @@
 """Lesson 4's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from lessons.checks._common import lesson_file, load_module
+from minigrad.learn import lessons as runner
 
-check = load_module(lesson_file("checks", 4)).check
+check = runner.load_check(runner.get_lesson(4, Path(__file__).resolve().parents[1] / "lessons"))
 
 
 def answers(function):
@@ -83,3 +84,42 @@ def test_sign_error():
 def test_bad_dict_key():
     with pytest.raises(AssertionError, match="dict key 8 is not a row of the table"):
         check(answers(lambda ids, upstream, vocab_size: {8: np.zeros(3)}))
+
+
+def test_skipped_positions_are_named_not_called_a_missing_path():
+    def row_gradients(ids, upstream, vocab_size):  # loops over T but only the first sequence
+        grad = np.zeros((vocab_size, upstream.shape[-1]))
+        for t in range(ids.shape[1]):
+            grad[ids[0, t]] += upstream[0, t]
+        return grad
+
+    # The first case has one sequence, so it passes; the second loses sequence 1 entirely.
+    expected = (r"dL/dE leaves out the gradient of 4 of the 8 positions \(position \(1, 0\), "
+                r"position \(1, 1\), position \(1, 2\), position \(1, 3\)\): the rows read there are "
+                r"missing it\. Add the upstream vector of every position of ids, both axes of \(B, T\) = "
+                r"\(2, 4\)")
+    with pytest.raises(AssertionError, match=expected):
+        check(answers(row_gradients))
+
+
+def test_the_last_position_skipped_is_named():
+    def row_gradients(ids, upstream, vocab_size):  # range(T - 1): an off-by-one
+        grad = np.zeros((vocab_size, upstream.shape[-1]))
+        for b, t in np.ndindex(ids.shape[0], ids.shape[1] - 1):
+            grad[ids[b, t]] += upstream[b, t]
+        return grad
+
+    with pytest.raises(AssertionError, match=r"leaves out the gradient of 1 of the 4 positions "
+                                             r"\(position \(0, 3\)\)"):
+        check(answers(row_gradients))
+
+
+def test_a_dropped_repeat_names_the_occurrence_it_dropped():
+    def row_gradients(ids, upstream, vocab_size):
+        grad = np.zeros((vocab_size, upstream.shape[-1]))
+        grad[ids.reshape(-1)] = upstream.reshape(-1, upstream.shape[-1])  # the last occurrence wins
+        return grad
+
+    with pytest.raises(AssertionError, match=r"row 1 got the gradient of one occurrence; it appears twice .*"
+                                             r"missing: position \(0, 0\)"):
+        check(answers(row_gradients))

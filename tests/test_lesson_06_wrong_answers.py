@@ -1,13 +1,14 @@
 """Lesson 6's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from lessons.checks._common import lesson_file, load_module
+from minigrad.learn import lessons as runner
 
-check = load_module(lesson_file("checks", 6)).check
+check = runner.load_check(runner.get_lesson(6, Path(__file__).resolve().parents[1] / "lessons"))
 
 
 def answers(lookup_rule, classifier_rule):
@@ -124,3 +125,22 @@ def test_an_exception_in_the_answer_is_reported():
 
     with pytest.raises(AssertionError, match=r"tied_row_gradient\(\) raised ValueError.*\nShapes here: ids"):
         check(SimpleNamespace(tied_row_gradient=tied_row_gradient))
+
+
+def test_a_positions_probabilities_read_for_a_tokens_column():
+    def row_of_P(row, H, P, y, M):
+        return np.array([(P[row][m] - y[m]) * H[m] for m in range(M)]).sum(axis=0) / M  # P[row] for P[:, row]
+
+    expected = (r"dL/dE\[2\]: the classifier part reads P\[2\] \(the probabilities at position 2, one per "
+                r"token\) where it needs P\[:, 2\]")
+    with pytest.raises(AssertionError, match=expected):
+        check(answers(every_occurrence, row_of_P))
+
+
+def test_the_shape_hint_says_how_p_is_laid_out():
+    def row_of_P(row, H, P, y, M):
+        return (P[row] - y) @ H / M  # (V,) - (M,): does not even broadcast
+
+    with pytest.raises(AssertionError, match=r"raised ValueError.*\nShapes here: .*P\[m, v\] is token v's "
+                                             r"probability at position m, so a row's column is P\[:, row\]"):
+        check(answers(every_occurrence, row_of_P))

@@ -1,14 +1,15 @@
 """Lesson 7's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from lessons.checks import _common as common
-from lessons.checks._common import lesson_file, load_module
+from minigrad.learn import lessons as runner
 
-check = load_module(lesson_file("checks", 7)).check
+check = runner.load_check(runner.get_lesson(7, Path(__file__).resolve().parents[1] / "lessons"))
 
 
 def answers(function):

@@ -13,16 +13,6 @@ def reference():
     return rng.standard_normal((4, 3))
 
 
-def test_load_module_names_a_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="load_module: no file at .*nothing.py"):
-        common.load_module(tmp_path / "nothing.py")
-
-
-def test_lesson_file_says_what_it_looked_for(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"expected one file 07_\*.py in .*checks, found 0"):
-        common.lesson_file("checks", 7, root=tmp_path)
-
-
 def test_as_array_accepts_tensor_rowsparse_and_dict():
     sparse = mg.RowSparse([2, 0, 2], np.ones((3, 2)), (4, 2))
     assert np.array_equal(common.as_array(sparse, "g"), sparse.to_dense())

@@ -101,8 +101,9 @@ LESSON_TEXT = '''\
 # %%
 import os
 from pathlib import Path
-OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-{n:02d}"
-OUT.mkdir(parents=True, exist_ok=True)
+from minigrad.learn.lesson_kit import setup
+lesson = setup({n})
+OUT = lesson.out
 value = 21
 
 # %% [markdown]
@@ -163,12 +164,14 @@ def test_title_and_wrapped_summary_are_read(tiny):
 def test_contract_problems_are_named(tiny):
     path = tiny / "03_tiny.py"
     text = path.read_text().replace("# # Lesson 3", "# # Lesson 5").replace("the value?", "the value.")
+    text = text.replace("lesson = setup(3)", "lesson = setup(number=3)")
     path.write_text(text)
     (tiny / "checks" / "03_tiny.py").unlink()
     problems = runner.contract_problems(runner.get_lesson(3))
     assert "the title says lesson 5 but the file is lesson 3" in problems
     assert "no prediction cell (a markdown cell ending with a question)" in problems
     assert "missing lessons/checks/03_tiny.py" in problems
+    assert any(p.startswith("the first code cell must run `lesson = setup(3)` from") for p in problems)
 
 
 def test_unknown_lesson_names_the_available_ones(tiny, capsys):
@@ -200,15 +203,15 @@ def test_failing_check_stops_the_lesson_and_names_the_line(tiny, tmp_path, capsy
     shown = io.StringIO()
     run = runner.run_lesson(runner.get_lesson(4), tmp_path / "out", stdout=shown)
     assert not run.ok
-    assert run.error == f"a check failed in the code cell at line 19 of {tiny / '04_tiny.py'}"
+    assert run.error == f"a check failed in the code cell at line 20 of {tiny / '04_tiny.py'}"
     assert "AssertionError: the check in the lesson failed" in shown.getvalue()
-    assert f'File "{tiny / "04_tiny.py"}", line 21' in shown.getvalue()  # the assert's own line
-    assert "twice: 42 from 04_tiny.py" in capsys.readouterr().out  # __file__ is the lesson's
+    assert f'File "{tiny / "04_tiny.py"}", line 22' in shown.getvalue()  # the assert's own line
+    assert "  > twice: 42 from 04_tiny.py" in shown.getvalue()  # __file__ is the lesson's; output marked
 
 
 def test_pauses_after_markdown_that_leads_to_code_and_q_quits(tiny, tmp_path):
     shown = io.StringIO()
-    answers = io.StringIO("\n\n")
+    answers = io.StringIO("\n42\n")
     run = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=answers, stdout=shown)
     assert run.ok
     assert shown.getvalue().count(runner.STEP_PROMPT) == 1
@@ -218,19 +221,109 @@ def test_pauses_after_markdown_that_leads_to_code_and_q_quits(tiny, tmp_path):
     assert (stopped.ok, stopped.stopped_by_learner, stopped.error) == (True, True, "")  # not a failure
 
 
+def test_prediction_is_asked_again_when_empty_and_shown_back_after_the_result(tiny, tmp_path):
+    shown = io.StringIO()
+    answers = io.StringIO("\n\n  \nforty-two, I think\n")  # Enter at the step, then two empty tries
+    run = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=answers, stdout=shown)
+    text = shown.getvalue()
+    assert run.ok and run.predictions == ["forty-two, I think"]
+    assert text.count(runner.PREDICTION_PROMPT) == 3 and text.count(runner.PREDICTION_AGAIN) == 2
+    result, reveal = text.index("  > twice: 42"), text.index('You predicted: "forty-two, I think"')
+    assert result < reveal  # shown back after the output it predicts
+    closed = runner.run_lesson(runner.get_lesson(3), tmp_path, pause=True, stdin=io.StringIO("\n"),
+                               stdout=io.StringIO())
+    assert closed.stopped_by_learner and closed.predictions == []  # stdin closed while asking
+
+
+def test_output_is_marked_and_long_cells_are_cut(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    long_cell = "\n".join(f"x{i} = {i}" for i in range(24)) + "\nprint('a\\nb', end='')\n"
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + long_cell)
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    text = shown.getvalue()
+    assert runner.ECHO_LINES == 16 and "  | x15 = 15\n" in text and "x16 = 16" not in text
+    first = lesson.cells()[-1].line
+    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 16}-{first + 24})" in text
+    assert "  > a\n  > b\n" in text  # every printed line marked, the last one ended
+
+
+def test_a_block_of_imports_is_named_not_shown(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    imports = "import io\nimport json\n\nimport numpy as np\nfrom pathlib import Path\n\n"
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + imports + "shown = 1\n")
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    first = lesson.cells()[-1].line
+    named = f"  | ... 5 lines of imports (03_tiny.py, lines {first}-{first + 4})\n  | shown = 1\n"
+    assert named in shown.getvalue()
+    assert "import json" not in shown.getvalue()
+
+
+def test_a_short_overflow_is_echoed_whole(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + "\n".join(f"y{i} = {i}" for i in range(15)))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    assert "  | y14 = 14" in shown.getvalue() and "more lines" not in shown.getvalue()
+
+
+def test_a_long_lesson_says_how_long_it_takes_before_it_starts(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    lesson = runner.get_lesson(3)
+    long_setup = "lesson = setup(3, minutes=(2.0, 0.5))"
+    lesson.path.write_text(lesson.path.read_text().replace("lesson = setup(3)", long_setup))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    text = shown.getvalue()
+    assert text.startswith("This lesson takes about 2.0 minutes at full size (30 s with `--fast`")
+    assert text.count("This lesson takes") == 1  # setup() stays quiet under the runner
+    done = _run([str(lesson.path)], tmp_path, MINIGRAD_OUT=str(tmp_path / "script"))  # as a plain script
+    assert done.returncode == 0 and "This lesson takes about 30 s at the small size" in done.stdout
+
+
+def test_fast_sets_minigrad_fast_for_the_lesson_only(tiny, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINIGRAD_FAST", raising=False)
+    lesson = runner.get_lesson(3)
+    cell = "\n# %%\nprint('fast:', os.environ.get('MINIGRAD_FAST'))\n"
+    lesson.path.write_text(lesson.path.read_text() + cell)
+    for fast, expected in ((True, "  > fast: 1"), (False, "  > fast: None")):
+        shown = io.StringIO()
+        assert runner.run_lesson(lesson, tmp_path, stdout=shown, fast=fast).ok
+        assert expected in shown.getvalue()
+    assert "MINIGRAD_FAST" not in os.environ
+
+
+def test_the_runner_caps_blas_threads_while_the_lesson_runs(tiny, tmp_path, monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not threadpoolctl.threadpool_info():
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    lesson = runner.get_lesson(3)
+    lesson.path.write_text(lesson.path.read_text() + (
+        "\n# %%\nfrom threadpoolctl import threadpool_info\n"
+        "print('threads:', sorted({p['num_threads'] for p in threadpool_info()\n"
+        "                          if p['user_api'] == 'blas'}))\n"))
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "1")
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    assert "  > threads: [1]" in shown.getvalue()
+
+
 @pytest.mark.parametrize(("tty", "no_pause", "pauses"), [(True, False, True), (True, True, False),
                                                          (False, False, False)])
 def test_cli_pauses_only_on_a_terminal_without_no_pause(tiny, monkeypatch, tty, no_pause, pauses):
     seen = {}
 
-    def fake_run(lesson, out_dir, pause):
-        seen["pause"] = pause
+    def fake_run(lesson, out_dir, pause, fast):
+        seen["pause"], seen["fast"] = pause, fast
         return runner.LessonRun(lesson, True, 0.0, [])
 
     monkeypatch.setattr(runner, "run_lesson", fake_run)
     monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self: tty})())
     assert cli.main(["lesson", "3"] + (["--no-pause"] if no_pause else [])) == 0
-    assert seen["pause"] is pauses
+    assert seen["pause"] is pauses and seen["fast"] is False
+    assert cli.main(["lesson", "3", "--fast"]) == 0
+    assert seen["fast"] is True
 
 
 def test_cli_lesson_reports_time_and_files(tiny, capsys):
@@ -239,7 +332,7 @@ def test_cli_lesson_reports_time_and_files(tiny, capsys):
     assert "lesson 3 finished in" in out and "files written:\n  figs/lesson-03/figure.svg" in out
     assert cli.main(["lesson", "4", "--no-pause"]) == 1
     out = capsys.readouterr().out
-    assert "lesson 4 stopped after" in out and ": a check failed in the code cell at line 19 of" in out
+    assert "lesson 4 stopped after" in out and ": a check failed in the code cell at line 20 of" in out
 
 
 def _answers(tiny: Path, body: str) -> Path:
@@ -276,7 +369,7 @@ def test_cli_check_exit_codes_and_messages(tiny, capsys):
     assert cli.main(["check", "3", "--file", str(_answers(tiny, "def double(x):\n    return x + 1\n"))]) == 1
     assert "FAIL\n  double(21) gave 22, expected 42" in capsys.readouterr().out
     assert cli.main(["check", "3", "--file", "missing.py"]) == 2
-    assert "minigrad check: check: --file missing.py does not exist" in capsys.readouterr().err
+    assert capsys.readouterr().err == "minigrad check: --file missing.py does not exist\n"  # said once
 
 
 def test_cli_lessons_lists_titles_summaries_and_status(tiny, capsys):
@@ -292,6 +385,130 @@ def test_checks_can_import_shared_helpers_from_their_package(tiny):
         "from ._common import EXPECTED\n\ndef check(answers):\n    assert answers.double(21) == EXPECTED\n")
     lesson = runner.get_lesson(3)
     assert runner.check_answers(lesson, lesson.solution_path).status == runner.PASS
+
+
+# ---- the learner's own copy: minigrad exercise N -------------------------------------------------
+
+def test_exercise_copies_the_stub_to_the_working_folder_and_check_marks_it(tiny, tmp_path, capsys):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    assert cli.main(["exercise", "3"]) == 0
+    assert copy.read_text() == (tiny / "exercises" / "03_tiny.py").read_text()
+    assert "minigrad-exercises/03_tiny.py: copied." in capsys.readouterr().out
+    copy.write_text("def double(x):\n    return 2 * x\n")
+    assert cli.main(["check", "3"]) == 0  # the copy is marked, not the stub
+    assert "lesson 3 exercise (minigrad-exercises/03_tiny.py): PASS" in capsys.readouterr().out
+    assert cli.main(["lessons"]) == 0
+    out = capsys.readouterr().out
+    assert " 3. Tiny  [pass: minigrad-exercises/03_tiny.py]" in out  # says which file it marked
+    assert " 4. Tiny  [not attempted]" in out  # no copy of lesson 4: its stub
+
+
+def test_exercise_never_overwrites_the_learners_work_without_asking(tiny, tmp_path, capsys, monkeypatch):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    assert cli.main(["exercise", "3"]) == 0
+    assert cli.main(["exercise", "3"]) == 0  # unchanged from the stub: nothing to lose
+    assert "already there, unchanged from the stub" in capsys.readouterr().out
+    copy.write_text("def double(x):\n    return x + x  # mine\n")
+    monkeypatch.setattr(sys, "stdin", type("Pipe", (), {"isatty": lambda self: False})())
+    assert cli.main(["exercise", "3"]) == 1  # not a terminal: refuse, name the file and the flag
+    err = capsys.readouterr().err
+    assert "minigrad-exercises/03_tiny.py already exists and differs from the stub: it is kept" in err
+    assert "`minigrad exercise 3 --force`" in err and "# mine" in copy.read_text()
+    monkeypatch.setattr(sys, "stdin", type("Tty", (), {"isatty": lambda self: True})())
+    monkeypatch.setattr("builtins.input", lambda question: "n")
+    assert cli.main(["exercise", "3"]) == 1 and "# mine" in copy.read_text()  # a terminal asks; no keeps it
+    monkeypatch.setattr("builtins.input", lambda question: "y")
+    assert cli.main(["exercise", "3"]) == 0 and "# mine" not in copy.read_text()
+    copy.write_text("# mine again\n")
+    assert cli.main(["exercise", "3", "--force"]) == 0 and "replaced with the stub" in capsys.readouterr().out
+
+
+def test_exercise_of_a_lesson_without_a_stub_says_so(tiny, capsys):
+    (tiny / "exercises" / "04_tiny.py").unlink()
+    assert cli.main(["exercise", "4"]) == 2
+    assert capsys.readouterr().err.startswith("minigrad exercise: lesson 4 has no exercise stub (")
+
+
+def test_working_folder_comes_from_the_environment(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "mine"))
+    path, what = runner.copy_exercise(runner.get_lesson(4))
+    assert (path, what) == (tmp_path / "mine" / "04_tiny.py", "copied")
+    assert runner.get_lesson(4).answers_path == path
+
+
+def test_not_attempted_on_the_stub_says_how_to_get_a_copy(tiny, capsys):
+    assert cli.main(["check", "3"]) == 3
+    out = capsys.readouterr().out
+    assert "Run `minigrad exercise 3` to copy it to minigrad-exercises/03_tiny.py" in out
+    runner.copy_exercise(runner.get_lesson(3))
+    assert cli.main(["check", "3"]) == 3
+    assert "Fill in the functions in minigrad-exercises/03_tiny.py, then `minigrad check 3` again" in (
+        capsys.readouterr().out)
+
+
+def test_lesson_text_names_the_learners_copy(tiny, tmp_path, monkeypatch):
+    lesson = runner.get_lesson(3)
+    cell = "\n# %% [markdown]\n# Open `minigrad-exercises/03_tiny.py`.\n"
+    lesson.path.write_text(lesson.path.read_text() + cell)
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path / "out", stdout=shown).ok
+    assert "Open `minigrad-exercises/03_tiny.py`." in shown.getvalue()  # the default, from here
+    monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "elsewhere"))
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path / "out", stdout=shown).ok
+    assert "Open `elsewhere/03_tiny.py`." in shown.getvalue()
+    monkeypatch.setenv("MINIGRAD_EXERCISES", "/srv/course/mine")
+    text = json.dumps(runner.notebook_json(lesson, tmp_path / "nb"))
+    assert "Open `/srv/course/mine/03_tiny.py`." in text and "minigrad-exercises/03_tiny.py" not in text
+
+
+def test_every_lesson_names_the_copy_and_how_to_make_it():
+    for lesson in LESSONS:
+        text = lesson.path.read_text()
+        assert f"`minigrad exercise {lesson.number}`" in text
+        assert f"minigrad-exercises/{lesson.path.name}" in text
+        assert f"minigrad.check({lesson.number}, globals())" in text
+        assert "lessons/exercises/" not in text, f"{lesson.path.name} names the stub, not the learner's copy"
+
+
+# ---- minigrad.check(N, answers) in a notebook ----------------------------------------------------
+
+def test_check_in_a_notebook_takes_a_module_a_namespace_or_globals(tiny):
+    import types
+
+    import minigrad
+
+    def double(x):
+        return 2 * x
+
+    module = types.ModuleType("answers")
+    module.double = double
+    for answers in (module, types.SimpleNamespace(double=double), {"double": double, "__name__": "__main__"}):
+        result = minigrad.check(3, answers)
+        assert result.passed is True and result.status == runner.PASS
+    wrong = minigrad.check(3, {"double": lambda x: x})
+    assert wrong.passed is False
+    assert repr(wrong) == ("lesson 3 exercise (your notebook's definitions): FAIL\n"
+                           "  you returned the input unchanged: multiply it by 2")
+    crash = minigrad.check(3, {"double": lambda x: x / 0})
+    assert "your code raised ZeroDivisionError: division by zero" in str(crash)
+    stub = minigrad.check(3, {"double": runner.load_module(tiny / "exercises" / "03_tiny.py").double})
+    assert stub.status == runner.NOT_ATTEMPTED and "Fill in the functions in your notebook" in str(stub)
+
+
+def test_notebook_and_command_line_give_the_same_diagnosis(tiny, capsys):
+    path = _answers(tiny, "def double(x):\n    return x + 1\n")
+    assert cli.main(["check", "3", "--file", str(path)]) == 1
+    printed = capsys.readouterr().out
+    result = runner.check(3, runner.load_module(path))
+    assert str(result).split(": ", 1)[1] == printed.strip().split(": ", 1)[1]  # all but the source
+
+
+def test_check_in_a_notebook_refuses_a_path_with_a_pointer(tiny):
+    expected = (r"answers must be a module, a namespace or a dict such as globals\(\), "
+                r"got 'mine.py' \(to mark a file, run `minigrad check 3 --file PATH`\)")
+    with pytest.raises(TypeError, match=expected):
+        runner.check(3, "mine.py")
 
 
 # ---- notebooks -----------------------------------------------------------------------------------
@@ -339,3 +556,11 @@ def test_pyproject_ships_every_package_and_the_lessons():
     shipped = {name.replace("minigrad._lessons", "lessons").replace(".", "/") for name in listed
                if name.startswith("minigrad._lessons")}
     assert shipped == {"lessons", "lessons/exercises", "lessons/solutions", "lessons/checks"}
+
+
+def test_checks_import_their_shared_helpers_as_a_package():
+    for path in sorted((REPO / "lessons" / "checks").glob("0*.py")):
+        text = path.read_text()
+        assert "spec_from_file_location" not in text, f"{path.name} loads a file by path"
+        if "common." in text:
+            assert "from . import _common as common" in text, path.name

@@ -1,6 +1,8 @@
 """Optimizers: one step in closed form, lazy rows, the three decay semantics, tied tables,
 parameter groups, state round trips and the per-row introspection the lessons use."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -109,7 +111,8 @@ def test_defaults_match_pytorch():
     adam, adamw = optim.Adam([p]).defaults, optim.AdamW([p]).defaults
     assert (adam["lr"], adam["betas"], adam["eps"], adam["weight_decay"]) == (1e-3, (0.9, 0.999), 1e-8, 0)
     assert adamw["weight_decay"] == 1e-2
-    assert adam["lazy"] is False and adam["decay"] == "dense"
+    assert adam["lazy"] is False and adam["decay"] is None  # None: dense unless lazy (see below)
+    assert optim.Adam([p]).param_groups[0]["decay"] == "dense"
 
 
 # ---- row-sparse gradients: dense semantics and lazy ----------------------------------------------
@@ -227,7 +230,8 @@ def test_lazy_catch_up_matches_lazy_dense_decay_when_a_row_returns():
     # Lazy rows do not move while absent, so the only difference is when the decay is paid.
     schedule = [[0, 3], [1], [1, 2], [1], [1], [0, 2], [4]]
     p_dense, p_catch = param(TABLE), param(TABLE)
-    dense = optim.AdamW([p_dense], lr=LR, weight_decay=WD, lazy=True)
+    with pytest.warns(optim.PerformanceWarning):
+        dense = optim.AdamW([p_dense], lr=LR, weight_decay=WD, lazy=True, decay="dense")
     catch = optim.AdamW([p_catch], lr=LR, weight_decay=WD, lazy=True, decay="catch_up")
     for rows in schedule:
         run_rows(dense, p_dense, [rows])
@@ -274,11 +278,41 @@ def test_touched_decay_leaves_absent_rows_exactly_unchanged():
     np.testing.assert_array_equal(p.data[2:], TABLE[2:])
 
 
-def test_dense_decay_shrinks_silent_rows_every_step_even_when_lazy():
+def test_an_explicit_dense_decay_shrinks_silent_rows_every_step_even_when_lazy():
     p = param(TABLE)
-    opt = optim.AdamW([p], lr=LR, weight_decay=WD, lazy=True)
+    with pytest.warns(optim.PerformanceWarning):
+        opt = optim.AdamW([p], lr=LR, weight_decay=WD, lazy=True, decay="dense")
+    assert opt.param_groups[0]["decay"] == "dense"
     run_rows(opt, p, [[0]] * 4)
     np.testing.assert_allclose(p.data[1:], TABLE[1:] * (1 - LR * WD) ** 4, rtol=1e-14)
+
+
+@pytest.mark.parametrize("cls, lazy, wd, chosen", [
+    (optim.AdamW, True, WD, "catch_up"), (optim.SGD, True, WD, "catch_up"),
+    (optim.Adam, True, WD, "touched"),  # Adam's L2 decay has no factor to catch up
+    (optim.AdamW, True, 0.0, "dense"),  # no decay to apply: nothing to choose
+    (optim.AdamW, False, WD, "dense"), (optim.SGD, False, WD, "dense"), (optim.Adam, False, WD, "dense"),
+])
+def test_decay_left_unset_is_dense_unless_a_lazy_step_has_decay_to_apply(cls, lazy, wd, chosen):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default never warns
+        opt = cls([param(TABLE)], lr=LR, weight_decay=wd, lazy=lazy)
+    assert opt.param_groups[0]["decay"] == chosen
+    assert opt.defaults["decay"] is None  # a group added later chooses for its own lazy and wd
+
+
+def test_lazy_adamw_by_default_leaves_absent_rows_alone_and_equals_explicit_catch_up():
+    # the default for a lazy step is O(rows present): an absent row is not read or written
+    p_default, p_catch = param(TABLE), param(TABLE)
+    default = optim.AdamW([p_default], lr=LR, weight_decay=WD, lazy=True)
+    catch = optim.AdamW([p_catch], lr=LR, weight_decay=WD, lazy=True, decay="catch_up")
+    for rows in [[0, 3], [1], [1, 2]]:
+        run_rows(default, p_default, [rows])
+        run_rows(catch, p_catch, [rows])
+        np.testing.assert_array_equal(p_default.data, p_catch.data)
+    np.testing.assert_array_equal(p_default.data[4], TABLE[4])  # never present, never touched
+    default.flush()
+    np.testing.assert_allclose(p_default.data[4], TABLE[4] * (1 - LR * WD) ** 3, rtol=1e-14)
 
 
 # ---- empty gradients, tied tables ----------------------------------------------------------

@@ -72,7 +72,7 @@ def test_nesterov_needs_momentum_and_no_dampening():
 @pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.AdamW])
 def test_unknown_decay_mode(cls):
     with pytest.raises(ValueError, match=rf"{cls.__name__}: decay must be one of 'dense', 'touched', "
-                                         r"'catch_up', got 'sometimes'"):
+                                         r"'catch_up' or None, got 'sometimes'"):
         cls([param()], decay="sometimes")
 
 
@@ -82,12 +82,23 @@ def test_adam_cannot_catch_up_l2_decay():
         optim.Adam([param()], weight_decay=0.1, decay="catch_up")
 
 
-@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam])
-def test_lazy_with_dense_l2_decay_is_incompatible(cls):
+@pytest.mark.parametrize("cls, modes", [(optim.SGD, "'catch_up'\\) or use decay='touched' or 'catch_up'"),
+                                        (optim.Adam, "'touched'\\) or use decay='touched'")])
+def test_lazy_with_dense_l2_decay_is_incompatible(cls, modes):
     with pytest.raises(ValueError, match=rf"{cls.__name__}\(lazy=True\) cannot use decay='dense' with "
-                                         r"weight_decay=0.1: .* use decay='touched' or 'catch_up', "
+                                         rf"weight_decay=0.1: .* leave decay unset \(for {modes}, "
                                          r"or lazy=False"):
-        cls([param()], weight_decay=0.1, lazy=True)
+        cls([param()], weight_decay=0.1, lazy=True, decay="dense")
+
+
+def test_lazy_adamw_with_an_explicit_dense_decay_warns_at_the_callers_line():
+    with pytest.warns(optim.PerformanceWarning,
+                      match=r"AdamW\(lazy=True, decay='dense', weight_decay=0.1\) multiplies every row "
+                            r"of the table by \(1 - lr\*wd\) each step, so a lazy step costs O\(V\), "
+                            r"not O\(rows present\); leave decay unset \(None\) or pass "
+                            r"decay='catch_up'") as caught:
+        optim.AdamW([param()], weight_decay=0.1, lazy=True, decay="dense")
+    assert caught[0].filename == __file__
 
 
 def test_lazy_must_be_a_bool():
@@ -220,7 +231,8 @@ def test_introspecting_a_parameter_the_optimizer_does_not_hold():
 def test_second_moment_of_a_row_out_of_range():
     p = param()
     opt = optim.Adam([p])
-    with pytest.raises(IndexError, match=r"Adam: row 3 is out of range for a parameter with 3 rows"):
+    with pytest.raises(IndexError, match=r"Adam: row 3 at rows\[1\] is out of range for a parameter with "
+                                         r"3 rows \(rows must be in \[0, 3\)\)"):
         opt.second_moment(p, [0, 3])
 
 

@@ -101,29 +101,47 @@ def test_a_failing_check_makes_the_tour_exit_nonzero(tmp_path, monkeypatch):
     assert "Some checks FAILED (see above)." in text
 
 
-def test_predictions_are_asked_and_answered(tmp_path):
-    answers = iter(["s", "s"])  # right when untied, wrong when tied
-    questions = []
+def test_predictions_are_asked_and_answered_with_pauses_between_steps(tmp_path):
+    answers = iter(["", "maybe", "s", "s"])  # empty and unclear replies are asked again
+    questions, pauses = [], []
 
     def ask(question: str) -> str:
+        if question.startswith("[press Enter"):
+            pauses.append(question)
+            return ""
         questions.append(question)
         return next(answers)
 
     out = io.StringIO()
     assert run(out_dir=tmp_path, interactive=True, stdout=out, ask=ask) == 0
-    assert len(questions) == 2 and "[s]eparate tensors or [o]ne shared row?" in questions[0]
+    assert len(questions) == 4 and "[s]eparate tensors or [o]ne shared row?" in questions[0]
     text = out.getvalue()
-    assert "You predicted separate tensors: right." in text
-    assert "You predicted separate tensors: not what happened." in text
+    assert text.count("(type s or o: commit to an answer before you see it)") == 2
+    assert "You predicted separate tensors: right." in text  # right when untied
+    assert "You predicted separate tensors: not what happened." in text  # wrong when tied
+    assert pauses == ["[press Enter for step 3, the tied model; q quits] ",
+                      "[press Enter for step 4, the checks; q quits] ",
+                      "[press Enter for step 5, the drawings; q quits] "]
 
 
-def test_end_of_input_means_no_prediction(tmp_path):
+@pytest.mark.parametrize("reply", ["q", EOFError])
+def test_q_or_end_of_input_stops_the_tour(tmp_path, reply):
     def ask(question: str) -> str:
-        raise EOFError
+        if reply is EOFError:
+            raise EOFError
+        return reply
 
     out = io.StringIO()
     assert run(out_dir=tmp_path, interactive=True, stdout=out, ask=ask) == 0
-    assert out.getvalue().count("(no prediction recorded)") == 2
+    assert out.getvalue().rstrip().endswith("Tour stopped at your request.")
+    assert "Step 2." not in out.getvalue()  # stopped at the first prediction, before the reveal
+
+
+def test_no_pauses_and_no_questions_when_not_interactive(tmp_path):
+    def ask(question: str) -> str:
+        raise AssertionError(f"asked {question!r} although not interactive")
+
+    assert run(out_dir=tmp_path, interactive=False, stdout=io.StringIO(), ask=ask) == 0
 
 
 def test_without_a_renderer_the_tour_says_what_to_install(tmp_path, monkeypatch):
@@ -139,3 +157,14 @@ def test_cli_takes_out_and_no_input(tmp_path, capsys):
     assert main(["tour", "--no-input", "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "tied.svg").exists()
     assert "All checks passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--no-input", "--no-pause"])
+def test_cli_on_a_terminal_asks_unless_told_not_to(tmp_path, monkeypatch, capsys, flag):
+    asked = []
+    monkeypatch.setattr(sys, "stdin", type("Tty", (), {"isatty": lambda self: True})())
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or "q")
+    assert main(["tour", flag, "--out", str(tmp_path)]) == 0
+    assert asked == [] and "All checks passed." in capsys.readouterr().out
+    assert main(["tour", "--out", str(tmp_path)]) == 0
+    assert len(asked) == 1 and "Predict (untied)" in asked[0]  # q at the first question stops

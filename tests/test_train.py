@@ -290,3 +290,47 @@ def test_rates_are_short():
     assert format_rate(950.4) == "950 tok/s"
     assert format_rate(21_345.0) == "21.3k tok/s"
     assert format_rate(3_210_000.0) == "3.21M tok/s"
+
+
+# ---- TinyGPT: a target at every position ------------------------------------------------------
+
+def test_every_position_windows_shift_targets_by_one_and_hold_out_without_overlap():
+    tokens = np.arange(40)
+    w = windows(tokens, 4, every_position=True)
+    np.testing.assert_array_equal(w.ids[2], [2, 3, 4, 5])
+    np.testing.assert_array_equal(w.targets[2], [3, 4, 5, 6])
+    assert w.positions == 4 and windows(tokens, 4).positions == 1
+    train_part, valid_part = split_windows(tokens, 4, valid_fraction=0.25, every_position=True)
+    assert len(train_part) == 30 - 4 and valid_part.ids[:, 0].tolist() == [30, 34]  # stride C
+    assert not set(train_part.targets.ravel()) & set(valid_part.ids.ravel())
+
+
+def test_train_fits_tinygpt_with_a_schedule_and_counts_every_position():
+    from minigrad.models import TinyGPT
+    from minigrad.optim import AdamW
+    from minigrad.optim import lr_scheduler as S
+
+    train_part, valid_part = split_windows(cyclic_tokens(), context=6, valid_fraction=0.2,
+                                           every_position=True)
+    model = TinyGPT(V, 6, 16, 2, 1, dtype=np.float64, rng=0)
+    optimizer = AdamW(model.parameters(), lr=1e-2, weight_decay=0.0)
+    schedule = S.SequentialLR(optimizer, [S.LinearLR(optimizer, 0.1, total_iters=10),
+                                          S.CosineAnnealingLR(optimizer, T_max=70)], milestones=[10])
+    stream = io.StringIO()
+    history = train(model, optimizer, train_part, valid_part, steps=80, batch_size=8, scheduler=schedule,
+                    stream=stream)
+    assert history.valid_loss[-1] < 0.2 * history.valid_loss[0]  # the cycle is learned
+    assert history.tokens == 80 * 8 * 6
+    assert optimizer.param_groups[0]["lr"] < 1e-4  # the cosine ran to its end
+    assert "valid" in stream.getvalue()
+    expected = float(F.cross_entropy(model(valid_part.ids), valid_part.targets).item())
+    assert evaluate(model, valid_part, batch_size=12) == pytest.approx(expected, rel=1e-12)
+
+
+def test_max_seconds_stops_training_and_evaluates_the_last_step():
+    train_part, valid_part = split_windows(cyclic_tokens(), context=1, valid_fraction=0.2)
+    model = small_model()
+    history = train(model, mg.optim.SGD(model.parameters(), lr=0.1), train_part, valid_part, steps=10_000,
+                    batch_size=4, max_seconds=0.05, progress=False)
+    assert 1 <= history.steps < 10_000 and history.batch_loss.shape == (history.steps,)
+    assert history.train_seconds >= 0.05 and history.eval_steps[-1] == history.steps

@@ -9,6 +9,8 @@ import numpy as np
 import minigrad as mg
 from minigrad.tools.gradcheck import numerical_gradient
 
+from . import _common as common
+
 # Points on both sides of 0, and upstream gradients that are not all 1, so that forgetting to
 # multiply by `grad` changes the answer.
 X = np.array([[-3.0, -0.5, 0.0], [0.7, 2.0, 4.5]])
@@ -62,6 +64,11 @@ def _diagnose(x: np.ndarray, values: np.ndarray, got: np.ndarray, expected: np.n
     if _close(got, g * values):
         return ("you multiplied grad by softplus(x) itself, the forward's value. The backward needs "
                 "the derivative of softplus, which is a different function of x.")
+    scale = common.scale_between(got, expected)
+    if scale is not None:
+        return (f"your gradient has the right shape of curve but is {common.explain_factor(scale)} "
+                "everywhere: a missing or extra constant factor (the derivative of log(1 + e^x) is "
+                "e^x / (1 + e^x), with no factor in front)")
     worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
     index = list(int(i) for i in worst)
     return (f"at x{index} = {x[worst]:g} with incoming grad {g[worst]:g}, your backward gave "

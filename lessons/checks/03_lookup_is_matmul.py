@@ -1,16 +1,12 @@
 """Check for lesson 3: dL/dE = O^T G, compared with minigrad's backward and finite differences."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
 import minigrad as mg
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 # (ids, V, d). The first case has N == V, so the wrong product O G still has the right shape
 # and must be caught by its values; in the second it cannot even be computed. Both cases have

@@ -1,16 +1,12 @@
 """Check for lesson 4: a row's gradient is the sum over its occurrences, zero elsewhere."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
 from minigrad.nn import functional as F
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 # (ids, V, d): each has a repeated id and rows nobody reads
 CASES = [
@@ -25,6 +21,28 @@ def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:
     for position in np.ndindex(ids.shape):
         parts.setdefault(int(ids[position]), []).append((f"position {position}", upstream[position]))
     return parts
+
+
+def _skipped_positions(got: np.ndarray, expected: np.ndarray, parts: dict) -> list[str] | None:
+    """The positions whose gradient the answer left out, when leaving them out explains every
+    wrong row and at least one read row got nothing at all (a dropped repeat, the other common
+    bug, always leaves a row at least one of its occurrences)."""
+    skipped, emptied = [], False
+    for row in range(expected.shape[0]):
+        if common.close(got[row], expected[row]):
+            continue
+        occurrences = parts.get(row, [])
+        if not occurrences:
+            return None  # an unread row that is not zero: not a skipped position
+        if not np.any(got[row]):
+            skipped += [name for name, _ in occurrences]
+            emptied = True
+            continue
+        missing = common.missing_parts(got[row], occurrences)
+        if missing is None:
+            return None
+        skipped += [occurrences[i][0] for i in missing]
+    return sorted(skipped) if emptied else None
 
 
 def check(answers: ModuleType) -> None:
@@ -47,4 +65,11 @@ def check(answers: ModuleType) -> None:
             (ids.size, width): "that is one vector per position; the table's gradient has one row per "
                                "vocabulary entry: add each position's vector into the row of its id",
         })
-        common.assert_matches(got, expected, "dL/dE", parts=_occurrences(ids, upstream))
+        parts = _occurrences(ids, upstream)
+        skipped = _skipped_positions(got, expected, parts)
+        if skipped:
+            raise AssertionError(
+                f"dL/dE leaves out the gradient of {len(skipped)} of the {ids.size} positions "
+                f"({', '.join(skipped)}): the rows read there are missing it. Add the upstream vector "
+                f"of every position of ids, both axes of (B, T) = {ids.shape}, into the row of its id")
+        common.assert_matches(got, expected, "dL/dE", parts=parts)

@@ -1,16 +1,12 @@
 """Check for lesson 5: dL/dW = (P - Y)^T H / N and dL/dH = (P - Y) W / N for logits H W^T."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
 from minigrad.nn import functional as F
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 # (targets, V, d): one position first, so sign and target mistakes are named in the simplest
 # setting; then a batch, where a missing 1/N shows (and a repeated target).

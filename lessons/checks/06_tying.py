@@ -1,9 +1,7 @@
 """Check for lesson 6: a tied row's gradient is the lookup's occurrences plus the classifier's
 (p - y) h over every scoring position."""
 
-import importlib.util
 from itertools import combinations
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -11,9 +9,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.nn import functional as F
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 # One batch with context 1 (so N = M): row 2 is read twice and is the answer twice; row 5 is
 # neither read nor an answer; row 4 is read once; row 6 is only an answer; row 0 is both once.
@@ -85,6 +81,11 @@ def _mistakes(row: int, upstream: np.ndarray, H: np.ndarray, P: np.ndarray) -> l
         mistakes.append((lookup + ((P[:, row] - 1) * y) @ H / M,
                          f"the classifier part counts only the positions where token {row} is the answer, "
                          f"but softmax scores every row at every position: use {classifier_formula}"))
+    if row < M:  # P[row] is a position's probabilities; for row >= M it raises IndexError instead
+        mistakes.append((lookup + (P[row, :M] - y) @ H / M,
+                         f"the classifier part reads P[{row}] (the probabilities at position {row}, one per "
+                         f"token) where it needs P[:, {row}] (token {row}'s probability at every position): "
+                         "P is (M, V), positions by tokens"))
     mistakes.append((lookup - classifier, "the classifier part has the wrong sign: it is (p - y) h, "
                                           "not (y - p) h"))
     mistakes.append((lookup + M * classifier, f"the classifier part is {M} times too large: the loss is the "
@@ -104,7 +105,8 @@ def check(answers: ModuleType) -> None:
     if not common.close(by_paths, expected):  # the diagnoses below are built from these two parts
         raise RuntimeError("lesson 6 check: the two paths do not add up to the reference; fix the check")
     hint = (f"Shapes here: ids (N,) = {IDS.shape}, upstream (N, d) = {upstream.shape}, H (M, d) = {H.shape}, "
-            f"P (M, V) = {P.shape}, targets (M,) = {TARGETS.shape}; return a ({D},) array")
+            f"P (M, V) = {P.shape}, targets (M,) = {TARGETS.shape}; return a ({D},) array. "
+            "P[m, v] is token v's probability at position m, so a row's column is P[:, row]")
     for row in ROWS:
         mistakes = _mistakes(row, upstream, H, P)
         if any(common.close(wrong, expected[row]) for wrong, _ in mistakes):

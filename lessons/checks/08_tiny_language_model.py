@@ -1,8 +1,6 @@
 """Check for lesson 8: TinyLM's parameter count (against the model's own count) and the loss of
 the unigram model (against minigrad's cross_entropy over the text the counts describe)."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -11,9 +9,7 @@ import minigrad as mg
 from minigrad.models import TinyLM
 from minigrad.nn import functional as F
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 # (V, d, H, C): every size different, so each typical mistake gives its own number; C = 1 first
 # (the simplest model), then a context of 3 (where the concatenation matters).

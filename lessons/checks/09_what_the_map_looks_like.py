@@ -4,15 +4,11 @@ The reference is computed by another route than the usual V x V matrix: with uni
 sum over i != j of u_i . u_j = |sum_i u_i|^2 - V, so no cosine matrix is ever formed.
 """
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location("lesson_checks_common", Path(__file__).with_name("_common.py"))
-common = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(common)
+from . import _common as common
 
 
 def _tables() -> list[np.ndarray]:

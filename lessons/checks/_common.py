@@ -5,23 +5,17 @@ can act on: which row is off, and whether by a sign, by a missing repeat or by a
 The reference always comes from minigrad's own backward, confirmed by central differences; a
 check never looks at lessons/solutions.
 
-Check modules are loaded by file path (their names start with digits), so they load this file
-by path too:
-
-    _spec = importlib.util.spec_from_file_location("lesson_checks_common",
-                                                   Path(__file__).with_name("_common.py"))
-    common = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(common)
+The lesson runner imports the checks as modules of the lessons package
+(`minigrad.learn.lessons.load_check`), so a check imports this file as `from . import _common
+as common`.
 
 Other lesson helpers may add functions here (append only).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -31,35 +25,8 @@ import minigrad as mg
 from minigrad.engine import RowSparse, to_dense
 from minigrad.tools.gradcheck import numerical_gradient
 
-LESSONS_DIR = Path(__file__).resolve().parent.parent
-
 # A learner's float32 answer is fine; a wrong formula is off by far more than this.
 RTOL, ATOL = 1e-5, 1e-6
-
-
-# ---- finding and loading lesson files -------------------------------------------------------
-
-def load_module(path: str | Path, name: str | None = None) -> ModuleType:
-    """Import a Python file by path (lesson files start with digits, so `import` cannot name them)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"load_module: no file at {path}")
-    module_name = name or "lesson_file_" + path.stem.replace("-", "_")
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def lesson_file(folder: str, number: int, root: str | Path | None = None) -> Path:
-    """The file `NN_*.py` of lesson `number` in lessons/<folder> ("" for the lesson itself)."""
-    directory = Path(root or LESSONS_DIR) / folder
-    matches = sorted(directory.glob(f"{number:02d}_*.py"))
-    if len(matches) != 1:
-        raise FileNotFoundError(
-            f"lesson_file: expected one file {number:02d}_*.py in {directory}, found {len(matches)}"
-        )
-    return matches[0]
 
 
 # ---- calling the learner's code --------------------------------------------------------------
@@ -228,17 +195,24 @@ def _row_problem(got: np.ndarray, expected: np.ndarray, label: str,
     if not np.any(expected):
         return 0, (f"{label} should be exactly zero (nothing reads it, so no gradient reaches it), "
                    f"but yours is {short(got)}")
-    missing = _missing_parts(got, parts)
+    missing = missing_parts(got, parts)
     if missing is not None:
         kept = len(parts) - len(missing)
         if kind == "occurrence":
             got_what = ("the gradient of one occurrence" if kept == 1
                         else f"the gradients of {kept} occurrences")
+            left_out = " and ".join(parts[i][0] for i in missing)
             return 1, (f"{label} got {got_what}; it appears {times(len(parts))} in the batch "
-                       "(a repeated id must receive the sum of the gradients of all its occurrences)")
+                       "(a repeated id must receive the sum of the gradients of all its occurrences); "
+                       f"missing: {left_out}")
         names = " and ".join(parts[i][0] for i in missing)
         return 1, f"{label} is missing the gradient from {names}"
     if not np.any(got):
+        if parts:
+            names = " and ".join(name for name, _ in parts)
+            where = (f"it is read at {names}: no gradient from there was added (a skipped position?)"
+                     if kind == "occurrence" else f"it gets gradient from {names}: none of them was added")
+            return 2, f"{label} is all zero, but {where}"
         return 2, (f"{label} is all zero, but it should be {short(expected)}: a missing path "
                    "(the gradient that reaches this row was never added in)")
     if close(got, -expected):
@@ -249,7 +223,7 @@ def _row_problem(got: np.ndarray, expected: np.ndarray, label: str,
     return 4, f"{label} is off: expected {short(expected)}, got {short(got)}"
 
 
-def _missing_parts(got: np.ndarray, parts: Sequence[tuple[str, np.ndarray]]) -> list[int] | None:
+def missing_parts(got: np.ndarray, parts: Sequence[tuple[str, np.ndarray]]) -> list[int] | None:
     """Indices of the contributions left out when `got` is the sum of a strict, non-empty subset."""
     n = len(parts)
     if n < 2 or n > 8:  # 2^8 subsets at most: enough for a lesson's small batches

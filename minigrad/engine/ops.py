@@ -301,6 +301,41 @@ class ReLU(Function):
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+# Abramowitz & Stegun 7.1.26, for x >= 0: erf(x) = 1 - poly(t) exp(-x^2), t = 1 / (1 + 0.3275911 x),
+# |error| < 1.5e-7. Written for Phi(a) = (1 + erf(a / sqrt 2)) / 2, with the sqrt 2 and the 1/2
+# folded into the constants: 1 - Phi(|a|) = poly'(t) exp(-a^2 / 2), t = 1 / (1 + (0.3275911 / sqrt 2) |a|).
+_PHI_T = 0.3275911 / math.sqrt(2)
+_PHI_POLY = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _normal_cdf_and_density(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Phi(a) and phi(a), the standard normal CDF and density, to the precision of a's dtype.
+
+    float64: math.erf on every element (exact, slow); float32: the rational fit above in
+    whole-array passes (|error| < 1.5e-7, about a float32 ulp near 1), which shares exp(-a^2/2)
+    with the density and keeps GELU from costing more than the matmuls around it.
+    """
+    if a.dtype != np.float32:
+        return 0.5 * (1 + _erf(a / math.sqrt(2))), np.exp(-0.5 * a * a) / _SQRT_2PI
+    # (numpy's abs, sign and masked copies are slow passes here; products, sqrt and copysign are not)
+    square = np.multiply(a, a)
+    t = np.sqrt(square)  # |a|
+    t *= np.float32(_PHI_T)
+    t += np.float32(1)
+    np.reciprocal(t, out=t)
+    tail = t * np.float32(_PHI_POLY[0])  # poly'(t) by Horner's rule
+    for c in _PHI_POLY[1:]:
+        tail += np.float32(c)
+        tail *= t
+    square *= np.float32(-0.5)
+    gauss = np.exp(square, out=square)  # exp(-a^2/2)
+    tail *= gauss  # 1 - Phi(|a|)
+    np.subtract(np.float32(0.5), tail, out=tail)
+    np.copysign(tail, a, out=tail)
+    cdf = np.add(tail, np.float32(0.5), out=tail)  # Phi(a) = 1/2 + sign(a) (1/2 - (1 - Phi(|a|)))
+    gauss *= np.float32(1 / _SQRT_2PI)
+    return cdf, gauss
 
 
 class GELU(Function):
@@ -310,25 +345,28 @@ class GELU(Function):
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        ctx.save_for_backward(a)
         ctx.approximate = approximate
         if approximate == "tanh":
+            ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
             return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
-        return (0.5 * a * (1 + _erf(a / math.sqrt(2)))).astype(a.dtype)
+        cdf, pdf = _normal_cdf_and_density(a)
+        cdf, pdf = cdf.astype(a.dtype, copy=False), pdf.astype(a.dtype, copy=False)
+        ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
+        return a * cdf
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        (a,) = ctx.saved
+        a, cdf, pdf = ctx.saved
         if ctx.approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a**3))
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
             slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
-        else:  # d/da [a Phi(a)] = Phi(a) + a phi(a)
-            cdf = 0.5 * (1 + _erf(a / math.sqrt(2)))
-            pdf = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-            slope = cdf + a * pdf
-        return (grad * slope).astype(a.dtype)
+            return (grad * slope).astype(a.dtype)
+        slope = a * pdf  # d/da [a Phi(a)] = Phi(a) + a phi(a)
+        slope += cdf
+        slope *= grad
+        return slope
 
 
 # ---- shape ------------------------------------------------------------------------------------
@@ -507,18 +545,180 @@ class Linear(Function):
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
                 ) -> np.ndarray:
         ctx.save_for_backward(x, weight)
-        out = x @ weight.T
+        # leading axes flattened into rows: one BLAS product (numpy's batched matmul against a
+        # transposed matrix is a slow loop, 100x slower for (B, T, d) inputs)
+        out = x.reshape(-1, x.shape[-1]) @ weight.T
         if bias is not None:
             out += bias  # out is a fresh array, so adding in place changes nothing else
-        return out
+        return out.reshape(*x.shape[:-1], weight.shape[0])
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
         x, weight = ctx.saved
         # every leading axis of x is a batch axis: flatten them so dW and db are one product each
         g2 = grad.reshape(-1, grad.shape[-1])
-        grad_x = grad @ weight if ctx.needs_input_grad[0] else None
+        grad_x = (g2 @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
         grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
         has_bias = len(ctx.needs_input_grad) == 3  # apply(x, w) and apply(x, w, b) both work
         grad_b = g2.sum(axis=0) if has_bias and ctx.needs_input_grad[2] else None
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
+
+
+# =================================================================================================
+# Transformer ops (TinyGPT): layer norm, masking, slicing, attention, sqrt and abs.
+# Appended as one section so the engine files can be rearranged around it.
+# =================================================================================================
+
+class LayerNorm(Function):
+    """y = (x - mean) / sqrt(var + eps) * w + b over the last axis (biased variance, as PyTorch).
+
+    x: (..., d); weight, bias: (d,) or None. With xhat the normalised x and r = 1/sqrt(var + eps):
+        dx = r * (g - mean(g) - xhat * mean(g * xhat)),  g = G * w
+        dw = sum over positions of G * xhat,  db = sum of G
+    Two passes forward (mean, then variance of the centred x), three backward.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
+                bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
+        xhat = x - x.mean(axis=-1, keepdims=True)
+        variance = np.einsum("...i,...i->...", xhat, xhat)[..., None] / xhat.shape[-1]
+        rstd = 1.0 / np.sqrt(variance + np.asarray(eps, x.dtype))
+        xhat *= rstd  # xhat is our own array: centred x becomes the normalised x in place
+        ctx.save_for_backward(xhat, rstd, weight)
+        out = xhat * weight if weight is not None else xhat.copy()
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        xhat, rstd, weight = ctx.saved
+        need_x, need_w, need_b = ctx.needs_input_grad
+        rows = grad.reshape(-1, grad.shape[-1])
+        grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
+        grad_b = rows.sum(axis=0) if need_b else None
+        grad_x = None
+        if need_x:
+            g = grad * weight if weight is not None else grad.copy()
+            d = g.shape[-1]
+            mean_g_xhat = np.einsum("...i,...i->...", g, xhat)[..., None] / d
+            g -= g.mean(axis=-1, keepdims=True)
+            g -= xhat * mean_g_xhat
+            g *= rstd
+            grad_x = g
+        return grad_x, grad_w, grad_b
+
+
+class MaskedFill(Function):
+    """a with `value` where mask is True (mask broadcasts to a's shape); the filled places get no
+    gradient: da = G where not mask, else 0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, mask: np.ndarray, value: float = 0.0) -> np.ndarray:
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=a.dtype), a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        return np.where(ctx.mask, np.zeros((), grad.dtype), grad), None
+
+
+class Where(Function):
+    """condition ? a : b, all three broadcast; da = G where condition, db = G elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.condition = condition
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return np.where(condition, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        zero = np.zeros((), grad.dtype)
+        a_shape, b_shape = ctx.shapes
+        _, need_a, need_b = ctx.needs_input_grad
+        grad_a = unbroadcast(np.where(ctx.condition, grad, zero), a_shape) if need_a else None
+        grad_b = unbroadcast(np.where(ctx.condition, zero, grad), b_shape) if need_b else None
+        return None, grad_a, grad_b
+
+
+class Narrow(Function):
+    """a[..., start:start + length, ...] along `axis` (a view, as torch.narrow); split and chunk
+    are several of these. The gradient is G in that slice and zero elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+        ctx.shape = a.shape
+        ctx.index = (slice(None),) * axis + (slice(start, start + length),)
+        return a[ctx.index]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        out = np.zeros(ctx.shape, dtype=grad.dtype)
+        out[ctx.index] = grad  # a basic slice names each element once: no np.add.at needed
+        return out
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.sqrt(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sqrt(a) = G / (2 sqrt(a))
+        (out,) = ctx.saved
+        return grad / (2 * out)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return np.abs(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G sign(a), 0 at the kink (PyTorch)
+        (a,) = ctx.saved
+        return grad * np.sign(a)
+
+
+class ScaledDotProductAttention(Function):
+    """softmax(q k^T * scale + causal mask) v, as torch.nn.functional.scaled_dot_product_attention.
+
+    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev). With P the attention weights:
+        dv = P^T G,  dP = G v^T,  dS = P * (dP - sum(dP * P)),  dq = dS k * scale,  dk = dS^T q * scale
+    One op instead of six (matmul, scale, mask, softmax, matmul): the (..., L, S) scores are
+    made once and softmaxed in place, P is the one (L, S) array kept for the backward, and
+    the backward makes one more. is_causal masks key j > query i (top-left, as PyTorch).
+    """
+
+    @staticmethod
+    def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
+                scale: float | None = None) -> np.ndarray:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+        p = q @ k.swapaxes(-1, -2)
+        p *= np.asarray(scale, p.dtype)
+        if is_causal:  # + (0 or -inf): a broadcast add, much faster than a masked write here
+            p += np.triu(np.full(p.shape[-2:], -np.inf, dtype=p.dtype), k=1)
+        p -= p.max(axis=-1, keepdims=True)  # row 0 always sees key 0: no row is all -inf
+        np.exp(p, out=p)
+        p /= p.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(q, k, v, p)
+        ctx.scale = scale
+        return p @ v
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        q, k, v, p = ctx.saved
+        need_q, need_k, need_v = ctx.needs_input_grad
+        grad_v = p.swapaxes(-1, -2) @ grad if need_v else None
+        ds = grad @ v.swapaxes(-1, -2)  # dP, then dS in place
+        ds -= np.einsum("...ij,...ij->...i", ds, p)[..., None]
+        ds *= p
+        ds *= np.asarray(ctx.scale, ds.dtype)
+        grad_q = ds @ k if need_q else None
+        grad_k = ds.swapaxes(-1, -2) @ q if need_k else None
+        return grad_q, grad_k, grad_v

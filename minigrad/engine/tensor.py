@@ -126,8 +126,9 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> Size:
+        """numpy's `t.size` (the element count, an int) that PyTorch's `t.size()` can also call."""
+        return Size(self.data.shape)
 
     @property
     def is_leaf(self) -> bool:
@@ -165,8 +166,11 @@ class Tensor:
         return bool(self.data)
 
     # ---- autograd ---------------------------------------------------------------------------
-    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) * grad into every leaf's `.grad`."""
+    def backward(self, gradient: Any = None, retain_graph: bool = False, *, grad: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's `.grad` (`grad=` is the same)."""
+        if grad is not None and gradient is not None:
+            raise TypeError("backward(): got both gradient= and grad=; they are one argument")
+        grad = grad if gradient is None else gradient
         if not self.requires_grad:
             raise RuntimeError(
                 "backward(): this tensor does not require grad and has no grad_fn; did you create "
@@ -291,14 +295,20 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ---- reductions -------------------------------------------------------------------------
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Sum.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("sum", axis, keepdims, dim, keepdim)
+        return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Mean.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("mean", axis, keepdims, dim, keepdim)
+        return ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return ops.Max.apply(self, axis=_axis(axis), keepdims=keepdims)
+    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+            keepdim: bool | None = None) -> Tensor:
+        axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
+        return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     # ---- elementwise ------------------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -319,11 +329,12 @@ class Tensor:
     def gelu(self, approximate: str = "none") -> Tensor:
         return ops.GELU.apply(self, approximate=approximate)
 
-    def softmax(self, axis: int = -1) -> Tensor:
-        return ops.Softmax.apply(self, axis=axis)
+    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        """Along `axis` (or `dim`), the last one by default."""
+        return ops.Softmax.apply(self, axis=_softmax_axis("softmax", axis, dim))
 
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return ops.LogSoftmax.apply(self, axis=axis)
+    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        return ops.LogSoftmax.apply(self, axis=_softmax_axis("log_softmax", axis, dim))
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -353,6 +364,147 @@ class Tensor:
 
     def __getitem__(self, index: Any) -> Tensor:
         return ops.GetItem.apply(self, index=_index_array(index))
+
+    # ==== PyTorch spellings and transformer ops (TinyGPT) ====================================
+    # Appended as one section: numpy's names above stay; these are the names a learner
+    # brings from PyTorch, with PyTorch's meaning.
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def contiguous(self) -> Tensor:
+        """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
+        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)
+
+    def sqrt(self) -> Tensor:
+        return ops.Sqrt.apply(self)
+
+    def abs(self) -> Tensor:
+        return ops.Abs.apply(self)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Tensor:
+        """Index of the largest entry along `dim` (of the flattened tensor if None); no gradient."""
+        dim, keepdim = _axis_args("argmax", axis, keepdim, dim, None)
+        if dim is None:
+            return Tensor._wrap(np.asarray(self.data.argmax(), dtype=np.int64))
+        dim = _check_dim("argmax", dim, self.shape)
+        return Tensor._wrap(self.data.argmax(axis=dim, keepdims=keepdim).astype(np.int64))
+
+    def __ne__(self, other: Any) -> np.ndarray:  # type: ignore[override]
+        return self.data != np.asarray(as_array(other))
+
+    def __le__(self, other: Any) -> np.ndarray:
+        return self.data <= np.asarray(as_array(other))
+
+    def __ge__(self, other: Any) -> np.ndarray:
+        return self.data >= np.asarray(as_array(other))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A new axis of size 1 at `dim` (in [-ndim - 1, ndim], as PyTorch)."""
+        dim = _check_dim("unsqueeze", dim, self.shape + (1,))  # one more place than axes
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim: int | tuple[int, ...] | None = None) -> Tensor:
+        """Drop axes of size 1: all of them, or those in `dim` (a named axis of another size stays,
+        as in PyTorch)."""
+        if dim is None:
+            dims = set(range(self.ndim))
+        else:
+            dims = {_check_dim("squeeze", d, self.shape) for d in (dim if isinstance(dim, tuple) else (dim,))}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge axes start_dim..end_dim (inclusive) into one."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = (_check_dim("flatten", d, self.shape) for d in (start_dim, end_dim))
+        if start > end:
+            raise ValueError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
+                             f"for a tensor of shape {self.shape}")
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """Entries start..start + length - 1 along `dim`."""
+        dim = _check_dim("narrow", dim, self.shape)
+        size = self.shape[dim]
+        if not (0 <= start <= size and 0 <= length <= size - start):
+            raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
+                             f"size {size} (shape {self.shape})")
+        return ops.Narrow.apply(self, axis=dim, start=int(start), length=int(length))
+
+    def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
+        the listed sizes, which must add up to the axis."""
+        dim = _check_dim("split", dim, self.shape)
+        size = self.shape[dim]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            step = int(split_size_or_sections)
+            if step < 1:
+                raise ValueError(f"split(): split_size must be a positive int, got {step}")
+            sections = [min(step, size - start) for start in range(0, size, step)] or [0]
+        else:
+            sections = [int(n) for n in split_size_or_sections]
+            if sum(sections) != size or min(sections, default=0) < 0:
+                raise ValueError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
+                                 f"has size {size} (shape {self.shape})")
+        starts = np.cumsum([0] + sections[:-1])
+        return tuple(self.narrow(dim, int(a), n) for a, n in zip(starts, sections))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch."""
+        if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+            raise ValueError(f"chunk(): chunks must be a positive int, got {chunks!r}")
+        dim = _check_dim("chunk", dim, self.shape)
+        return self.split(max(1, -(-self.shape[dim] // int(chunks))), dim)
+
+    def masked_fill(self, mask: Any, value: float) -> Tensor:
+        """`value` where mask is True; mask (bool) broadcasts to this tensor's shape. A value of
+        -inf before a softmax gives those places probability exactly 0."""
+        mask = np.asarray(as_array(mask))
+        if mask.dtype != np.bool_:
+            raise TypeError(f"masked_fill(): mask must be a bool array, got dtype {mask.dtype}")
+        if _broadcast_shape(mask.shape, self.shape) != self.shape:
+            raise ValueError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
+                             f"tensor's shape {self.shape}")
+        return ops.MaskedFill.apply(self, mask, value=float(value))
+
+
+class Size(int):
+    """A tensor's element count (numpy's `t.size`) that also answers PyTorch's `t.size()`, the
+    shape, and `t.size(dim)`, one axis's length."""
+
+    shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> Size:
+        count = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        count.shape = tuple(shape)
+        return count
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self.shape[_check_dim("size", dim, self.shape)]
+
+
+def _check_dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
+    """`dim` as an axis in [0, len(shape)), counted from the end when negative."""
+    ndim = len(shape)
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}(): dim must be an int, got {dim!r}")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{op}(): dim {dim} is out of range for shape {shape} (expected "
+                         f"{-ndim} <= dim < {ndim})")
+    return int(dim) % ndim
+
+
+def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
 
 
 # ---- Function.apply: from tensors to arrays and back, recording the graph -------------------------
@@ -400,6 +552,24 @@ def _share_version_with_viewed_input(result: Tensor, args: tuple) -> None:
 
 def _axis(axis: Any) -> Any:
     return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _axis_args(op: str, axis: Any, keepdims: bool, dim: Any, keepdim: bool | None) -> tuple[Any, bool]:
+    """numpy's axis=/keepdims= or PyTorch's dim=/keepdim= (one of each pair), as (axis, keepdims)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}(): got both axis={axis!r} and dim={dim!r}; they are one argument")
+        axis = dim
+    if keepdim is not None:
+        if keepdims:
+            raise TypeError(f"{op}(): got both keepdims= and keepdim=; they are one argument")
+        keepdims = keepdim
+    return _axis(axis), bool(keepdims)
+
+
+def _softmax_axis(op: str, axis: int | None, dim: int | None) -> int:
+    axis = _axis_args(op, axis, False, dim, None)[0]
+    return -1 if axis is None else axis
 
 
 def _index_array(index: Any) -> Any:

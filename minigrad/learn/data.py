@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from minigrad.engine import check_in_range
+
 UNK = "<unk>"
 # a word (with an inner apostrophe), a number, or one punctuation mark
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+|[^\sa-z0-9]")
@@ -84,10 +86,7 @@ class Vocabulary:
         return np.fromiter((self.index.get(t, 0) for t in tokens), dtype=np.int64, count=len(tokens))
 
     def decode(self, ids: Iterable[int]) -> list[str]:
-        size = len(self.words)
-        out = []
-        for i in ids:
-            if not 0 <= int(i) < size:
-                raise IndexError(f"Vocabulary.decode: id {int(i)} is out of range for {size} words")
-            out.append(self.words[int(i)])
-        return out
+        ids = np.array([int(i) for i in ids], dtype=np.int64)
+        check_in_range(ids, len(self.words), who="Vocabulary.decode", item="id", name="ids",
+                       range_of=f"{len(self.words)} words")
+        return [self.words[i] for i in ids.tolist()]

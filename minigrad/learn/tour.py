@@ -88,12 +88,38 @@ class ModeResult:
     svg: Path | None = None  # None when it could not be rendered
 
 
+class Stopped(Exception):
+    """The learner typed q at a pause or a prediction."""
+
+
 def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
         stdout: TextIO | None = None, ask: Callable[[str], str] | None = None) -> int:
-    """Run the tour; return 0 when every check passed and both drawings rendered, else 1."""
+    """Run the tour; return 0 when every check passed and both drawings rendered, else 1.
+
+    interactive: ask for predictions and wait for Enter between steps (a terminal's stdin).
+    """
     say = _printer(stdout or sys.stdout)
     ask = ask or input
-    out_dir = Path(out_dir)
+    try:
+        return _tour(Path(out_dir), interactive, ask, say)
+    except Stopped:
+        say("Tour stopped at your request.")
+        return 0
+
+
+def _pause(interactive: bool, ask: Callable[[str], str], next_step: str) -> None:
+    """On a terminal, wait for Enter before the next step; q stops the tour."""
+    if not interactive:
+        return
+    try:
+        reply = ask(f"[press Enter for {next_step}; q quits] ")
+    except EOFError:
+        raise Stopped from None
+    if reply.strip().lower() in {"q", "quit"}:
+        raise Stopped
+
+
+def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Callable[[str], None]) -> int:
     weights = seed_weights()
 
     say("minigrad tour: the vocabulary bridge audit")
@@ -105,10 +131,12 @@ def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
     say("")
     say("Step 1. Untied: emb.weight (6, 4) is read by row; head.weight (6, 4) scores each token.")
     untied = _audit("untied", weights, out_dir, interactive, ask, say)
+    _pause(interactive, ask, "step 3, the tied model")
     say("")
     say("Step 3. Tied: `head.weight = emb.weight`, so one (6, 4) table plays both parts.")
     tied = _audit("tied", weights, out_dir, interactive, ask, say)
 
+    _pause(interactive, ask, "step 4, the checks")
     say("")
     say("Step 4. Checks: the gradient of the full loss against central finite differences in")
     say("  float64 (pass when |numerical - analytical| <= 1e-5 + 1e-3 |numerical|):")
@@ -118,6 +146,7 @@ def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
     say(f"    untied cat classifier grad norm  {_cat_norm(untied, 'head.weight'):.4f}")
     say(f"    tied cat shared-row grad norm    {_cat_norm(tied, 'emb.weight'):.4f}")
 
+    _pause(interactive, ask, "step 5, the drawings")
     say("")
     renderer = {"dot": "the system Graphviz", "wasm": "the WebAssembly Graphviz"}.get(which_renderer() or "")
     say(f"Step 5. Drawings of the backward graph (rendered with {renderer or 'nothing'}):")
@@ -180,20 +209,23 @@ def _audit(mode: str, weights: BridgeWeights, out_dir: Path, interactive: bool,
 
 def _predict(mode: str, interactive: bool, ask: Callable[[str], str],
              say: Callable[[str], None]) -> str | None:
-    """Ask for a prediction before the reveal; None when not interactive or no answer."""
+    """Ask for a prediction before the reveal, again until it is s or o; None when not
+    interactive. q (or a closed stdin) stops the tour."""
     if not interactive:
         return None
     question = (f'  Predict ({mode}): will "cat"\'s lookup gradient and its classifier gradient land '
                 "in [s]eparate tensors or [o]ne shared row? ")
-    try:
-        reply = ask(question).strip().lower()
-    except EOFError:
-        reply = ""
     choices = {"s": "separate tensors", "o": "one shared row"}
-    if reply[:1] not in choices:
-        say("  (no prediction recorded)")
-        return None
-    return choices[reply[:1]]
+    while True:
+        try:
+            reply = ask(question).strip().lower()
+        except EOFError:
+            raise Stopped from None
+        if reply in {"q", "quit"}:
+            raise Stopped
+        if reply[:1] in choices:
+            return choices[reply[:1]]
+        say("  (type s or o: commit to an answer before you see it)")
 
 
 def _check(result: ModeResult, say: Callable[[str], None]) -> bool:

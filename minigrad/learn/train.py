@@ -4,9 +4,12 @@
     train(model, optimizer, ...) -> History: validation and training loss at evaluation points,
                                     every batch's loss, tokens per second
 
+With every_position=True the targets are (N, C), the token after each position, for a model
+that predicts at every position (TinyGPT: ids (B, C) -> logits (B, C, V)).
+
 A "token" in the counts below is one predicted position: a batch of B windows trains on B
-tokens. The progress bar is plain text on stderr: redrawn in place on a terminal, a few whole
-lines otherwise (so a CI log stays readable). No dependency beyond numpy.
+tokens, or on B * C with every_position. The progress bar is plain text on stderr: redrawn in
+place on a terminal, a few whole lines otherwise (so a CI log stays readable). No dependency beyond numpy.
 """
 
 from __future__ import annotations
@@ -19,25 +22,25 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from minigrad.engine import no_grad
+from minigrad.engine import as_generator, no_grad, positive_int
 from minigrad.models import next_token_windows
 from minigrad.nn import functional as F
-from minigrad.nn.layers import _check_size as _positive_int  # "where: name must be a positive int"
 from minigrad.nn.module import Module
 
 
 # ---- data ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Windows:
-    """Next-token examples: ids (N, C) int, the C previous tokens; targets (N,) int, the next one."""
+    """Next-token examples: ids (N, C) int, the C previous tokens; targets (N,) int, the next one,
+    or (N, C), the next token after every position (for models that predict at every position)."""
 
     ids: np.ndarray
     targets: np.ndarray
 
     def __post_init__(self) -> None:
-        if self.ids.ndim != 2 or self.targets.shape != self.ids.shape[:1]:
+        if self.ids.ndim != 2 or self.targets.shape not in (self.ids.shape[:1], self.ids.shape):
             raise ValueError(f"Windows: ids has shape {self.ids.shape} and targets {self.targets.shape}; "
-                             "expected (N, C) and (N,)")
+                             "expected (N, C) and (N,), or (N, C) and (N, C)")
 
     def __len__(self) -> int:
         return len(self.targets)
@@ -46,17 +49,30 @@ class Windows:
     def context(self) -> int:
         return self.ids.shape[1]
 
+    @property
+    def positions(self) -> int:
+        """Predicted positions per window: 1, or C when every position has a target."""
+        return 1 if self.targets.ndim == 1 else self.ids.shape[1]
+
     def subset(self, rows: np.ndarray) -> Windows:
         return Windows(self.ids[rows], self.targets[rows])
 
 
-def windows(token_ids: np.ndarray, context: int) -> Windows:
-    """Every (previous `context` tokens, next token) pair of a token sequence (n,): N = n - C."""
-    return Windows(*next_token_windows(token_ids, _positive_int("windows", "context", context)))
+def windows(token_ids: np.ndarray, context: int, every_position: bool = False, stride: int = 1) -> Windows:
+    """Every (previous `context` tokens, next token) pair of a token sequence (n,): N = n - C.
+
+    every_position: targets (N, C), window i's tokens shifted by one (the next token at each
+    position). stride: keep every stride-th window (stride = C: windows that do not overlap).
+    """
+    ids, targets = next_token_windows(token_ids, positive_int("windows", "context", context))
+    if every_position:
+        targets = np.concatenate([ids[:, 1:], targets[:, None]], axis=1)
+    stride = positive_int("windows", "stride", stride)
+    return Windows(ids[::stride], targets[::stride])
 
 
 def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0.1,
-                  pieces: int = 1) -> tuple[Windows, Windows]:
+                  pieces: int = 1, every_position: bool = False) -> tuple[Windows, Windows]:
     """(train, valid) windows of one token sequence (n,), the validation text held out.
 
     The text is cut into `pieces` consecutive pieces of equal length, and the last
@@ -65,10 +81,13 @@ def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0
     crosses a cut, so no validation token is ever read or predicted in training. Contiguous
     cuts, not a shuffle of windows: neighbouring windows share all but one token, so a
     shuffled split would validate on text the model trained on.
+
+    every_position: targets at every position (N, C); the held-out windows then do not overlap
+    (stride C), so each held-out token is predicted once.
     """
     if not 0.0 < valid_fraction < 1.0:
         raise ValueError(f"split_windows: valid_fraction must be in (0, 1), got {valid_fraction!r}")
-    pieces = _positive_int("split_windows", "pieces", pieces)
+    pieces = positive_int("split_windows", "pieces", pieces)
     tokens = np.asarray(token_ids)
     bounds = np.linspace(0, len(tokens), pieces + 1).round().astype(int)
     train_parts, valid_parts = [], []
@@ -81,7 +100,8 @@ def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0
                     f"({len(tokens)} tokens, pieces={pieces}, valid_fraction={valid_fraction}); use "
                     "fewer pieces or more text"
                 )
-            part.append(windows(tokens[lo:hi], context))
+            stride = context if every_position and part is valid_parts else 1
+            part.append(windows(tokens[lo:hi], context, every_position, stride))
     return _concatenate(train_parts), _concatenate(valid_parts)
 
 
@@ -95,10 +115,10 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
     Every pass visits each window once in a fresh random order; the last len(data) % B windows
     of a pass are left for chance to pick up in another pass, so every batch has exactly B.
     """
-    batch_size = _positive_int("batches", "batch_size", batch_size)
+    batch_size = positive_int("batches", "batch_size", batch_size)
     if batch_size > len(data):
         raise ValueError(f"batches: batch_size={batch_size} is larger than the data ({len(data)} windows)")
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "batches")
     while True:
         order = g.permutation(len(data))
         for start in range(0, len(order) - batch_size + 1, batch_size):
@@ -107,20 +127,22 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
 
 
 def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
-    """Mean cross-entropy (nats per token) of `model(ids)` logits over every window of `data`.
+    """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`.
 
-    Run in chunks under no_grad: nothing is recorded and no parameter's .grad changes.
+    Run in chunks of about `batch_size` predicted positions under no_grad: nothing is
+    recorded and no parameter's .grad changes.
     """
-    batch_size = _positive_int("evaluate", "batch_size", batch_size)
+    batch_size = positive_int("evaluate", "batch_size", batch_size)
     if len(data) == 0:
         raise ValueError("evaluate: data has no windows")
     total = 0.0
+    rows = max(1, batch_size // data.positions)
     with no_grad():
-        for start in range(0, len(data), batch_size):
-            stop = start + batch_size
+        for start in range(0, len(data), rows):
+            stop = start + rows
             logits = model(data.ids[start:stop])
             total += float(F.cross_entropy(logits, data.targets[start:stop], reduction="sum").item())
-    return total / len(data)
+    return total / data.targets.size
 
 
 # ---- progress ----------------------------------------------------------------------------------
@@ -147,7 +169,7 @@ class ProgressBar:
 
     def __init__(self, total: int, label: str = "", stream: TextIO | None = None, width: int = 24,
                  interval: float = 0.1, enabled: bool = True):
-        self.total = _positive_int("ProgressBar", "total", total)
+        self.total = positive_int("ProgressBar", "total", total)
         self.label, self.width, self.interval, self.enabled = label, width, interval, enabled
         self.stream = sys.stderr if stream is None else stream
         is_tty = getattr(self.stream, "isatty", None)
@@ -210,6 +232,7 @@ class History:
 
     label: str
     batch_size: int
+    positions: int = 1  # predicted positions per window: C when the model predicts at every one
     eval_steps: list[int] = field(default_factory=list)
     valid_loss: list[float] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
@@ -223,7 +246,7 @@ class History:
     @property
     def tokens(self) -> int:
         """Predicted positions trained on."""
-        return self.steps * self.batch_size
+        return self.steps * self.batch_size * self.positions
 
     @property
     def tokens_per_second(self) -> float:
@@ -233,31 +256,37 @@ class History:
 def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Windows, *, steps: int,
           batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
           progress: bool = True, stream: TextIO | None = None,
-          on_eval: Callable[[int, Module], None] | None = None) -> History:
-    """Train `model` (ids (B, C) -> logits (B, V)) on mean cross-entropy for `steps` batches.
+          on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None,
+          max_seconds: float | None = None) -> History:
+    """Train `model` (ids (B, C) -> logits (B, V), or (B, C, V) for targets at every position)
+    on mean cross-entropy for `steps` batches.
 
     optimizer:   anything with zero_grad() and step(), e.g. minigrad.optim.AdamW
+    scheduler:   a minigrad.optim.lr_scheduler schedule, stepped after every optimizer step
+    max_seconds: stop early once this much training time is spent (evaluation not counted), so
+                 two models can be compared at equal training time; the last step is evaluated
     eval_every:  evaluate every this many steps (default: 10 evaluations over the run)
     rng:         seed or Generator for the batch order; the same seed gives the same batches
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
-    steps = _positive_int("train", "steps", steps)
-    batch_size = _positive_int("train", "batch_size", batch_size)
+    steps = positive_int("train", "steps", steps)
+    batch_size = positive_int("train", "batch_size", batch_size)
     if eval_every is None:
         eval_every = max(1, steps // 10)
-    eval_every = _positive_int("train", "eval_every", eval_every)
+    eval_every = positive_int("train", "eval_every", eval_every)
     if len(valid_data) == 0:
         raise ValueError("train: valid_data has no windows")
     if batch_size > len(train_data):
         raise ValueError(
             f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
         )
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "train")
     sample = np.sort(g.choice(len(train_data), min(len(train_data), len(valid_data)), replace=False))
     train_sample = train_data.subset(sample)
     stream_of_batches = batches(train_data, batch_size, g)
-    history = History(label=label, batch_size=batch_size, batch_loss=np.zeros(steps))
+    history = History(label=label, batch_size=batch_size, positions=train_data.positions,
+                      batch_loss=np.zeros(steps))
     bar = ProgressBar(steps, label, stream=stream, enabled=progress)
 
     def record(step: int) -> None:
@@ -276,6 +305,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
         history.train_seconds += time.perf_counter() - started
         value = float(loss.item())
         if not np.isfinite(value):
@@ -284,9 +315,13 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
                                      "learning rate)")
         history.batch_loss[step - 1] = value
         smoothed = value if smoothed is None else 0.95 * smoothed + 0.05 * value
-        if step % eval_every == 0 or step == steps:
+        out_of_time = max_seconds is not None and history.train_seconds >= max_seconds
+        if step % eval_every == 0 or step == steps or out_of_time:
             record(step)
         bar.update(step, f"loss {smoothed:.3f}", f"valid {history.valid_loss[-1]:.3f}",
-                   format_rate(step * batch_size / max(history.train_seconds, 1e-9)))
+                   format_rate(step * batch_size * history.positions / max(history.train_seconds, 1e-9)))
+        if out_of_time:
+            history.batch_loss = history.batch_loss[:step]
+            break
     bar.close()
     return history

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array
+from minigrad.engine import Tensor, as_array, as_generator
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
 from minigrad.nn.module import Module
@@ -24,7 +24,7 @@ class TinyLM(Module):
     def __init__(self, vocab_size: int, embedding_dim: int = 32, hidden: int = 64, context: int = 1,
                  tied: bool = True, sparse: bool = True, dtype: Any = np.float32, rng: Any = 0):
         super().__init__()
-        g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        g = as_generator(rng, "TinyLM")
         self.context, self.tied = context, tied
         self.emb = Embedding(vocab_size, embedding_dim, sparse=sparse, dtype=dtype, rng=g)
         # small rows: a N(0, 1) table would make the first logits huge once it is also the head

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, ops
+from minigrad.engine import Tensor, as_array, check_in_range, ops
 
 
 def relu(x: Tensor) -> Tensor:
@@ -33,20 +33,35 @@ def log(x: Tensor) -> Tensor:
     return ops.Log.apply(x)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return ops.Softmax.apply(x, axis=axis)
+def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis` (or PyTorch's `dim`), the last axis by default.
+    Entries of -inf get probability exactly 0; a row of only -inf gives NaN, as in PyTorch."""
+    return x.softmax(axis, dim=dim)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return ops.LogSoftmax.apply(x, axis=axis)
+def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    return x.log_softmax(axis, dim=dim)
 
 
-def concatenate(tensors: list[Tensor], axis: int = 0) -> Tensor:
-    return ops.Concatenate.apply(*tensors, axis=axis)
+def _join_axis(op: str, axis: int | None, dim: int | None) -> int:
+    if axis is not None and dim is not None:
+        raise TypeError(f"{op}(): got both axis={axis!r} and dim={dim!r}; they are one argument")
+    return 0 if axis is None and dim is None else (dim if axis is None else axis)
 
 
-def stack(tensors: list[Tensor], axis: int = 0) -> Tensor:
-    return ops.Stack.apply(*tensors, axis=axis)
+def concatenate(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join along an existing axis (`axis` or PyTorch's `dim`, default 0)."""
+    return ops.Concatenate.apply(*tensors, axis=_join_axis("concatenate", axis, dim))
+
+
+def cat(tensors: list[Tensor], dim: int = 0) -> Tensor:
+    """torch.cat's name for `concatenate`."""
+    return ops.Concatenate.apply(*tensors, axis=dim)
+
+
+def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join along a new axis (`axis` or PyTorch's `dim`, default 0)."""
+    return ops.Stack.apply(*tensors, axis=_join_axis("stack", axis, dim))
 
 
 def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tensor:
@@ -66,12 +81,8 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
             f"cross_entropy: targets has shape {y.shape}, expected {z_shape[:-1]} "
             f"(logits shape {z_shape} without its last, class axis)"
         )
-    if y.size and (y.min() < 0 or y.max() >= z_shape[-1]):
-        bad = y[(y < 0) | (y >= z_shape[-1])].flat[0]
-        raise IndexError(
-            f"cross_entropy: target {bad} is out of range for {z_shape[-1]} classes "
-            f"(targets must be in [0, {z_shape[-1]}))"
-        )
+    check_in_range(y, z_shape[-1], who="cross_entropy", item="target", name="targets",
+                   range_of=f"{z_shape[-1]} classes")
     return ops.CrossEntropy.apply(logits, y.astype(np.int64, copy=False), reduction=reduction)
 
 
@@ -132,16 +143,8 @@ def check_ids(ids: Any, num_embeddings: int) -> np.ndarray:
             f"embedding: ids has shape {array.shape} (rank {array.ndim}), expected rank 0, 1 or "
             f"{MAX_ID_RANK}: one id, (T,) or (B, T); one-hot rows? pass their argmax(-1) instead"
         )
-    if array.size:
-        bad = (array < 0) | (array >= num_embeddings)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            value = int(array[where])
-            kind = "is negative" if value < 0 else f"is out of range for num_embeddings={num_embeddings}"
-            raise IndexError(
-                f"embedding: token id {value} at ids{list(where)} {kind} "
-                f"(ids must be in [0, {num_embeddings}))"
-            )
+    check_in_range(array, num_embeddings, who="embedding", item="token id", name="ids",
+                   range_of=f"num_embeddings={num_embeddings}")
     return array.astype(np.int64, copy=False)
 
 
@@ -156,3 +159,69 @@ def check_padding_idx(padding_idx: Any, num_embeddings: int) -> int | None:
                          f"num_embeddings={num_embeddings} (expected -{num_embeddings} <= "
                          f"padding_idx < {num_embeddings})")
     return int(padding_idx) % num_embeddings
+
+
+# ---- transformer pieces (TinyGPT) -------------------------------------------------------------
+
+def where(condition: Any, a: Any, b: Any) -> Tensor:
+    """a where condition is True, else b; all three broadcast. Gradient flows to the chosen side."""
+    cond = np.asarray(as_array(condition))
+    if cond.dtype != np.bool_:
+        raise TypeError(f"where: condition must be a bool array, got dtype {cond.dtype}")
+    return ops.Where.apply(cond, a, b)
+
+
+def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` axes, then scale by weight and shift by bias.
+
+    x: (..., *normalized_shape); weight, bias: normalized_shape or None. Variance is the biased
+    one (divide by n), as in PyTorch.
+    """
+    single = isinstance(normalized_shape, (int, np.integer))
+    shape = (int(normalized_shape),) if single else tuple(normalized_shape)
+    if not shape or tuple(x.shape[-len(shape):]) != shape or len(shape) > len(x.shape):
+        raise ValueError(f"layer_norm: input has shape {x.shape}, but normalized_shape={shape} must "
+                         f"be its trailing axes")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != shape:
+            raise ValueError(f"layer_norm: {name} has shape {p.shape}, expected normalized_shape {shape}")
+    if not eps > 0:
+        raise ValueError(f"layer_norm: eps must be positive, got {eps!r}")
+    if len(shape) == 1:
+        return ops.LayerNorm.apply(x, weight, bias, eps=float(eps))
+    flat = (-1,)  # several normalised axes: normalise them as one
+    lead = tuple(x.shape[:-len(shape)])
+    out = ops.LayerNorm.apply(x.reshape(lead + flat), None if weight is None else weight.reshape(flat),
+                              None if bias is None else bias.reshape(flat), eps=float(eps))
+    return out.reshape(x.shape)
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -> Tensor:
+    """Zero each entry with probability p and scale the rest by 1 / (1 - p); x itself when not
+    training or p == 0. rng: a seed or numpy Generator (the same seed drops the same entries)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be a probability in [0, 1], got {p!r}")
+    if not training or p == 0.0:
+        return x
+    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    keep = g.random(x.shape) >= p
+    scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), dtype=x.dtype)
+    return x * (keep * scale)
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False,
+                                 scale: float | None = None) -> Tensor:
+    """softmax(q k^T * scale) v, scale = 1/sqrt(e) by default; is_causal: query i sees keys j <= i.
+
+    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev), as in PyTorch. The same as
+    `(q @ k.transpose(-2, -1) * scale).masked_fill(future, -inf).softmax(-1) @ v`, in one op.
+    """
+    if len(q.shape) < 2 or len(k.shape) != len(q.shape) or len(v.shape) != len(q.shape):
+        raise ValueError(f"scaled_dot_product_attention: q, k, v must have the same rank >= 2, got "
+                         f"shapes {q.shape}, {k.shape}, {v.shape}")
+    if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2] or q.shape[:-2] != k.shape[:-2] \
+            or k.shape[:-2] != v.shape[:-2]:
+        raise ValueError(f"scaled_dot_product_attention: shapes q {q.shape}, k {k.shape}, v {v.shape} "
+                         "do not fit (expected (..., L, e), (..., S, e), (..., S, ev))")
+    return ops.ScaledDotProductAttention.apply(q, k, v, is_causal=bool(is_causal), scale=scale)

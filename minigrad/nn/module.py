@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -89,11 +89,7 @@ class Module:
 
     def named_modules(self) -> Iterator[tuple[str, Module]]:
         """Each module once, under the first path that reaches it."""
-        seen: set[int] = set()
-        for name, module in self._walk():
-            if id(module) not in seen:
-                seen.add(id(module))
-                yield name, module
+        return _first_of_each(self._walk())
 
     def _all_named_parameters(self) -> Iterator[tuple[str, Parameter]]:
         """Every (name, parameter) pair, a shared parameter once per name it goes by."""
@@ -103,11 +99,7 @@ class Module:
 
     def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
         """Each parameter once, under the first name it goes by (see `aliases()` for all)."""
-        seen: set[int] = set()
-        for name, p in self._all_named_parameters():
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield name, p
+        return _first_of_each(self._all_named_parameters())
 
     def parameters(self) -> Iterator[Parameter]:
         for _, p in self.named_parameters():
@@ -195,6 +187,15 @@ class Module:
         return ""
 
 
+def _first_of_each(pairs: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """The (name, object) pairs whose object has not come before: shared objects once."""
+    seen: set[int] = set()
+    for name, obj in pairs:
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            yield name, obj
+
+
 def _check_loadable(name: str, value: np.ndarray, p: Parameter) -> None:
     if value.shape != p.shape:
         raise ValueError(
@@ -230,3 +231,81 @@ def _check_no_extra_ties(arrays: dict[str, np.ndarray], params: dict[str, Parame
                 f"(e.g. `model.{name} = model.{first}`), or pass strict=False to load the same "
                 f"values into both without tying them"
             )
+
+
+# ---- containers ----------------------------------------------------------------------------------
+
+class ModuleList(Module):
+    """Modules in a list, registered as '0', '1', ... (so parameters are named 'h.0.ln_1.weight')."""
+
+    def __init__(self, modules: Iterable[Module] = ()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module: Module) -> ModuleList:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList: can only hold Modules, got {type(module).__name__} at "
+                            f"index {len(self)}")
+        setattr(self, str(len(self)), module)
+        return self
+
+    def __getitem__(self, index: int) -> Module:
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"ModuleList: index {index} is out of range for {len(self)} modules")
+        return self._modules[str(index % len(self))]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class ModuleDict(Module):
+    """Modules by name; `d["wte"]` and `d.wte` are the same module."""
+
+    def __init__(self, modules: Mapping[str, Module] | None = None):
+        super().__init__()
+        for name, m in (modules or {}).items():
+            self[name] = m
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict: {name!r} must be a Module, got {type(module).__name__}")
+        setattr(self, name, module)
+
+    def __getitem__(self, name: str) -> Module:
+        if name not in self._modules:
+            raise KeyError(f"ModuleDict: no module named {name!r} (names: {list(self._modules)})")
+        return self._modules[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()
+
+
+class Sequential(ModuleList):
+    """Modules applied in order: Sequential(a, b)(x) = b(a(x))."""
+
+    def __init__(self, *modules: Module):
+        super().__init__(modules)
+
+    def forward(self, x: Any) -> Any:
+        for m in self:
+            x = m(x)
+        return x

@@ -22,14 +22,29 @@ notices that it changed.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine import RowSparse, Tensor, enable_grad, no_grad
+from minigrad.engine import RowSparse, Tensor, check_in_range, enable_grad, no_grad
 
 DECAY_MODES = ("dense", "touched", "catch_up")
+
+
+class PerformanceWarning(UserWarning):
+    """A setting that works as asked but costs more than the learner probably meant."""
+
+
+def _caller_outside_optim() -> int:
+    """The stacklevel of the first frame outside this file, so a warning points at the user's
+    line however deep the constructor chain (AdamW -> Adam -> Optimizer -> add_param_group)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 # Per-row bookkeeping in a parameter's state, one entry per row:
 #   last_touched:    the step at which the row last had a gradient (0: never)
 #   decayed_through: for catch_up, the running sum of log(1 - lr*wd) when the row was last decayed
@@ -141,22 +156,40 @@ class Optimizer:
         _check_number(name, "lr", group["lr"], low=0.0)
         _check_number(name, "weight_decay", group["weight_decay"], low=0.0)
         decay, lazy, wd = group["decay"], group["lazy"], group["weight_decay"]
-        if decay not in DECAY_MODES:
-            raise ValueError(f"{name}: decay must be one of {', '.join(map(repr, DECAY_MODES))}, "
-                             f"got {decay!r}")
-        if decay not in self.decay_modes:
-            raise ValueError(self._unsupported_decay_message(decay))
         if not isinstance(lazy, bool):
             raise TypeError(f"{name}: lazy must be True or False, got {lazy!r}")
+        if decay is None:  # the group records what was chosen, so repr and state_dict show it
+            group["decay"] = decay = self._default_decay(lazy, wd)
+        if decay not in DECAY_MODES:
+            raise ValueError(f"{name}: decay must be one of {', '.join(map(repr, DECAY_MODES))} "
+                             f"or None, got {decay!r}")
+        if decay not in self.decay_modes:
+            raise ValueError(self._unsupported_decay_message(decay))
+        if lazy and wd and decay == "dense" and self.decoupled_decay:
+            warnings.warn(
+                f"{name}(lazy=True, decay='dense', weight_decay={wd}) multiplies every row of the "
+                "table by (1 - lr*wd) each step, so a lazy step costs O(V), not O(rows present); "
+                "leave decay unset (None) or pass decay='catch_up' for the same decay paid when a "
+                "row is next present, in O(rows present)",
+                PerformanceWarning, stacklevel=_caller_outside_optim())
         if lazy and wd and decay == "dense" and not self.decoupled_decay:
             raise ValueError(
                 f"{name}(lazy=True) cannot use decay='dense' with weight_decay={wd}: {name} adds "
                 "weight_decay * p to the gradient, and a lazy step runs only on the rows present, so "
-                "absent rows cannot be decayed without being stepped; use decay='touched' or "
-                "'catch_up', or lazy=False"
+                "absent rows cannot be decayed without being stepped; leave decay unset (for "
+                f"{self._default_decay(True, wd)!r}) or use decay="
+                + " or ".join(repr(m) for m in self.decay_modes if m != "dense") + ", or lazy=False"
             )
         if decay == "catch_up":
             _catch_up_keep(name, group["lr"], wd)
+
+    def _default_decay(self, lazy: bool, wd: float) -> str:
+        """decay=None: PyTorch's dense decay, unless the step is lazy and there is decay to
+        apply; then the mode that keeps a lazy step O(rows present): catch_up where the
+        optimizer can catch up, else touched."""
+        if not (lazy and wd):
+            return "dense"
+        return "catch_up" if "catch_up" in self.decay_modes else "touched"
 
     def _unsupported_decay_message(self, decay: str) -> str:
         return f"{self._name}: decay={decay!r} is not supported"
@@ -356,7 +389,7 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 lazy: bool = False, decay: str = "dense"):
+                 lazy: bool = False, decay: str | None = None):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, lazy=lazy,
                                       decay=decay))
@@ -402,7 +435,8 @@ class Adam(Optimizer):
     decay_modes = ("dense", "touched")
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, *, lazy: bool = False, decay: str = "dense"):
+                 eps: float = 1e-8, weight_decay: float = 0.0, *, lazy: bool = False,
+                 decay: str | None = None):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, lazy=lazy,
                                       decay=decay))
 
@@ -474,7 +508,8 @@ class AdamW(Adam):
     decay_modes = DECAY_MODES
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, *, lazy: bool = False, decay: str = "dense"):
+                 eps: float = 1e-8, weight_decay: float = 1e-2, *, lazy: bool = False,
+                 decay: str | None = None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, lazy=lazy,
                          decay=decay)
 
@@ -581,10 +616,8 @@ def _check_rows(rows: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
         raise TypeError(f"{name}: rows must be integer row ids, got dtype {rows.dtype}")
     if not shape:
         raise ValueError(f"{name}: a 0-d parameter has no rows; pass rows=None")
-    if rows.size and (rows.min() < 0 or rows.max() >= shape[0]):
-        bad = rows[(rows < 0) | (rows >= shape[0])].flat[0]
-        raise IndexError(f"{name}: row {bad} is out of range for a parameter with {shape[0]} rows "
-                         f"(rows must be in [0, {shape[0]}))")
+    check_in_range(rows, shape[0], who=name, item="row", name="rows",
+                   range_of=f"a parameter with {shape[0]} rows")
     return rows
 
 

@@ -8,6 +8,11 @@ name; the header's text metadata holds one entry, "minigrad", a JSON object with
               [stored key, alias, alias, ...], so every name a tensor goes by is kept
     "sha256": {stored key: sha256 of dtype, shape and bytes}, so a flipped byte in the data
               (which the format itself cannot notice) is caught on load
+    "names_sha256": sha256 of the "names" list, so a flipped byte in a name is caught too
+
+Every dtype safetensors knows is kept, 0-d arrays included. Safetensors stores little-endian
+bytes only, so a big-endian array (dtype ">f4") is saved as its little-endian twin and comes
+back as that ("<f4", i.e. float32), with the same values and shape.
 
 One entry, not two: safetensors writes metadata entries in no fixed order, so with a single
 entry the same model always gives the same bytes.
@@ -16,6 +21,9 @@ entry the same model always gives the same bytes.
 one name is seen through the other); `module.load_state_dict(load(path))` copies it into a
 model in place, keeping the model's own ties and refusing a checkpoint whose ties disagree.
 A file written by another tool (no minigrad metadata) loads as untied tensors.
+`load_into(module, path)` is both steps, with the errors naming the file.
+
+safetensors is imported on first use, so `import minigrad` does not load it.
 """
 
 from __future__ import annotations
@@ -24,14 +32,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import safetensors
-import safetensors.numpy
 
 from minigrad.engine import Tensor
 from minigrad.nn.module import Module
@@ -55,15 +61,32 @@ def save(obj: Module | Mapping[str, Any], path: str | os.PathLike,
     The write is atomic: a temporary file in the same directory, then `os.replace`, so a crash
     leaves either the old file or the new one, never half of one.
     """
+    import safetensors.numpy
+
     state = obj.state_dict() if isinstance(obj, Module) else obj
     groups = tie_groups(state)
-    tensors = {names[0]: np.ascontiguousarray(array) for names, array in groups}
+    tensors = {names[0]: _as_stored(names[0], array) for names, array in groups}
     header = _user_metadata(metadata)
+    names = [names for names, _ in groups]
     header[METADATA_KEY] = json.dumps({
-        "names": [names for names, _ in groups],
+        "names": names,
+        "names_sha256": _names_digest(names),
         "sha256": {key: _digest(a) for key, a in tensors.items()},
     })
     _write_atomically(os.fspath(path), safetensors.numpy.save(tensors, metadata=header))
+
+
+def _as_stored(name: str, array: np.ndarray) -> np.ndarray:
+    """The array as the file will hold it: C order, little-endian, its shape kept (0-d too).
+
+    (np.ascontiguousarray would turn a 0-d array into shape (1,).) Checksums are taken of
+    this form, so what load reads back is exactly what was summed.
+    """
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"save: {name!r} has dtype {array.dtype}; a checkpoint holds bool, int, "
+                        f"uint, float and complex tensors only")
+    little_endian = array.dtype.newbyteorder("<")  # a no-op for native data on every usual machine
+    return np.asarray(array, dtype=little_endian, order="C")
 
 
 def tie_groups(state: Mapping[str, Any]) -> list[tuple[list[str], np.ndarray]]:
@@ -110,6 +133,10 @@ def _user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return header
 
 
+def _names_digest(names: list[list[str]]) -> str:
+    return hashlib.sha256(json.dumps(names).encode()).hexdigest()
+
+
 def _digest(array: np.ndarray) -> str:
     h = hashlib.sha256(f"{array.dtype.str}{list(array.shape)}".encode())
     h.update(np.ascontiguousarray(array).data)
@@ -120,14 +147,12 @@ def _write_atomically(path: str, blob: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"save: cannot write {path!r}: directory {directory!r} does not exist")
-    # same directory as the target, so os.replace is a rename within one file system
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    fd, tmp = _create_temp_file(directory, os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
             f.flush()
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.chmod(tmp, _default_file_mode())  # mkstemp makes 0600; a saved file should not be
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -141,10 +166,23 @@ def _write_atomically(path: str, blob: bytes) -> None:
             os.close(dir_fd)
 
 
-def _default_file_mode() -> int:
-    umask = os.umask(0)  # reading the umask means setting it; put it straight back
-    os.umask(umask)
-    return 0o666 & ~umask
+def _create_temp_file(directory: str, base: str) -> tuple[int, str]:
+    """A new file beside the target, opened for writing: (fd, path).
+
+    Created with mode 0o666, which the kernel itself narrows by the process umask, so the
+    checkpoint gets the mode any new file would get (0o644 under the usual umask 022). Unlike
+    tempfile.mkstemp (always 0o600, so a chmod would need the umask, and reading the umask
+    means setting it, process-wide, under every other thread's feet) this never touches it.
+    O_EXCL: the name is ours alone, never an existing file or link.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        # same directory as the target, so os.replace is a rename within one file system
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # 2**64 names: only ever a freak collision, so try another
+            continue
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -155,6 +193,8 @@ def load(path: str | os.PathLike) -> dict[str, np.ndarray]:
     Raises FileNotFoundError for a missing file and CheckpointError for a truncated or
     corrupted one, or one whose minigrad metadata does not match its tensors.
     """
+    import safetensors
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load: no checkpoint file at {path!r}")
@@ -163,9 +203,12 @@ def load(path: str | os.PathLike) -> dict[str, np.ndarray]:
             metadata = f.metadata() or {}
             # copies: writable, and the file is not held open (memory-mapped) after loading
             stored = {key: np.array(f.get_tensor(key)) for key in f.keys()}
-    except safetensors.SafetensorError as err:
+    except OSError:
+        raise  # permissions, a vanished file: the file system's own error says it best
+    except Exception as err:  # whatever else the reader trips on, the file is bad
         raise CheckpointError(
-            f"load: {path!r} is not a readable safetensors file (truncated or corrupted?): {err}"
+            f"load: {path!r} is not a readable safetensors file (truncated or corrupted?): "
+            f"{type(err).__name__}: {err}"
         ) from None
     info = _minigrad_metadata(path, metadata)
     groups = _read_names(path, info, stored)
@@ -173,19 +216,52 @@ def load(path: str | os.PathLike) -> dict[str, np.ndarray]:
     return {name: stored[names[0]] for names in groups for name in names}
 
 
+def load_into(module: Module, path: str | os.PathLike, strict: bool = True) -> Module:
+    """`module.load_state_dict(load(path), strict)`, every failure a CheckpointError naming
+    the file: a bad file, and names, shapes, dtypes or ties the module does not have.
+    On any error the module is unchanged. Returns the module.
+    """
+    state = load(path)
+    try:
+        module.load_state_dict(state, strict=strict)
+    except (KeyError, ValueError) as err:
+        reason = str(err.args[0] if err.args else err)  # a KeyError's str() adds quotes
+        reason = reason.removeprefix("load_state_dict: ")
+        raise CheckpointError(f"load_into: {os.fspath(path)!r} does not fit this "
+                              f"{type(module).__name__}: {reason}") from err
+    return module
+
+
 def _minigrad_metadata(path: str, metadata: dict[str, str]) -> dict[str, Any] | None:
     """Our entry of the header, parsed; None for a file written by another tool."""
     if METADATA_KEY not in metadata:
+        for key, text in metadata.items():  # ours, under a damaged key, would load untied
+            if _looks_like_ours(text):
+                raise CheckpointError(f"load: {path!r}: the metadata holds minigrad's names and "
+                                      f"checksums under the key {key!r}, not {METADATA_KEY!r}: "
+                                      f"the file is corrupted")
         return None
     try:
         info = json.loads(metadata[METADATA_KEY])
     except json.JSONDecodeError as err:
         raise CheckpointError(
             f"load: {path!r}: metadata {METADATA_KEY!r} is not valid JSON ({err})") from None
-    if not isinstance(info, dict) or not {"names", "sha256"} <= set(info):
+    if not isinstance(info, dict) or set(info) != _INFO_KEYS:
         raise CheckpointError(f"load: {path!r}: metadata {METADATA_KEY!r} must be a JSON object with "
-                              f"'names' and 'sha256', got {metadata[METADATA_KEY][:200]!r}")
+                              f"exactly the keys {sorted(_INFO_KEYS)}, got "
+                              f"{metadata[METADATA_KEY][:200]!r}")
     return info
+
+
+_INFO_KEYS = {"names", "names_sha256", "sha256"}
+
+
+def _looks_like_ours(text: str) -> bool:
+    try:
+        info = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(info, dict) and "names_sha256" in info
 
 
 def _read_names(path: str, info: dict[str, Any] | None, stored: dict[str, np.ndarray]) -> list[list[str]]:
@@ -207,6 +283,10 @@ def _read_names(path: str, info: dict[str, Any] | None, stored: dict[str, np.nda
     if repeated:
         raise CheckpointError(f"load: {path!r}: the metadata gives the names {repeated} to more "
                               f"than one tensor")
+    # last, so that a hand-edited file gets the specific messages above
+    if info["names_sha256"] != _names_digest(groups):
+        raise CheckpointError(f"load: {path!r}: the tensor names in the metadata do not match the "
+                              f"checksum saved with them: the file is corrupted")
     return groups
 
 

@@ -13,6 +13,7 @@ the classifier, and what they add up to: the "vocabulary bridge audit".
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import AccumulateGrad, FunctionNode, Node, RowSparse, Tensor, add_grads, recording
+from minigrad.engine import (
+    AccumulateGrad,
+    FunctionNode,
+    Node,
+    RowSparse,
+    Tensor,
+    add_grads,
+    check_in_range,
+    recording,
+)
 
 # What each op is, seen from a vocabulary table: reading a row, or scoring every row.
 DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}
@@ -86,6 +96,14 @@ def grad_row(grad: Any, row: int) -> np.ndarray | None:
     return c.values[hit[0]] if hit.size else None
 
 
+def sum_grads(grads: Sequence[Any]) -> Any:
+    """The sum of one or more gradients, dense or RowSparse, as the engine accumulates them
+    (sparse + sparse stays sparse, anything + dense is dense)."""
+    if not grads:
+        raise ValueError("sum_grads: no gradients to sum")
+    return functools.reduce(add_grads, grads)
+
+
 def path_name(sender: Node, roles: Mapping[str, str], ordinal: int = 1) -> str:
     """'lookup (EmbeddingBackward)': the op's role, then its backward node; 'lookup #2 (...)' for
     the second node of that kind."""
@@ -134,18 +152,14 @@ class ParamRecord:
 
     def path_grads(self) -> dict[str, Any]:
         """Each path's contributions summed (a node that sent twice, as in x*x, is one path)."""
-        summed: dict[str, Any] = {}
+        by_path: dict[str, list[Any]] = {}
         for c in self.contributions:
-            summed[c.path] = add_grads(summed[c.path], c.grad) if c.path in summed else c.grad
-        return summed
+            by_path.setdefault(c.path, []).append(c.grad)
+        return {path: sum_grads(grads) for path, grads in by_path.items()}
 
     def total(self) -> Any:
         """The sum of every contribution: what `.grad` holds if nothing else touched it."""
-        grads = [c.grad for c in self.contributions]
-        total = grads[0]
-        for g in grads[1:]:
-            total = add_grads(total, g)
-        return total
+        return sum_grads([c.grad for c in self.contributions])
 
     def densified(self) -> str | None:
         """When sparse and dense contributions met, which made the accumulated gradient dense."""
@@ -326,12 +340,8 @@ class Ledger:
             raise ValueError(f"ledger.table: {record.label} is a scalar; a table needs rows")
         n_rows = shape[0]
         rows = list(range(n_rows)) if rows is None else [int(r) for r in rows]
-        for r in rows:
-            if not 0 <= r < n_rows:
-                raise IndexError(
-                    f"ledger.table: row {r} is out of range for {record.label} with {n_rows} rows "
-                    f"(rows must be in [0, {n_rows}))"
-                )
+        check_in_range(np.array(rows, dtype=np.int64), n_rows, who="ledger.table", item="row", name="rows",
+                       range_of=f"{record.label} with {n_rows} rows")
         row_labels = [_row_label(r, labels, n_rows) for r in rows]
         grads = record.path_grads()
         paths = list(grads)

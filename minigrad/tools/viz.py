@@ -37,11 +37,10 @@ from minigrad.engine import (
     Node,
     RowSparse,
     Tensor,
-    add_grads,
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names
+from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names, sum_grads
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")
@@ -194,12 +193,7 @@ class _Builder:
         if self.ledger is None or not isinstance(child, AccumulateGrad):
             return None
         sent = [c.grad for c in self.ledger.contributions_from(sender, child.variable)][k::n_edges]
-        if not sent:
-            return None
-        carried = sent[0]
-        for g in sent[1:]:
-            carried = add_grads(carried, g)
-        return carried
+        return sum_grads(sent) if sent else None
 
 
 def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:

@@ -1,0 +1,31 @@
+"""Argument checks that every layer shares, so one mistake reads the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
+    """Raise IndexError for the first entry of the integer array `ids` outside [0, size).
+
+    The message names the caller, the value, where it sits in the argument and the range,
+    e.g. "embedding: token id 9 at ids[1, 2] is out of range for num_embeddings=6 (ids must
+    be in [0, 6))". who: the caller; item: what one entry is ("token id", "row"); name: the
+    argument ("ids"); range_of: what `size` counts ("num_embeddings=6", "5 classes").
+    """
+    if not ids.size or (ids.min() >= 0 and ids.max() < size):  # the common case: two passes, no mask
+        return
+    where = tuple(int(i) for i in np.argwhere((ids < 0) | (ids >= size))[0])
+    value = int(ids[where])
+    kind = "is negative" if value < 0 else f"is out of range for {range_of}"
+    position = f"{name}{list(where)}" if where else name
+    raise IndexError(f"{who}: {item} {value} at {position} {kind} ({name} must be in [0, {size}))")
+
+
+def positive_int(who: str, name: str, value: Any) -> int:
+    """`value` as an int if it is an integer >= 1 (not a bool); else ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{who}: {name} must be a positive int, got {value!r}")
+    return int(value)

@@ -1,0 +1,136 @@
+"""minigrad.learn.lesson_kit: the setup every lesson shares, and the one Spearman."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from minigrad.learn import lesson_kit as kit
+
+
+def brute_force_average_ranks(x: np.ndarray) -> np.ndarray:
+    """The definition: 1 + the number of smaller values + half the number of other equal ones."""
+    return np.array([1 + np.sum(x < v) + (np.sum(x == v) - 1) / 2 for v in x])
+
+
+@pytest.mark.parametrize("values", [[10.0, 20, 20, 5], [3, 3, 3], [1, 2, 3, 4], [2, 1, 2, 1, 2, 0]])
+def test_average_ranks_share_the_mean_rank_among_ties(values):
+    x = np.array(values, dtype=float)
+    assert np.array_equal(kit.average_ranks(x), brute_force_average_ranks(x))
+
+
+def test_spearman_does_not_depend_on_the_order_of_tied_values():
+    # Ties broken by position (argsort of argsort) would give different answers for these two
+    # listings of the same pairs; average ranks give one.
+    counts = np.array([1, 1, 1, 2, 2, 5, 9, 9])
+    norms = np.array([0.3, 0.1, 0.2, 0.4, 0.5, 0.6, 0.8, 0.7])
+    values = set()
+    for order in itertools.islice(itertools.permutations(range(8)), 0, 5000, 97):
+        order = np.array(order)
+        values.add(round(kit.spearman(counts[order], norms[order]), 12))
+    assert len(values) == 1
+    expected = np.corrcoef(brute_force_average_ranks(counts), brute_force_average_ranks(norms))[0, 1]
+    assert values == {round(float(expected), 12)}
+
+
+def test_spearman_is_one_for_any_increasing_relation_and_minus_one_for_decreasing():
+    x = np.linspace(-2, 3, 17)
+    assert np.isclose(kit.spearman(x, np.exp(x)), 1.0)
+    assert np.isclose(kit.spearman(x, -x**3), -1.0)
+
+
+def test_spearman_matches_scipy_where_installed():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 5, 40), rng.integers(0, 7, 40)  # many ties
+    assert np.isclose(kit.spearman(x, y), stats.spearmanr(x, y).statistic)
+
+
+def test_statistics_name_bad_shapes():
+    with pytest.raises(ValueError, match=r"spearman: x has shape \(3,\) but y has shape \(4,\)"):
+        kit.spearman(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match=r"average_ranks: expected a 1-d array, got shape \(2, 2\)"):
+        kit.average_ranks(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize(("raw", "cap"), [(None, 1), ("2", 2), ("0", None)])
+def test_blas_thread_cap_defaults_to_one(monkeypatch, raw, cap):
+    if raw is None:
+        monkeypatch.delenv("MINIGRAD_BLAS_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("MINIGRAD_BLAS_THREADS", raw)
+    assert kit.blas_thread_cap() == cap
+
+
+@pytest.mark.parametrize("raw", ["two", "-1"])
+def test_blas_thread_cap_names_a_bad_value(monkeypatch, raw):
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", raw)
+    with pytest.raises(ValueError, match=f"MINIGRAD_BLAS_THREADS='{raw}': expected"):
+        kit.blas_thread_cap()
+
+
+def test_cap_blas_threads_limits_and_restores():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    before = [p["num_threads"] for p in blas]
+    with kit.cap_blas_threads(1):
+        assert {p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"} == {1}
+    assert [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"] == before
+
+
+def test_setup_makes_the_figure_folder_and_reads_fast(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINIGRAD_OUT", str(tmp_path))
+    monkeypatch.setenv("MINIGRAD_FAST", "1")
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "0")
+    lesson = kit.setup(7)
+    assert (lesson.number, lesson.out, lesson.fast) == (7, tmp_path / "lesson-07", True)
+    assert lesson.out.is_dir() and capsys.readouterr().out == ""  # a short lesson says nothing
+
+
+def test_long_lessons_say_how_long_they_take(monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert kit.expected_duration((1.5, 0.2), fast=False) == (
+        "This lesson takes about 1.5 minutes at full size (12 s with `--fast` or MINIGRAD_FAST=1) "
+        "on a quiet 2-core machine.")
+    assert kit.expected_duration((1.5, 0.2), fast=True) == (
+        "This lesson takes about 12 s at the small size on a quiet 2-core machine.")
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 6.0, 3.0))
+    assert kit.expected_duration((1.5, 0.2), fast=False).endswith(
+        "The machine is busy now (load average 8.0 on 2 cores), so expect up to 4.0 times longer.")
+
+
+def test_save_writes_closes_and_captions_a_figure(tmp_path, capsys):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    lesson = kit.LessonSetup(3, tmp_path, fast=True)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = lesson.save(fig, "line.png", "a line going down")
+    assert path == tmp_path / "line.png" and path.stat().st_size > 0
+    assert not plt.fignum_exists(fig.number)
+    assert capsys.readouterr().out == f"figure: {path}\n  shows: a line going down\n"
+
+
+def test_setup_leaves_a_notebooks_inline_backend_alone(tmp_path, monkeypatch):
+    matplotlib = pytest.importorskip("matplotlib")
+    monkeypatch.setenv("MINIGRAD_OUT", str(tmp_path))
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "0")
+    chosen = []
+    monkeypatch.setattr(matplotlib, "use", lambda backend: chosen.append(backend))
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    kit.setup(2)
+    assert chosen == ["Agg"]  # a script or the runner: headless
+    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {})
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: ZMQInteractiveShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert kit.in_notebook()
+    kit.setup(2)
+    assert chosen == ["Agg"]  # a Jupyter kernel: not switched

@@ -1,0 +1,220 @@
+"""TinyGPT: nanoGPT's names, PyTorch's numbers (logits and every gradient, float64), checkpoints
+that travel both ways, the row-sparse token table, and the ledger and drawing on the tied table."""
+
+import re
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.models import TinyGPT
+from minigrad.nn import functional as F
+
+V, CONTEXT, D, HEADS, LAYERS = 11, 8, 12, 3, 2
+rng = np.random.default_rng(0)
+IDS = rng.integers(0, V, (3, CONTEXT))
+TARGETS = rng.integers(0, V, (3, CONTEXT))
+
+
+def model(tied=True, dtype=np.float64, rng=0, **kw):
+    return TinyGPT(V, CONTEXT, D, HEADS, LAYERS, tied=tied, dtype=dtype, rng=rng, **kw)
+
+
+def nanogpt_names(n_layers, tied=True):
+    names = ["transformer.wte.weight", "transformer.wpe.weight"]
+    for i in range(n_layers):
+        for part in ("ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"):
+            names += [f"transformer.h.{i}.{part}.weight", f"transformer.h.{i}.{part}.bias"]
+    return names + ["transformer.ln_f.weight", "transformer.ln_f.bias", "lm_head.weight"]
+
+
+# ---- names and shapes ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_state_dict_has_nanogpt_names_and_shapes(tied):
+    m = model(tied)
+    state = m.state_dict()
+    assert list(state) == nanogpt_names(LAYERS)
+    assert state["transformer.h.1.attn.c_attn.weight"].shape == (3 * D, D)
+    assert state["transformer.h.0.mlp.c_fc.weight"].shape == (4 * D, D)
+    assert state["transformer.wpe.weight"].shape == (CONTEXT, D)
+    assert state["lm_head.weight"].shape == (V, D)
+    assert (state["lm_head.weight"] is state["transformer.wte.weight"]) == tied
+    assert m.aliases().get("transformer.wte.weight") == (
+        ["transformer.wte.weight", "lm_head.weight"] if tied else ["transformer.wte.weight"])
+
+
+def test_forward_gives_logits_for_every_position_and_is_causal():
+    m = model()
+    logits = m(IDS)
+    assert logits.shape == (3, CONTEXT, V) and logits.dtype == np.float64
+    changed = IDS.copy()
+    changed[:, 5] = (changed[:, 5] + 1) % V  # a later token cannot change an earlier prediction
+    later = m(changed)
+    np.testing.assert_array_equal(later.data[:, :5], logits.data[:, :5])
+    assert not np.allclose(later.data[:, 5:], logits.data[:, 5:])
+    assert m(IDS[:, :3]).shape == (3, 3, V)  # shorter sequences are fine
+    assert TinyGPT(V, CONTEXT, D, HEADS, 1).lm_head(mg.zeros(1, D)).dtype == np.float32
+
+
+def test_same_seed_same_model_and_gpt2_initialisation():
+    a, b = model(rng=5).state_dict(), model(rng=5).state_dict()
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert abs(a["transformer.h.0.attn.c_attn.weight"].std() - 0.02) < 0.003
+    assert abs(a["transformer.h.0.mlp.c_proj.weight"].std() - 0.02 / np.sqrt(2 * LAYERS)) < 0.002
+    assert not a["transformer.h.0.attn.c_attn.bias"].any()
+    assert (a["transformer.h.0.ln_1.weight"] == 1).all()
+
+
+# ---- against PyTorch ------------------------------------------------------------------------------
+
+def torch_grads(twin, ids, targets):
+    import torch
+
+    logits = twin(torch.tensor(ids))
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), torch.tensor(targets).reshape(-1))
+    loss.backward()
+    return logits, loss, {n: p.grad.numpy() for n, p in twin.named_parameters(remove_duplicate=False)
+                          if p.grad is not None}
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("explicit", [False, True])
+def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit):
+    pytest.importorskip("torch")
+    from nanogpt_torch import torch_twin
+
+    m = model(tied)
+    twin = torch_twin(m, explicit=explicit)
+    logits_t, loss_t, grads_t = torch_grads(twin, IDS, TARGETS)
+    logits = m(IDS)
+    loss = F.cross_entropy(logits, TARGETS)
+    loss.backward()
+    np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-11, atol=1e-13)
+    assert loss.item() == pytest.approx(loss_t.item(), rel=1e-12)
+    params = dict(m._all_named_parameters())
+    assert set(grads_t) == set(params)  # every parameter, under every name (both tied names)
+    for name, p in params.items():
+        ours = mg.engine.to_dense(p.grad)
+        np.testing.assert_allclose(ours, grads_t[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_float32_model_matches_torch_float32():
+    pytest.importorskip("torch")
+    from nanogpt_torch import torch_twin
+
+    m = model(dtype=np.float32)
+    twin = torch_twin(m)
+    logits_t, _, grads_t = torch_grads(twin, IDS, TARGETS)
+    logits = m(IDS)
+    F.cross_entropy(logits, TARGETS).backward()
+    assert logits.dtype == np.float32
+    np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for name, p in m.named_parameters():
+        assert p.grad.dtype == np.float32, name
+        np.testing.assert_allclose(mg.engine.to_dense(p.grad), grads_t[name], rtol=1e-3, atol=1e-5,
+                                   err_msg=name)
+
+
+def test_untied_token_table_keeps_its_row_sparse_gradient():
+    m = model(tied=False)
+    ids = np.array([[1, 2, 2, 7]])
+    F.cross_entropy(m(ids), np.array([[0, 1, 2, 3]])).backward()
+    grad = m.transformer.wte.weight.grad
+    assert isinstance(grad, mg.RowSparse)
+    assert sorted(grad.coalesce().indices.tolist()) == [1, 2, 7]
+    assert isinstance(m.lm_head.weight.grad, np.ndarray)
+
+
+# ---- checkpoints: minigrad -> PyTorch -> minigrad ----------------------------------------------
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
+    torch = pytest.importorskip("torch")
+    from nanogpt_torch import TorchGPT
+
+    m = model(tied, rng=1)
+    mg.save(m, tmp_path / "gpt.safetensors")
+    twin = TorchGPT(V, CONTEXT, D, HEADS, LAYERS, tied=tied).double()
+    twin.load_state_dict({k: torch.from_numpy(v) for k, v in mg.load(tmp_path / "gpt.safetensors").items()})
+    with torch.no_grad():
+        np.testing.assert_allclose(twin(torch.tensor(IDS)).numpy(), m(IDS).data, rtol=1e-12, atol=1e-14)
+        for p in twin.parameters():  # train on in PyTorch (here: any change), then come back
+            p.mul_(1.5).add_(0.01)
+        expected = twin(torch.tensor(IDS)).numpy()
+    back = model(tied, rng=2)
+    back.load_state_dict({k: v.numpy() for k, v in twin.state_dict().items()})
+    np.testing.assert_allclose(back(IDS).data, expected, rtol=1e-12, atol=1e-14)
+    mg.save(back, tmp_path / "back.safetensors")
+    again = model(tied, rng=3)
+    again.load_state_dict(mg.load(tmp_path / "back.safetensors"))
+    np.testing.assert_array_equal(again(IDS).data, back(IDS).data)
+    assert (again.lm_head.weight is again.transformer.wte.weight) == tied
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+def test_bad_ids_are_named_with_shape_and_limits():
+    m = model()
+    with pytest.raises(ValueError, match=r"ids has shape \(3, 9\): sequences of T=9 tokens, longer than "
+                                         r"context=8"):
+        m(rng.integers(0, V, (3, 9)))
+    with pytest.raises(ValueError, match=r"ids has shape \(8,\), expected \(B, T\)"):
+        m(IDS[0])
+    with pytest.raises(IndexError, match=r"token id 11 at ids\[1, 2\] is out of range for num_embeddings=11"):
+        bad = IDS.copy()
+        bad[1, 2] = V
+        m(bad)
+    with pytest.raises(TypeError, match="ids must be integer token ids, got dtype float64"):
+        m(IDS.astype(float))
+    with pytest.raises(ValueError, match="d_model=12 is not divisible by n_heads=5"):
+        TinyGPT(V, CONTEXT, D, 5, 1)
+    with pytest.raises(ValueError, match="TinyGPT: n_layers must be a positive int, got 0"):
+        TinyGPT(V, CONTEXT, D, HEADS, 0)
+
+
+# ---- dropout, train and eval ---------------------------------------------------------------------
+
+def test_dropout_acts_in_training_only():
+    m = model(dropout=0.3)
+    assert not np.allclose(m(IDS).data, m(IDS).data)  # fresh masks each call
+    m.eval()
+    np.testing.assert_array_equal(m(IDS).data, m(IDS).data)
+    np.testing.assert_allclose(m(IDS).data, model(rng=0)(IDS).data, rtol=1e-12)  # same weights, p off
+
+
+# ---- the ledger and the drawing on the tied table ----------------------------------------------
+
+def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
+    tied, untied = model(tied=True), model(tied=False)
+    untied.lm_head.weight.data[...] = tied.transformer.wte.weight.data  # same values, two tables
+    with mg.ledger(names=tied) as led:
+        F.cross_entropy(tied(IDS), TARGETS).backward()
+    F.cross_entropy(untied(IDS), TARGETS).backward()
+    paths = led.path_grads("lm_head.weight")
+    assert set(paths) == {"lookup (EmbeddingBackward)", "classifier (LinearBackward)"}
+    lookup = paths["lookup (EmbeddingBackward)"]
+    assert isinstance(lookup, mg.RowSparse)
+    # the tied table's two paths are exactly the two untied tables' gradients
+    np.testing.assert_allclose(lookup.to_dense(), untied.transformer.wte.weight.grad.to_dense(), rtol=1e-10)
+    np.testing.assert_allclose(paths["classifier (LinearBackward)"], untied.lm_head.weight.grad, rtol=1e-10)
+    np.testing.assert_allclose(mg.engine.to_dense(led.record("lm_head.weight").total()),
+                               tied.transformer.wte.weight.grad, rtol=1e-12)
+    row = int(IDS[0, 0])
+    table = led.table(tied.transformer.wte.weight, rows=[row])
+    assert table.norm(row, "lookup (EmbeddingBackward)") == pytest.approx(
+        np.linalg.norm(untied.transformer.wte.weight.grad.to_dense()[row]), rel=1e-10)
+
+
+def test_drawing_shows_the_tied_table_as_one_node_with_a_sparse_and_a_dense_edge():
+    m = model()
+    with mg.ledger(names=m) as led:
+        loss = F.cross_entropy(m(IDS), TARGETS)
+        loss.backward(retain_graph=True)
+    source = mg.draw(loss, params=m, ledger=led).source
+    (table,) = re.findall(r'^\s*(\w+) \[label="transformer\.wte\.weight = lm_head\.weight', source, re.M)
+    into = re.findall(rf"^\s*\w+ -> {table}\b(.*)$", source, flags=re.M)
+    assert len(into) == 2
+    rows_read = len(np.unique(IDS))
+    assert sum(f"sparse: {rows_read}/{V} rows" in e for e in into) == 1
+    assert sum(f"dense {V}x{D}" in e for e in into) == 1

@@ -1,0 +1,298 @@
+"""The ops and modules TinyGPT is built from: gradchecked in float64, compared with PyTorch."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.nn import functional as F
+
+rng = np.random.default_rng(0)
+
+
+def leaf(shape, scale=1.0):
+    return mg.tensor(scale * rng.standard_normal(shape), requires_grad=True)
+
+
+def check(fn, *inputs):
+    report = mg.gradcheck(fn, list(inputs))
+    assert report.ok, str(report)
+
+
+def causal(T):
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+# ---- gradchecks (float64, central differences) -------------------------------------------------
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_gradcheck(affine):
+    x = leaf((2, 3, 5))
+    w, b = (leaf(5), leaf(5)) if affine else (None, None)
+    inputs = [x] + ([w, b] if affine else [])
+    check(lambda x, *wb: F.layer_norm(x, 5, *wb, eps=1e-5) if wb else F.layer_norm(x, 5), *inputs)
+
+
+def test_layer_norm_over_two_axes_gradcheck():
+    check(lambda x, w, b: F.layer_norm(x, (3, 4), w, b), leaf((2, 3, 4)), leaf((3, 4)), leaf((3, 4)))
+
+
+def test_masked_fill_gradcheck_and_zero_gradient_where_filled():
+    mask = rng.random((3, 4)) < 0.4
+    x = leaf((2, 3, 4))
+    check(lambda x: x.masked_fill(mask, 2.5) * x, x)
+    x.grad = None
+    x.masked_fill(mask, 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, np.broadcast_to(~mask, x.shape).astype(float))
+
+
+def test_causal_softmax_with_minus_inf_gradcheck():
+    T = 4
+    check(lambda s: (s.masked_fill(causal(T), float("-inf")).softmax(-1) * s).sum(), leaf((2, T, T)))
+
+
+def test_where_gradcheck_broadcasts():
+    cond = rng.random((3, 4)) < 0.5
+    check(lambda a, b: F.where(cond, a, b), leaf((3, 1)), leaf((4,)))
+
+
+@pytest.mark.parametrize("causal_mask", [True, False])
+def test_scaled_dot_product_attention_gradcheck(causal_mask):
+    q, k, v = leaf((2, 3, 4)), leaf((2, 5, 4)), leaf((2, 5, 3))
+    if causal_mask:
+        k, v = leaf((2, 3, 4)), leaf((2, 3, 3))
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal_mask), q, k, v)
+
+
+def test_scaled_dot_product_attention_is_the_masked_softmax_written_out():
+    q, k, v = leaf((2, 2, 5, 4)), leaf((2, 2, 5, 4)), leaf((2, 2, 5, 3))
+    fused = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    scores = (q @ k.transpose(-2, -1)) * (1 / np.sqrt(4))
+    plain = scores.masked_fill(causal(5), float("-inf")).softmax(dim=-1) @ v
+    np.testing.assert_allclose(fused.data, plain.data, rtol=1e-12)
+    weights = rng.standard_normal(fused.shape)
+    grads = []
+    for out in (fused, plain):
+        for t in (q, k, v):
+            t.grad = None
+        (out * weights).sum().backward()
+        grads.append([t.grad.copy() for t in (q, k, v)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_split_chunk_narrow_gradcheck():
+    check(lambda x: sum((p * (i + 1.0)).sum() for i, p in enumerate(x.split(2, dim=1))), leaf((3, 5)))
+    check(lambda x: sum((p * p * (i + 1.0)).sum() for i, p in enumerate(x.chunk(3, dim=-1))), leaf((2, 7)))
+    check(lambda x: x.split([1, 3], dim=0)[1] * 2.0, leaf((4, 2)))
+
+
+def test_shape_ops_gradcheck():
+    check(lambda x: x.unsqueeze(1).squeeze(1).flatten() * x.flatten(), leaf((2, 3)))
+    check(lambda x: x.squeeze().unsqueeze(-1).view(3, 2) ** 2, leaf((1, 6, 1)))
+
+
+def test_sqrt_abs_gradcheck():
+    check(lambda x: (x * x + 0.5).sqrt(), leaf((3, 4)))
+    check(lambda x: (x + np.sign(x.data) * 0.1).abs(), leaf((3, 4)))  # away from the kink
+
+
+def test_gelu_gradcheck_both_forms():
+    check(lambda x: F.gelu(x), leaf((3, 4), 2.0))
+    check(lambda x: nn.GELU("tanh")(x), leaf((3, 4), 2.0))
+
+
+def test_dropout_gradcheck_with_a_fixed_mask():
+    x = leaf((4, 5))
+    check(lambda x: F.dropout(x, 0.3, training=True, rng=7), x)
+
+
+# ---- against PyTorch -------------------------------------------------------------------------
+
+def torch_pair(shape, scale=1.0):
+    torch = pytest.importorskip("torch")
+    a = scale * rng.standard_normal(shape)
+    return mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+def backward_both(out_m, out_t):
+    weights = rng.standard_normal(out_m.shape)
+    (out_m * weights).sum().backward()
+    import torch
+
+    (out_t * torch.tensor(weights)).sum().backward()
+
+
+def assert_close(m, t, rtol=1e-10, atol=1e-12):
+    np.testing.assert_allclose(m.data if isinstance(m, mg.Tensor) else m, t.detach().numpy(),
+                               rtol=rtol, atol=atol)
+
+
+def test_layer_norm_module_matches_torch():
+    torch = pytest.importorskip("torch")
+    x, xt = torch_pair((3, 4, 8), 3.0)
+    ours = nn.LayerNorm(8, dtype=np.float64)
+    theirs = torch.nn.LayerNorm(8, eps=1e-5, dtype=torch.float64)
+    w, b = rng.standard_normal(8), rng.standard_normal(8)
+    with mg.no_grad():
+        ours.weight.copy_(w)
+        ours.bias.copy_(b)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(w))
+        theirs.bias.copy_(torch.tensor(b))
+    out_m, out_t = ours(x), theirs(xt)
+    assert_close(out_m, out_t)
+    backward_both(out_m, out_t)
+    assert_close(x.grad, xt.grad)
+    assert_close(ours.weight.grad, theirs.weight.grad)
+    assert_close(ours.bias.grad, theirs.bias.grad)
+
+
+def test_scaled_dot_product_attention_matches_torch():
+    torch = pytest.importorskip("torch")
+    (q, qt), (k, kt), (v, vt) = torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 5))
+    out_m = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out_t = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=True)
+    assert_close(out_m, out_t)
+    backward_both(out_m, out_t)
+    for m, t in ((q, qt), (k, kt), (v, vt)):
+        assert_close(m.grad, t.grad)
+
+
+def test_fully_masked_row_gives_what_torch_gives():
+    torch = pytest.importorskip("torch")
+    s, st = torch_pair((2, 4))
+    mask = np.array([[False, True, True, False], [True, True, True, True]])
+    with np.errstate(invalid="ignore"):
+        ours = F.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
+    theirs = torch.softmax(st.masked_fill(torch.tensor(mask), float("-inf")), dim=-1)
+    np.testing.assert_array_equal(np.isnan(ours.data), torch.isnan(theirs).numpy())
+    assert np.isnan(ours.data[1]).all()
+    assert_close(ours.data[0], theirs[0])
+    assert ours.data[0, 1] == 0.0  # exactly zero, not exp(-1e9)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gelu_matches_torch(approximate, dtype):
+    torch = pytest.importorskip("torch")
+    a = np.linspace(-6, 6, 2001).astype(dtype)
+    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    out_m, out_t = F.gelu(x, approximate=approximate), torch.nn.functional.gelu(xt, approximate=approximate)
+    assert out_m.dtype == a.dtype
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=2e-6, atol=2e-6)
+    assert_close(out_m, out_t, **tol)
+    out_m.sum().backward()
+    out_t.sum().backward()
+    assert_close(x.grad, xt.grad, **tol)
+
+
+def test_split_chunk_match_torch_sizes():
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((3, 10))
+    for ours, theirs in ((mg.tensor(a).split(4, dim=1), torch.tensor(a).split(4, dim=1)),
+                         (mg.tensor(a).chunk(4, dim=1), torch.tensor(a).chunk(4, dim=1)),
+                         (mg.tensor(a).chunk(3, dim=0), torch.tensor(a).chunk(3, dim=0))):
+        assert [p.shape for p in ours] == [tuple(p.shape) for p in theirs]
+        for p, q in zip(ours, theirs):
+            assert_close(p, q)
+
+
+def test_dropout_is_seeded_scaled_and_off_in_eval():
+    layer = nn.Dropout(0.25, rng=3)
+    x = mg.ones(2000, dtype=np.float64)
+    out = layer(x).data
+    assert set(np.unique(out)) == {0.0, 1 / 0.75}
+    assert abs((out == 0).mean() - 0.25) < 0.04
+    np.testing.assert_array_equal(F.dropout(x, 0.25, rng=3).data, F.dropout(x, 0.25, rng=3).data)
+    assert layer.eval()(x) is x
+    assert nn.Dropout()(x) is x  # p=0 by default
+    assert (F.dropout(x, 1.0, rng=0).data == 0).all()
+
+
+# ---- modules ----------------------------------------------------------------------------------
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(3, 3, rng=i) for i in range(2)])
+        self.parts = nn.ModuleDict({"norm": nn.LayerNorm(3), "drop": nn.Dropout(0.5)})
+        self.seq = nn.Sequential(nn.Linear(3, 4, rng=5), nn.GELU(), nn.Linear(4, 2, rng=6))
+
+
+def test_containers_name_parameters_as_torch_does():
+    names = [n for n, _ in Net().named_parameters()]
+    assert names == ["blocks.0.weight", "blocks.0.bias", "blocks.1.weight", "blocks.1.bias",
+                     "parts.norm.weight", "parts.norm.bias", "seq.0.weight", "seq.0.bias",
+                     "seq.2.weight", "seq.2.bias"]
+
+
+def test_containers_index_iterate_and_chain():
+    net = Net()
+    assert len(net.blocks) == 2 and net.blocks[-1] is net.blocks[1]
+    assert list(net.parts) == ["norm", "drop"] and net.parts["norm"] is net.parts.norm
+    assert "drop" in net.parts and "conv" not in net.parts
+    x = mg.tensor(rng.standard_normal((5, 3)).astype(np.float32))
+    expected = net.seq[2](net.seq[1](net.seq[0](x)))
+    np.testing.assert_array_equal(net.seq(x).data, expected.data)
+
+
+def test_train_and_eval_reach_every_submodule():
+    net = Net()
+    assert net.eval() is net
+    assert not any(m.training for _, m in net.named_modules())
+    net.train()
+    assert all(m.training for _, m in net.named_modules())
+
+
+def test_container_errors_name_what_was_wrong():
+    with pytest.raises(TypeError, match="ModuleList: can only hold Modules, got int at index 0"):
+        nn.ModuleList([3])
+    with pytest.raises(IndexError, match="index 2 is out of range for 2 modules"):
+        Net().blocks[2]
+    with pytest.raises(KeyError, match="no module named 'conv'"):
+        Net().parts["conv"]
+    with pytest.raises(TypeError, match="ModuleDict: 'x' must be a Module, got float"):
+        nn.ModuleDict({"x": 1.0})
+
+
+def test_op_errors_name_arguments_and_shapes():
+    x = mg.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"normalized_shape=\(4,\) must be its trailing axes"):
+        F.layer_norm(x, 4)
+    with pytest.raises(ValueError, match=r"weight has shape \(2,\), expected normalized_shape \(3,\)"):
+        F.layer_norm(x, 3, mg.ones(2))
+    with pytest.raises(ValueError, match=r"mask of shape \(3, 3\) does not broadcast to the tensor's shape"):
+        x.masked_fill(np.ones((3, 3), bool), 0.0)
+    with pytest.raises(TypeError, match="mask must be a bool array, got dtype int64"):
+        x.masked_fill(np.ones((2, 3), int), 0.0)
+    with pytest.raises(ValueError, match=r"sections \[1, 1\] add up to 2, but dim 1 has size 3"):
+        x.split([1, 1], dim=1)
+    with pytest.raises(IndexError, match=r"split\(\): dim 2 is out of range for shape \(2, 3\)"):
+        x.split(1, dim=2)
+    with pytest.raises(ValueError, match=r"shapes q \(2, 3\), k \(2, 4\), v \(2, 3\) do not fit"):
+        F.scaled_dot_product_attention(x, mg.zeros(2, 4), x)
+    with pytest.raises(ValueError, match="dropout: p must be a probability in"):
+        F.dropout(x, 1.5)
+    with pytest.raises(ValueError, match="LayerNorm: normalized_shape must be a positive int"):
+        nn.LayerNorm(0)
+
+
+def test_shape_op_errors_name_the_argument():
+    x = mg.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"narrow\(\): start=2, length=2 does not fit dim 1 of size 3"):
+        x.narrow(1, 2, 2)
+    with pytest.raises(ValueError, match="chunk\\(\\): chunks must be a positive int, got 0"):
+        x.chunk(0)
+    with pytest.raises(ValueError, match="split\\(\\): split_size must be a positive int, got 0"):
+        x.split(0)
+    with pytest.raises(IndexError, match=r"squeeze\(\): dim -3 is out of range for shape \(2, 3\)"):
+        x.squeeze(-3)
+    with pytest.raises(TypeError, match="argmax\\(\\): dim must be an int, got 1.5"):
+        x.argmax(dim=1.5)
+    with pytest.raises(TypeError, match="where: condition must be a bool array, got dtype float64"):
+        F.where(np.zeros(3), x, x)
+    with pytest.raises(ValueError, match="GELU: approximate must be 'none' or 'tanh', got 'fast'"):
+        nn.GELU("fast")
+    with pytest.raises(ValueError, match="layer_norm: eps must be positive, got 0"):
+        F.layer_norm(x, 3, eps=0)
