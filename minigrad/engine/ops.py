@@ -25,6 +25,13 @@ place: the same array may be on its way to another node.
     CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
     Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
     Linear        x W^T + b               G W, G^T x, sum G                         5, 6
+    LayerNorm     (x - mean) / std w + b  w G / std minus its means, G x_hat, sum G -
+    MaskedFill    a, value where mask     G where not mask                          -
+    Where         cond ? a : b            G where cond, G elsewhere                 -
+    Narrow        a slice along an axis   G in that slice, zero elsewhere           -
+    Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
+    ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
+                  softmax(q k^T s + mask) v
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
