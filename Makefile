@@ -4,23 +4,42 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test lint bench bench-tinygpt clean
+.PHONY: tour test lint bench bench-tinygpt lab browser lessons clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# an older .venv has this project installed under its former distribution name
+	$(BIN)/python -m pip uninstall --quiet --yes minigrad 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet -e ".[dev,lessons]"
 	touch $(STAMP)
 
 tour: $(STAMP)
 	$(BIN)/minigrad tour
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
 
+# Chromium + chromedriver for the lab's browser tests (installed when missing and root)
+browser:
+	sh scripts/install-browser.sh
+
+lab: $(STAMP)
+	$(BIN)/minigrad lab
+
 lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
+
+# Every lesson at full size, with the checks inside it (CI runs them in the fast mode through
+# the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
+lessons: $(STAMP)
+	@for f in lessons/[0-9][0-9]_*.py; do \
+		n=$$(basename $$f | cut -c1-2); \
+		echo "== lesson $$n"; \
+		OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/minigrad lesson $$n --no-pause \
+			|| exit 1; \
+	done
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 3: A lookup is a multiplication in disguise
+# # Lesson 3: Looking up a row is multiplying by a one-hot
 #
 # Reading row t of a table equals multiplying a one-hot vector by it, in value and gradient, not in cost.
 #
@@ -273,9 +273,9 @@ print(f"a dense float32 gradient for a 120,000 x 4,096 table: {full_scale_grad /
 # %% [markdown]
 # ## Why this matters for the next lessons
 #
-# Because the lookup is an ordinary matrix product in disguise, the embedding table is an
-# ordinary weight matrix and backpropagation reaches it by the ordinary rule `dL/dE = O^T G`.
-# Nobody designed its gradient to be sparse: the zeros of `O` make it so. Lesson 4 follows
+# Since the lookup is a matrix product, the table is a weight like any other, and its gradient
+# comes from the rule every matrix product follows, `dL/dE = O^T G`. No one chose to make that
+# gradient sparse: it is sparse because `O` is mostly zeros. Lesson 4 follows
 # those zeros across a whole training run.
 #
 # ## Exercise

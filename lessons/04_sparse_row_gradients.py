@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 4: The gradient that only touches what it saw
+# # Lesson 4: Only the rows a batch reads get a gradient
 #
 # A table row's gradient is the sum over the positions that read it and exactly zero elsewhere.
 #
@@ -8,7 +8,7 @@
 # Lesson 3 showed that the lookup's gradient is `O^T G`. Here we read that formula row by row
 # and follow its consequences.
 #
-# - In one batch: a row's gradient is the sum of the upstream vectors at every position where
+# - In one batch: a row's gradient adds up the upstream vectors of every position where
 #   its token appeared, and an exact zero for every token that did not appear. minigrad returns
 #   it as a `RowSparse` (indices, values), which costs bytes in proportion to the batch, not to
 #   the vocabulary.

@@ -11,8 +11,8 @@
 # probabilities `p`, and the loss is cross-entropy, `-log p_c` for the correct next token `c`.
 #
 # - The gradient for row `i` of `W` is `(p_i - y_i) h`, where `y` is one at `c` and zero
-#   elsewhere. Softmax never gives an exact zero (short of floating-point underflow), so every
-#   row receives a gradient at every position: the output map is trained densely, the input
+#   elsewhere. Softmax never gives an exact zero (short of floating-point underflow), so each
+#   position sends a nonzero gradient to every row: the output map is trained densely, the input
 #   map (lessons 3 and 4) sparsely.
 # - The push on a wrong row is proportional to the probability it was given: the near-miss is
 #   pushed hardest, a token already judged impossible barely moves.

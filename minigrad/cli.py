@@ -34,6 +34,10 @@ def _run(argv: list[str] | None) -> int:
     tour.add_argument("--out", default="minigrad-out", metavar="DIR",
                       help="where to write untied.svg, tied.svg and their .dot (default: ./minigrad-out)")
     lessons.add_lesson_commands(sub)  # lessons | lesson N | check N | exercise N
+    lab = sub.add_parser("lab", help="the lab in your browser: the audit, steps over time, answer checks")
+    lab.add_argument("--port", type=int, default=8765,
+                     help="port on 127.0.0.1 (0: any free port; default 8765)")
+    lab.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
     args = parser.parse_args(argv)
     if args.command in lessons.COMMANDS:
         return lessons.run_command(args)
@@ -41,6 +45,10 @@ def _run(argv: list[str] | None) -> int:
         from minigrad.learn.tour import run
 
         return run(out_dir=args.out, interactive=not args.no_input and sys.stdin.isatty())
+    if args.command == "lab":
+        from minigrad.learn.lab.server import serve
+
+        return serve(port=args.port, open_browser=not args.no_browser)
     return 2
 
 

@@ -1,5 +1,6 @@
 """gradcheck itself: passes right gradients, fails wrong ones with a readable report."""
 
+import re
 import warnings
 
 import numpy as np
@@ -89,3 +90,120 @@ def test_works_for_inputs_that_are_not_c_contiguous():
     w = mg.tensor(np.arange(6.0).reshape(2, 3).T, requires_grad=True)  # Fortran order
     report = mg.gradcheck(lambda w: (w * w).sum(), [w])
     assert report.ok and report.inputs[0].numerical != 0
+
+
+# ---- a backward that returns the wrong shape, the wrong type, or raises: FAILED, never a crash ----
+
+class RowShaped(mg.Function):
+    """Doubles x, but its backward returns a (1, n) gradient for an (n,) input."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (2 * grad)[None, :]
+
+
+class Raises(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("this backward is broken")
+
+
+class IntegerGradient(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.full(grad.shape, 2)
+
+
+class ListGradient(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (2 * grad).tolist()
+
+
+class SecondInputWrong(mg.Function):
+    """a * b, but b's gradient is summed to a scalar."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        return grad * b, (grad * a).sum()
+
+
+# The engine checks every edge too and may raise first; gradcheck then reports that error. Either
+# way the report is FAILED and names the op, the input slot and both shapes.
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_wrong_shape_backward_fails_naming_op_input_and_both_shapes(fast):
+    x = leaf([1.0, 2.0, 3.0])
+    report = mg.gradcheck(RowShaped.apply, [x], fast=fast, raise_exception=False)
+    assert not report.ok and "FAILED" in str(report)
+    assert report.inputs == []  # nothing was compared against a gradient of the wrong shape
+    wrong = r"RowShapedBackward returned a gradient of shape \(1, 3\) for (its )?input 0\b.*\(3,\)"
+    assert any(re.search(wrong, p) for p in report.problems), report.problems
+    with pytest.raises(mg.GradcheckError, match=r"FAIL .*RowShapedBackward .*\(1, 3\).*input 0\b.*\(3,\)"):
+        mg.gradcheck(RowShaped.apply, [x], fast=fast)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_wrong_shape_on_the_second_input_is_named(fast):
+    a, b = leaf([1.0, 2.0]), mg.tensor(np.array([3.0, -1.0]), requires_grad=True, name="b")
+    report = mg.gradcheck(SecondInputWrong.apply, [a, b], fast=fast, raise_exception=False)
+    assert not report.ok
+    wrong = r"SecondInputWrongBackward returned a gradient of shape \(\) for (its )?input 1\b.*\(2,\)"
+    assert any(re.search(wrong, p) for p in report.problems), report.problems
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_backward_that_raises_is_a_failed_report(fast):
+    report = mg.gradcheck(lambda t: Raises.apply(t * 1.0), [leaf([1.0, 2.0])], fast=fast,
+                          raise_exception=False)
+    assert not report.ok
+    assert report.problems == ["backward raised ValueError: this backward is broken"]
+    with pytest.raises(mg.GradcheckError, match="backward raised ValueError: this backward is broken"):
+        mg.gradcheck(Raises.apply, [leaf([1.0, 2.0])], fast=fast)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("function, problem", [
+    (IntegerGradient, r"IntegerGradientBackward returned a gradient of dtype int64 .*input 0.*floating"),
+    (ListGradient, r"ListGradientBackward returned a list.* input 0"),
+])
+def test_gradient_of_the_wrong_type_fails(fast, function, problem):
+    report = mg.gradcheck(function.apply, [leaf([1.0, 2.0])], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert any(re.search(problem, p) for p in report.problems), report.problems
+
+
+def test_gradcheck_names_a_wrong_shape_that_reached_grad_without_an_edge_check():
+    # an engine that let a wrong shape through: gradcheck's own check still fails it
+    x = leaf([1.0, 2.0, 3.0])
+
+    def fn(t):
+        out = t * 2.0
+        t.grad = np.ones((1, 3))  # what a shape-unchecked engine would have stored
+        return out.detach()
+
+    report = mg.gradcheck(fn, [x], raise_exception=False)
+    assert not report.ok
+    assert report.problems == ["x.grad is a gradient of shape (1, 3), but x has shape (3,)"]

@@ -14,7 +14,8 @@ from minigrad.nn import functional as F
 from minigrad.tools.gradcheck import numerical_gradient
 from minigrad.tools.ledger import EARLIER_GRAD, Ledger
 
-LOOKUP, CLASSIFIER = "lookup (EmbeddingBackward)", "classifier (LinearBackward)"
+# named by role and module, as a ledger given the model names them
+LOOKUP, CLASSIFIER = "lookup emb (EmbeddingBackward)", "classifier head (LinearBackward)"
 
 
 def bridge_loss(model: nn.Module, ids=(CAT,), target=CAT) -> mg.Tensor:
@@ -105,8 +106,8 @@ def test_tied_gradient_becomes_dense_and_the_ledger_says_so():
     model, led = audited(tied=True)
     assert isinstance(model.emb.weight.grad, np.ndarray)
     note = led.record(model.emb.weight).densified()
-    assert "became dense" in note and "classifier (LinearBackward) sent dense 6x4" in note
-    assert "lookup (EmbeddingBackward)" in note and "all 6 rows" in note
+    assert "became dense" in note and f"{CLASSIFIER} sent dense 6x4" in note
+    assert LOOKUP in note and "all 6 rows" in note
     assert "note: the accumulated gradient became dense" in str(led.table(model.emb.weight))
 
 
@@ -132,7 +133,7 @@ def test_duplicate_ids_sum_into_one_stored_row():
     (contribution,) = led.contributions(emb.weight)
     assert contribution.layout == "sparse: 2/6 rows"
     table = led.table(emb.weight, rows=[1, 3, 5])
-    assert table.norm(1, LOOKUP) == pytest.approx(
+    assert table.norm(1, "lookup (EmbeddingBackward)") == pytest.approx(  # no module: no module name
         np.linalg.norm(weights[0] + weights[1]))
     assert table.norm(3, "total") == pytest.approx(np.linalg.norm(weights[2]))
     assert not table.stored[2, 0] and table.norm(5, "total") == 0.0
@@ -151,14 +152,19 @@ def test_two_lookups_of_one_table_are_numbered():
     emb = nn.Embedding(V, D, dtype=np.float64, rng=0)
     with mg.ledger() as led:
         (emb(np.array([0])) + emb(np.array([2]))).sum().backward()
-    assert set(led.path_grads(emb.weight)) == {LOOKUP, "lookup #2 (EmbeddingBackward)"}
+    assert set(led.path_grads(emb.weight)) == {"lookup (EmbeddingBackward)", "lookup #2 (EmbeddingBackward)"}
 
 
 def test_roles_can_be_renamed_or_dropped():
     model = bridge(tied=True)
     with mg.ledger(names=model, roles={}) as led:
         bridge_loss(model).backward()
-    assert set(led.path_grads(model.emb.weight)) == {"EmbeddingBackward", "LinearBackward"}
+    assert set(led.path_grads(model.emb.weight)) == {"emb (EmbeddingBackward)", "head (LinearBackward)"}
+    model.zero_grad()
+    with mg.ledger(names=model, roles={"Linear": "scores"}) as led:
+        bridge_loss(model).backward()
+    assert set(led.path_grads(model.emb.weight)) == {"emb (EmbeddingBackward)",
+                                                     "scores head (LinearBackward)"}
 
 
 def test_an_earlier_grad_is_kept_so_the_total_matches_grad():
@@ -188,7 +194,9 @@ def test_names_from_a_dict_and_the_leaves_that_were_reached():
         bridge_loss(model).backward()
     assert led.record(model.emb.weight).label == "E = W"
     assert model.emb.weight in led and len(led.params) == 1
-    assert "E = W: classifier (LinearBackward) dense 6x4" in led.summary()
+    # without a Module the ledger cannot tell a hidden Linear from the output map: no role word
+    assert "E = W: LinearBackward dense 6x4" in led.summary()
+    assert "lookup (EmbeddingBackward) sparse: 1/6 rows" in led.summary()
 
 
 # ---- errors -------------------------------------------------------------------------------------
@@ -252,3 +260,48 @@ def test_the_docs_example_prints_what_the_page_shows(tmp_path, monkeypatch, caps
         else:  # each text block is what the python block before it printed
             assert capsys.readouterr().out == body
     assert (tmp_path / "tied.svg").exists() and (tmp_path / "tied.dot").exists()
+
+
+# ---- path names by module, and the notebook display ----------------------------------------------
+
+def test_hidden_layers_are_named_by_module_and_only_the_output_map_is_the_classifier():
+    from minigrad.models import TinyLM
+
+    for tied in (False, True):
+        model = TinyLM(V, D, hidden=5, tied=tied, dtype=np.float64, rng=0)
+        with mg.ledger(names=model) as led:
+            F.cross_entropy(model(np.array([1, 2, 3])), np.array([2, 3, 4])).backward()
+        paths = {name: set(led.path_grads(name)) for name in ("up.weight", "down.bias", "head.weight")}
+        assert paths["up.weight"] == {"up (LinearBackward)"}
+        assert paths["down.bias"] == {"down (LinearBackward)"}
+        assert "classifier head (LinearBackward)" in paths["head.weight"]
+        assert not any("classifier" in p for name in ("up.weight", "down.bias") for p in paths[name])
+        assert ("lookup emb (EmbeddingBackward)" in paths["head.weight"]) == tied
+
+
+def test_a_linear_that_does_not_score_the_vocabulary_is_no_classifier():
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, D, dtype=np.float64, rng=0)
+            self.proj = nn.Linear(D, V + 1, dtype=np.float64, rng=1)  # V + 1 outputs: not the vocabulary
+
+    model = Encoder()
+    with mg.ledger(names=model) as led:
+        model.proj(model.emb(np.array([1]))).sum().backward()
+    assert set(led.path_grads(model.proj.weight)) == {"proj (LinearBackward)"}
+
+
+def test_the_ledger_and_its_tables_display_as_html_tables():
+    model, led = audited(tied=True)
+    page = led._repr_html_()
+    assert page.startswith("<table>") and page.count("<tr>") == 1 + 2  # a header, one row per path
+    first = led.record(model.emb.weight).contributions[0]
+    assert f"<td style=\"text-align:right\">{first.norm:.4f}</td>" in page
+    table = led.table(model.emb.weight, labels=["<the>", "cat", "sat", "on", "mat", "<eos>"])
+    body = table._repr_html_()
+    assert "&lt;the&gt;" in body and "<the>" not in body  # labels are escaped
+    assert body.count("<tr>") == 1 + 1 + V  # header, layouts, one per row
+    for r in range(V):
+        assert f"<td style=\"text-align:right\">{table.norm(r, 'total'):.4f}</td>" in body
+    assert "became dense" in body

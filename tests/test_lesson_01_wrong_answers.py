@@ -45,8 +45,15 @@ WRONG = {
     "twice the slope": (lambda x, g: 2 * g * sigmoid(x), "is 2 times too large everywhere"),
     "off by a constant": (lambda x, g: g * sigmoid(x) + 0.1, r"at x\[\d, \d\] = .* finite differences give"),
     "returned nothing": (lambda x, g: None, "Softplus.backward returned None"),
-    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0),
-                    r"returned a gradient of shape \(3,\) for input 0, which has shape \(2, 3\)"),
+    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0), r"returned a gradient of shape \(3,\) for x"),
+    "summed with keepdims": (lambda x, g: (g * sigmoid(x)).sum(axis=0, keepdims=True),
+                             r"shape \(1, 3\) for x of shape \(2, 3\).*would broadcast.*no sum"),
+    "summed to a number": (lambda x, g: (g * sigmoid(x)).sum(), r"shape \(\) for x .*would broadcast"),
+    "transposed": (lambda x, g: (g * sigmoid(x)).T, r"shape \(3, 2\) for x of shape \(2, 3\).*transposed"),
+    "flattened": (lambda x, g: (g * sigmoid(x)).reshape(-1), r"shape \(6,\) .*reshaped"),
+    "a list": (lambda x, g: (g * sigmoid(x)).tolist(), "returned a list; return a numpy array shaped like x"),
+    "a python number": (lambda x, g: 1.0, "returned a float; return a numpy array"),
+    "integers": (lambda x, g: np.ones(x.shape, dtype=np.int64), "dtype int64; a gradient is floating-point"),
 }
 
 

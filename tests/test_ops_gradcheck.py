@@ -203,3 +203,123 @@ def test_embedding_function_touched_and_untouched_rows():
     ids = np.array([[1, 4, 1], [0, 1, 4]])
     check(lambda w: F.embedding(ids, w), table)
     check(lambda w: F.embedding(ids, w, sparse=False), table)
+
+
+# ---- 0-d tensors: every op that accepts a scalar input works on one, forward and backward ----
+# Each fn takes minigrad or torch tensors (the torch spelling where they differ); values are
+# drawn away from kinks and poles (relu's 0, log's 0, ties of max).
+
+def _ours(a):
+    return isinstance(a, mg.Tensor)
+
+
+def _vector(like, values):
+    """A constant vector in the library of `like` (numpy for minigrad, torch for torch)."""
+    if _ours(like):
+        return np.asarray(values, dtype=np.float64)
+    import torch
+
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def _gelu(a, approximate):
+    if _ours(a):
+        return a.gelu(approximate=approximate)
+    import torch
+
+    return torch.nn.functional.gelu(a, approximate=approximate)
+
+
+def _stack(a, b):
+    if _ours(a):
+        return F.stack([a, b])
+    import torch
+
+    return torch.stack([a, b])
+
+
+ZERO_D_OPS = {  # name: (fn, number of 0-d inputs)
+    "add": (lambda a, b: a + b, 2),
+    "sub": (lambda a, b: a - b, 2),
+    "mul": (lambda a, b: a * b, 2),
+    "div": (lambda a, b: a / (b * b + 1.0), 2),
+    "mul broadcast to a vector": (lambda a, b: a * b * _vector(a, [1.0, 2.0, 3.0]), 2),
+    "pow": (lambda a: (a * a + 1.0) ** 1.5, 1),
+    "neg": (lambda a: -a, 1),
+    "clone": (lambda a: a.clone() * 2.0, 1),
+    "sum": (lambda a: a.sum(), 1),
+    "sum axis 0": (lambda a: a.sum(axis=0) if _ours(a) else a.sum(0), 1),
+    "sum keepdims": (lambda a: a.sum(keepdims=True) if _ours(a) else a.sum(0, keepdim=True), 1),
+    "mean": (lambda a: a.mean(), 1),
+    "mean axis -1": (lambda a: a.mean(axis=-1) if _ours(a) else a.mean(-1), 1),
+    "max": (lambda a: a.max() if _ours(a) else a.amax(), 1),
+    "max axis -1": (lambda a: a.max(axis=-1) if _ours(a) else a.amax(-1), 1),
+    "exp": (lambda a: a.exp(), 1),
+    "log": (lambda a: (a * a + 0.5).log(), 1),
+    "tanh": (lambda a: a.tanh(), 1),
+    "tanh of a sum": (lambda a: (a * _vector(a, [1.0, 2.0, 3.0])).sum().tanh(), 1),
+    "sigmoid": (lambda a: a.sigmoid(), 1),
+    "relu": (lambda a: (a + 5.5).relu(), 1),
+    "gelu": (lambda a: _gelu(a, "none"), 1),
+    "gelu tanh": (lambda a: _gelu(a, "tanh"), 1),
+    "reshape to (1, 1)": (lambda a: a.reshape(1, 1) * 3.0, 1),
+    "reshape back to ()": (lambda a: a.reshape(1).reshape(()) * 3.0, 1),
+    "transpose(0, -1)": (lambda a: a.transpose(0, -1) * 3.0, 1),
+    "permute()": (lambda a: a.permute(()) * 3.0, 1),
+    "getitem ()": (lambda a: a[()] * 3.0, 1),
+    "getitem ...": (lambda a: a[...] * 3.0, 1),
+    "getitem None": (lambda a: a[None] * 3.0, 1),
+    "stack": (lambda a, b: _stack(a, b) * _vector(a, [1.0, 2.0]), 2),
+    "softmax": (lambda a: a.softmax(-1) * a, 1),
+    "log_softmax": (lambda a: a.log_softmax(-1) * a, 1),
+}
+
+
+def zero_d_values(count):
+    signs = [1.0, -1.0][:count]
+    return [np.asarray(v) for v in np.random.default_rng(count).uniform(0.3, 1.7, size=count) * signs]
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_OPS))
+def test_op_on_0d_inputs_passes_gradcheck(name):
+    fn, count = ZERO_D_OPS[name]
+    inputs = [leaf(v) for v in zero_d_values(count)]
+    assert all(x.shape == () for x in inputs)
+    report = mg.gradcheck(fn, inputs)
+    assert report.ok, str(report)
+    fn(*inputs).sum().backward()
+    for x in inputs:  # a 0-d input gets a 0-d gradient, never one of shape (1,)
+        assert np.shape(x.grad) == ()
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_OPS))
+def test_op_on_0d_inputs_matches_pytorch(name):
+    torch = pytest.importorskip("torch")
+    fn, count = ZERO_D_OPS[name]
+    values = zero_d_values(count)
+    ours = [leaf(v) for v in values]
+    theirs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    out_m, out_t = fn(*ours), fn(*theirs)
+    assert out_m.shape == tuple(out_t.shape)
+    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12)
+    out_m.sum().backward()
+    out_t.sum().backward()
+    for m, t in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(m.grad), t.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_T_of_a_0d_tensor_is_itself():
+    check(lambda a: a.T * 3.0, np.asarray(0.4))
+
+
+def test_reducing_a_0d_tensor_over_another_axis_names_it():
+    with pytest.raises(np.exceptions.AxisError, match="axis 1 is out of range for a 0-d tensor"):
+        leaf(np.asarray(1.0)).mean(axis=1)
+
+
+def test_cross_entropy_and_embedding_with_0d_targets_and_ids():
+    # one sample: logits (C,) with a 0-d target, and a 0-d token id looking up one row
+    logits = np.random.default_rng(4).normal(size=5)
+    check(lambda z: F.cross_entropy(z, np.int64(3)), logits)
+    table = np.random.default_rng(5).normal(size=(4, 3))
+    check(lambda w: F.embedding(np.int64(2), w, sparse=False) * np.arange(3.0), table)

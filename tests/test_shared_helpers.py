@@ -45,6 +45,11 @@ def test_every_layer_that_draws_takes_a_seed_or_a_generator_alike():
     assert np.array_equal(a[0], b[0])
     with pytest.raises(TypeError, match=r"TinyLM: rng must be an int seed"):
         TinyLM(6, rng="x")
+    x = mg.ones(4, 5)
+    F = mg.nn.functional
+    assert np.array_equal(F.dropout(x, 0.5, rng=3).data, F.dropout(x, 0.5, rng=np.random.default_rng(3)).data)
+    with pytest.raises(TypeError, match=r"dropout: rng must be an int seed"):
+        F.dropout(x, 0.5, rng=0.5)
 
 
 # ---- check_in_range --------------------------------------------------------------------------

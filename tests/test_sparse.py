@@ -125,9 +125,9 @@ def test_values_of_the_wrong_shape():
 
 
 def test_row_index_out_of_range():
-    with pytest.raises(IndexError, match=r"row index 5 is out of range for 5 rows"):
+    with pytest.raises(IndexError, match=r"row index 5 at indices\[1\] is out of range for 5 rows"):
         RowSparse([0, 5], np.zeros((2, 3)), (5, 3))
-    with pytest.raises(IndexError, match=r"row index -1 is out of range"):
+    with pytest.raises(IndexError, match=r"row index -1 at indices\[0\] is negative"):
         RowSparse([-1], np.zeros((1, 3)), (5, 3))
 
 

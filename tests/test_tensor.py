@@ -94,3 +94,53 @@ def test_concatenate_and_stack_are_top_level_too():
     assert mg.concatenate([a, a], axis=0).shape == (4, 3)
     mg.stack([a, a * 2.0], axis=0).sum().backward()
     np.testing.assert_array_equal(a.grad, np.full((2, 3), 3.0))
+
+
+# ---- numpy's __array__ protocol (numpy 2): copy=True copies, copy=False never does ----------
+
+def test_np_array_copy_true_never_aliases_the_tensor():
+    t = mg.tensor([1.0, 2.0])
+    for dtype in (None, np.float32, np.float64):
+        array = np.array(t, dtype=dtype, copy=True)
+        assert not np.shares_memory(array, t.data)
+        array[0] = 9.0
+        assert t.data[0] == 1.0
+
+
+def test_np_asarray_without_a_dtype_change_shares_memory():
+    t = mg.tensor([1.0, 2.0])
+    assert np.shares_memory(np.asarray(t), t.data)
+    assert np.shares_memory(np.array(t, copy=False), t.data)
+    assert np.shares_memory(np.asarray(t, dtype=np.float32), t.data)
+    assert not np.shares_memory(np.asarray(t, dtype=np.float64), t.data)  # a copy is needed
+
+
+def test_np_array_copy_false_refuses_a_dtype_change():
+    t = mg.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match="dtype float32 cannot be viewed as float64 without a copy"):
+        np.array(t, dtype=np.float64, copy=False)
+
+
+# ---- shape errors name both shapes --------------------------------------------------------
+
+@pytest.mark.parametrize("a, b, message", [
+    ((3, 7), (5, 2), r"matmul: shapes \(3, 7\) @ \(5, 2\) do not match: 7 != 5"),
+    ((4,), (3,), r"matmul: shapes \(4,\) @ \(3,\) do not match: 4 != 3"),
+    ((2, 3), (2,), r"matmul: shapes \(2, 3\) @ \(2,\) do not match: 3 != 2"),
+    ((2, 3, 4), (5, 4, 2), r"batch shapes \(2,\) and \(5,\) do not broadcast"),
+    ((), (3,), r"matmul: shapes \(\) @ \(3,\): both operands need at least 1 dimension"),
+])
+def test_matmul_mismatch_names_both_shapes(a, b, message):
+    with pytest.raises(ValueError, match=message):
+        mg.tensor(np.ones(a), requires_grad=True) @ mg.tensor(np.ones(b))
+
+
+def test_transpose_of_a_1d_tensor_says_the_dimension_is_out_of_range():
+    v = mg.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(IndexError, match=r"dimension -2 is out of range for a tensor of shape \(3,\) "
+                                         r"\(expected in \[-1, 0\]\)"):
+        v.transpose()
+    with pytest.raises(IndexError, match=r"dimension 2 is out of range for a tensor of shape \(2, 2\)"):
+        mg.tensor(np.ones((2, 2))).transpose(0, 2)
+    np.testing.assert_array_equal(v.T.data, v.data)  # .T of a vector is the vector, as in PyTorch
+    np.testing.assert_array_equal(v.transpose(0, -1).data, v.data)

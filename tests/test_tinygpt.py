@@ -192,17 +192,19 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
         F.cross_entropy(tied(IDS), TARGETS).backward()
     F.cross_entropy(untied(IDS), TARGETS).backward()
     paths = led.path_grads("lm_head.weight")
-    assert set(paths) == {"lookup (EmbeddingBackward)", "classifier (LinearBackward)"}
-    lookup = paths["lookup (EmbeddingBackward)"]
+    assert set(paths) == {"lookup transformer.wte (EmbeddingBackward)",  # named by module
+                          "classifier lm_head (LinearBackward)"}
+    lookup = paths["lookup transformer.wte (EmbeddingBackward)"]
     assert isinstance(lookup, mg.RowSparse)
     # the tied table's two paths are exactly the two untied tables' gradients
     np.testing.assert_allclose(lookup.to_dense(), untied.transformer.wte.weight.grad.to_dense(), rtol=1e-10)
-    np.testing.assert_allclose(paths["classifier (LinearBackward)"], untied.lm_head.weight.grad, rtol=1e-10)
+    classifier = paths["classifier lm_head (LinearBackward)"]
+    np.testing.assert_allclose(classifier, untied.lm_head.weight.grad, rtol=1e-10)
     np.testing.assert_allclose(mg.engine.to_dense(led.record("lm_head.weight").total()),
                                tied.transformer.wte.weight.grad, rtol=1e-12)
     row = int(IDS[0, 0])
     table = led.table(tied.transformer.wte.weight, rows=[row])
-    assert table.norm(row, "lookup (EmbeddingBackward)") == pytest.approx(
+    assert table.norm(row, "lookup transformer.wte (EmbeddingBackward)") == pytest.approx(
         np.linalg.norm(untied.transformer.wte.weight.grad.to_dense()[row]), rel=1e-10)
 
 

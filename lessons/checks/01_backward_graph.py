@@ -7,6 +7,7 @@ through (not attempted), and raises AssertionError saying what went wrong otherw
 import numpy as np
 
 import minigrad as mg
+from minigrad.engine import Context
 from minigrad.tools.gradcheck import numerical_gradient
 
 from . import _common as common
@@ -37,6 +38,47 @@ def _run_backward(softplus: type, x: np.ndarray, upstream: np.ndarray) -> tuple[
         "Softplus.backward returned None: return the gradient for x (an array shaped like x)"
     )
     return out.data, np.asarray(leaf.grad)
+
+
+def _returned(softplus: type, x: np.ndarray, upstream: np.ndarray) -> object:
+    """What the learner's backward returns, called directly: the engine may refuse a gradient of
+    the wrong shape before this check could say what is wrong with it."""
+    ctx = Context()
+    softplus.forward(ctx, x.copy())
+    grads = softplus.backward(ctx, upstream.copy())
+    return grads[0] if isinstance(grads, tuple) and len(grads) == 1 else grads
+
+
+def _shape_problem(grad: object, x: np.ndarray) -> str | None:
+    """Why `grad` cannot be the gradient for x (None, not an array, shape, dtype), or None."""
+    if grad is None:
+        return "Softplus.backward returned None: return the gradient for x (an array shaped like x)"
+    if isinstance(grad, np.generic):  # a numpy number, e.g. from .sum(): a 0-d array
+        grad = np.asarray(grad)
+    if not isinstance(grad, np.ndarray):
+        return (f"Softplus.backward returned a {type(grad).__name__}; return a numpy array shaped "
+                f"like x {x.shape} (numpy operations on `grad` and `x` give one)")
+    if grad.shape != x.shape:
+        head = (f"Softplus.backward returned a gradient of shape {grad.shape} for x of shape {x.shape}; "
+                "it must have the shape of x")
+        if grad.shape == x.T.shape and grad.ndim > 1:
+            return f"{head}: it is transposed"
+        if grad.size == x.size:
+            return f"{head}: the values are there but reshaped"
+        if _broadcasts(grad.shape, x.shape):
+            return (f"{head}. It would broadcast to x's shape, so something summed or averaged over an "
+                    "axis: every element of x needs its own dL/dx, elementwise (no sum)")
+        return head
+    if grad.dtype.kind != "f":
+        return f"Softplus.backward returned a gradient of dtype {grad.dtype}; a gradient is floating-point"
+    return None
+
+
+def _broadcasts(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def _finite_differences(softplus: type, x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
@@ -79,6 +121,8 @@ def check(answers) -> None:
     assert hasattr(answers, "Softplus"), "your file has no class named Softplus"
     softplus = answers.Softplus
 
+    problem = _shape_problem(_returned(softplus, X, UPSTREAM), X)
+    assert problem is None, problem
     values, got = _run_backward(softplus, X, UPSTREAM)
     assert _close(values, np.logaddexp(0.0, X)), (
         "Softplus.forward no longer computes log(1 + e^x); restore it (the exercise is the backward)"

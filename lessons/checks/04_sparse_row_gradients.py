@@ -60,9 +60,9 @@ def check(answers: ModuleType) -> None:
         got = common.as_array(answer, "dL/dE", shape=(vocab_size, width))
         common.expect_shape(got, (vocab_size, width), "dL/dE", known={
             upstream.shape: "that is one vector per position (the upstream itself); the table's gradient "
-                            "has one row per vocabulary entry: add each position's vector into the row of "
+                            "has a row for each vocabulary entry: add each position's vector into the row of "
                             "the id read there",
-            (ids.size, width): "that is one vector per position; the table's gradient has one row per "
+            (ids.size, width): "that is one vector per position; the table's gradient has a row for each "
                                "vocabulary entry: add each position's vector into the row of its id",
         })
         parts = _occurrences(ids, upstream)

@@ -51,7 +51,7 @@ def check(answers: ModuleType) -> None:
         Y = np.eye(vocab_size)[targets]
         common.expect_shape(dW, W.shape, "dL/dW", known={
             (width, vocab_size): "it is transposed (H^T (P - Y)); W is (V, d) as in nn.Linear(d, V), so "
-                                 "dL/dW has one row per vocabulary entry: (P - Y)^T H / N",
+                                 "dL/dW has a row for each vocabulary entry: (P - Y)^T H / N",
         })
         common.expect_shape(dH, H.shape, "dL/dH", known={
             (n, vocab_size): "that is the logits' gradient dL/dz = (P - Y) / N; carry it one step further "

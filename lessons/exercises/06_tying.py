@@ -25,7 +25,7 @@ def tied_row_gradient(row: int, ids: np.ndarray, upstream: np.ndarray, H: np.nda
     targets:  (M,) int, the correct next token at each scoring position.
     returns:  (d,) float, the total gradient of L with respect to E[row].
 
-    Hints: the row's gradient is the sum of what each path sends it. The lookup path: lesson 4
+    Hints: the row's gradient adds up what each path sends it. The lookup path: lesson 4
     (every position that read this row). The classifier path: lesson 5 (every scoring
     position, whatever the row's token). Some rows get one path only; a rare row never read
     still gets the other.

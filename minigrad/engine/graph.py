@@ -69,9 +69,9 @@ class AccumulateGrad(Node):
 
 
 def _copy(grad: Any, dtype: np.dtype) -> Any:
-    if isinstance(grad, np.ndarray):
+    if isinstance(grad, (np.ndarray, np.generic)):  # a 0-d op may return a numpy scalar
         return np.array(grad, dtype=dtype, copy=True)
-    return grad.astype(dtype)  # numpy scalar, or RowSparse: astype returns a fresh copy
+    return grad.astype(dtype)  # RowSparse: astype returns a fresh copy
 
 
 class FunctionNode(Node):

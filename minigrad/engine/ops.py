@@ -25,6 +25,13 @@ place: the same array may be on its way to another node.
     CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
     Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
     Linear        x W^T + b               G W, G^T x, sum G                         5, 6
+    LayerNorm     (x - mean) / std w + b  w G / std minus its means, G x_hat, sum G -
+    MaskedFill    a, value where mask     G where not mask                          -
+    Where         cond ? a : b            G where cond, G elsewhere                 -
+    Narrow        a slice along an axis   G in that slice, zero elsewhere           -
+    Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
+    ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
+                  softmax(q k^T s + mask) v
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
@@ -147,13 +154,33 @@ class Clone(Function):
         return grad
 
 
+class Copy(Function):
+    """dst.copy_(src): every element of dst becomes src's (broadcast); dst's old values are gone,
+    so they get a zero gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+        ctx.shapes = (dst.shape, np.shape(src))
+        return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d dst = 0, d src = G (summed)
+        _, src_shape = ctx.shapes
+        need_dst, need_src = ctx.needs_input_grad
+        return (np.zeros_like(grad) if need_dst else None,
+                unbroadcast(grad, src_shape) if need_src else None)
+
+
 class MatMul(Function):
     """a @ b with numpy's rules: batch axes broadcast, a 1-D operand is a vector."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ctx.save_for_backward(a, b)
-        return a @ b
+        try:
+            return a @ b
+        except ValueError:  # numpy names gufunc operands and core dimensions: say it in shapes
+            raise ValueError(_matmul_mismatch(np.shape(a), np.shape(b))) from None
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dA = G B^T,  dB = A^T G
@@ -171,10 +198,29 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+def _matmul_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> str:
+    """Why `a @ b` is undefined for these shapes, in the words of the shapes."""
+    pair = f"matmul: shapes {a} @ {b}"
+    if not a or not b:
+        return f"{pair}: both operands need at least 1 dimension (a 0-d tensor has none)"
+    inner_a, inner_b = a[-1], (b[-2] if len(b) > 1 else b[0])
+    if inner_a != inner_b:
+        return f"{pair} do not match: {inner_a} != {inner_b}"
+    return f"{pair}: the batch shapes {a[:-2]} and {b[:-2]} do not broadcast"
+
+
 # ---- reductions --------------------------------------------------------------------------------
 
-def _remember_reduction(ctx: Context, a: np.ndarray, axis: Any, keepdims: bool) -> None:
+def _remember_reduction(ctx: Context, a: np.ndarray, axis: Any, keepdims: bool) -> Any:
+    """Keep what the backward needs; returns the axis to reduce over. A 0-d array reduces over
+    axis 0 or -1 to itself (as in PyTorch, while numpy's mean refuses that axis)."""
+    if a.ndim == 0 and axis is not None:
+        for ax in axis if isinstance(axis, tuple) else (axis,):
+            if ax not in (0, -1):
+                raise np.exceptions.AxisError(f"axis {ax} is out of range for a 0-d tensor (use 0 or -1)")
+        axis = None
     ctx.in_shape, ctx.axis, ctx.keepdims = a.shape, axis, keepdims
+    return axis
 
 
 def _expand_reduced(reduced: np.ndarray, ctx: Context) -> np.ndarray:
@@ -189,7 +235,7 @@ def _expand_reduced(reduced: np.ndarray, ctx: Context) -> np.ndarray:
 class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        _remember_reduction(ctx, a, axis, keepdims)
+        axis = _remember_reduction(ctx, a, axis, keepdims)
         return np.asarray(a.sum(axis=axis, keepdims=keepdims))
 
     @staticmethod
@@ -200,7 +246,7 @@ class Sum(Function):
 class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
-        _remember_reduction(ctx, a, axis, keepdims)
+        axis = _remember_reduction(ctx, a, axis, keepdims)
         out = np.asarray(a.mean(axis=axis, keepdims=keepdims))
         ctx.count = a.size // max(out.size, 1)
         return out
@@ -214,17 +260,16 @@ class Mean(Function):
 class Max(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        axis = _remember_reduction(ctx, a, axis, keepdims)
         out = np.asarray(a.max(axis=axis, keepdims=keepdims))
-        ctx.save_for_backward(a)
-        _remember_reduction(ctx, a, axis, keepdims)
-        ctx.out = out
+        ctx.save_for_backward(a, out)  # both saved, so both are version-checked
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
         # G goes to the maximum; tied maxima share it equally (as PyTorch's amax does)
-        (a,) = ctx.saved
-        is_max = a == _expand_reduced(ctx.out, ctx)
+        a, out = ctx.saved
+        is_max = a == _expand_reduced(out, ctx)
         share = is_max / is_max.sum(axis=ctx.axis, keepdims=True)
         return share.astype(a.dtype) * _expand_reduced(grad, ctx)
 
@@ -266,7 +311,8 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tanh a = G (1 - tanh^2 a)
         (out,) = ctx.saved
-        slope = out * out  # one fresh buffer, then in place: 1 - tanh^2, times G
+        slope = np.empty_like(out)  # one fresh buffer (an array even for 0-d), then in place
+        np.multiply(out, out, out=slope)
         np.subtract(1, slope, out=slope)
         slope *= grad
         return slope
@@ -408,6 +454,33 @@ class GetItem(Function):
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         np.add.at(out, ctx.index, grad)  # an index picked twice gets both gradients
         return out
+
+
+class SetItem(Function):
+    """a with a[index] = value: the positions written take value's gradient, the rest keep a's."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, value: np.ndarray, index: Any) -> np.ndarray:
+        ctx.args = (index, np.shape(value))
+        out = a.copy()
+        out[index] = value
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d a = G off the index, d value = G[index]
+        index, value_shape = ctx.args
+        need_a, need_value = ctx.needs_input_grad
+        grad_a = grad_value = None
+        if need_a:
+            grad_a = grad.copy()
+            grad_a[index] = 0
+        if need_value:
+            written = grad[index]
+            # numpy lets a value have extra leading axes of size 1 (a[0] = v of shape (1, n))
+            extra = len(value_shape) - written.ndim
+            grad_value = (unbroadcast(written, value_shape[extra:]).reshape(value_shape) if extra > 0
+                          else unbroadcast(written, value_shape))
+        return grad_a, grad_value
 
 
 class Concatenate(Function):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import fast
+from minigrad.engine.checks import check_in_range
 
 
 class RowSparse:
@@ -47,12 +48,8 @@ class RowSparse:
                 f"RowSparse: values has shape {values.shape}, expected "
                 f"{(indices.size, *shape[1:])} (one row of shape {shape[1:]} per index)"
             )
-        if indices.size and (indices.min() < 0 or indices.max() >= shape[0]):
-            bad = indices[(indices < 0) | (indices >= shape[0])][0]
-            raise IndexError(
-                f"RowSparse: row index {bad} is out of range for {shape[0]} rows "
-                f"(indices must be in [0, {shape[0]}))"
-            )
+        check_in_range(indices, shape[0], who="RowSparse", item="row index", name="indices",
+                       range_of=f"{shape[0]} rows")
         if coalesced and np.any(indices[1:] <= indices[:-1]):
             raise ValueError("RowSparse: coalesced=True needs unique, sorted indices")
         self.indices = indices
@@ -159,7 +156,7 @@ def add_grads(a: Any, b: Any) -> Any:
         out = np.array(a, dtype=np.result_type(a, b.values), copy=True)
         add_into(out, b)
         return out
-    return a + b
+    return np.asarray(a + b)  # 0-d + 0-d is a numpy scalar: keep gradients arrays
 
 
 def add_into(total: np.ndarray, g: Any) -> None:

@@ -7,6 +7,7 @@ op's node in the backward graph (graph.py), which sees only nodes and arrays.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from minigrad.engine import grad_mode, graph, ops
 from minigrad.engine.function import Context, Function
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
+from minigrad.engine.random import as_generator
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -63,6 +65,12 @@ class Tensor:
     """
 
     __array_priority__ = 1000  # `ndarray + Tensor` calls Tensor.__radd__, not numpy's add
+    # Views (indexing, reshape, transpose that share memory), as PyTorch tracks them: a view keeps
+    # its base (the tensor that is not itself a view) and the ops that remake it from that base;
+    # the base knows its views weakly. Class-level defaults: most tensors are neither.
+    _views: list[weakref.ref] | None = None
+    _base: Tensor | None = None
+    _from_base: Callable[[Tensor], Tensor] | None = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None):
         self.data: np.ndarray = _infer_array(data, dtype)
@@ -159,8 +167,16 @@ class Tensor:
         body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
         return f"tensor({body}{extra}{name})"
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.data if dtype is None else self.data.astype(dtype)
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """numpy 2's protocol: copy=True always copies, False never does, None when it must."""
+        if copy:
+            return np.array(self.data, dtype=dtype, copy=True)
+        if copy is False and dtype is not None and np.dtype(dtype) != self.dtype:
+            raise ValueError(
+                f"__array__: a tensor of dtype {self.dtype} cannot be viewed as {np.dtype(dtype)} "
+                "without a copy, but copy=False was asked for"
+            )
+        return np.asarray(self.data, dtype=dtype)
 
     def __bool__(self) -> bool:
         return bool(self.data)
@@ -199,41 +215,111 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
-    # ---- in-place updates (bump the version so a pending backward notices) -----------------
-    def _inplace(self, op: str) -> None:
-        if grad_mode.is_grad_enabled() and self.requires_grad and self.is_leaf:
+    # ---- in-place updates --------------------------------------------------------------------
+    # Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
+    # self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values
+    # and a node whose edge goes to the old grad_fn; the values are written into self.data (so
+    # every alias sees them) and self.grad_fn becomes that node. Either way the version is bumped,
+    # so a backward that saved the old values refuses to use them.
+
+    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._add("add_", other, alpha)
+
+    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
+        return self._add("sub_", other, -alpha)
+
+    def mul_(self, other: Any) -> Tensor:
+        if self._records_in_place("mul_", other):  # Mul's backward reads the old values: a copy
+            return self._rebase("mul_", ops.Mul, self._history(copy=True), self._operand(other))
+        self.data *= self._plain(other)
+        return self._bumped()
+
+    def div_(self, other: Any) -> Tensor:
+        if self._records_in_place("div_", other):
+            return self._rebase("div_", ops.Div, self._history(copy=True), self._operand(other))
+        self.data /= self._plain(other)
+        return self._bumped()
+
+    def zero_(self) -> Tensor:
+        return self._copy("zero_", np.zeros((), dtype=self.dtype))
+
+    def copy_(self, other: Any) -> Tensor:
+        return self._copy("copy_", other)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        index = _index_array(index)
+        if self._records_in_place("__setitem__", value):
+            self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
+                         index=index)
+            return
+        self.data[index] = self._plain(value)
+        self._bumped()
+
+    def _add(self, op: str, other: Any, alpha: float) -> Tensor:
+        if self._records_in_place(op, other):
+            step = self._operand(other)
+            return self._rebase(op, ops.Add, self._history(copy=False), step if alpha == 1 else step * alpha)
+        self.data += alpha * self._plain(other)
+        return self._bumped()
+
+    def _copy(self, op: str, source: Any) -> Tensor:
+        if self._records_in_place(op, source):
+            return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
+        self.data[...] = self._plain(source)
+        return self._bumped()
+
+    def _records_in_place(self, op: str, *sources: Any) -> bool:
+        """Whether the in-place op `op` must rebase self's history onto itself; refuses the cases
+        that cannot be recorded: a leaf that requires grad, and a view of another tensor."""
+        if not grad_mode.is_grad_enabled():
+            return False
+        if self.requires_grad and self.is_leaf:
             raise RuntimeError(
                 f"{op}: a leaf tensor that requires grad is used in an in-place operation; "
                 "wrap the update in `with minigrad.no_grad():`"
             )
+        if not (self.requires_grad or any(isinstance(s, Tensor) and s.requires_grad for s in sources)):
+            return False
+        if self.data.base is not None:
+            raise RuntimeError(
+                f"{op}: this tensor (shape {self.shape}) shares its memory with another tensor (it "
+                "was made by indexing, reshape or transpose) and the op must record a gradient; "
+                "writing into it would change the other tensor behind its graph's back. Use the "
+                "out-of-place op (y = y * 3), or clone() the view first."
+            )
+        _check_can_require_grad(self.data)
+        return True
+
+    def _history(self, copy: bool) -> Tensor:
+        """A stand-in for self as it is now, for the op that rebases it: the same grad_fn, and a
+        copy of the values when that op's backward reads them (self.data is about to change)."""
+        old = Tensor._wrap(self.data.copy() if copy else self.data, requires_grad=self.requires_grad)
+        old.grad_fn = self.grad_fn
+        return old
+
+    def _operand(self, other: Any) -> Any:
+        """A tensor stays a tensor (its gradient is recorded); anything else takes self's dtype."""
+        return other if isinstance(other, Tensor) else np.asarray(other, dtype=self.dtype)
+
+    def _plain(self, other: Any) -> np.ndarray:
+        return np.asarray(as_array(other), dtype=self.dtype)
+
+    def _rebase(self, op: str, function: type, *inputs: Any, **kwargs: Any) -> Tensor:
+        result = function.apply(*inputs, **kwargs)
+        if result.shape != self.shape:
+            raise ValueError(
+                f"{op}: the result has shape {result.shape}, but an in-place op cannot change "
+                f"this tensor's shape {self.shape}"
+            )
+        self.data[...] = result.data
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+        self._remake_views()
+        return self._bumped()
+
+    def _bumped(self) -> Tensor:
         self._version += 1
-
-    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        self._inplace("add_")
-        self.data += alpha * np.asarray(as_array(other), dtype=self.dtype)
         return self
-
-    def sub_(self, other: Any) -> Tensor:
-        return self.add_(other, alpha=-1.0)
-
-    def mul_(self, other: Any) -> Tensor:
-        self._inplace("mul_")
-        self.data *= np.asarray(as_array(other), dtype=self.dtype)
-        return self
-
-    def zero_(self) -> Tensor:
-        self._inplace("zero_")
-        self.data[...] = 0
-        return self
-
-    def copy_(self, other: Any) -> Tensor:
-        self._inplace("copy_")
-        self.data[...] = np.asarray(as_array(other), dtype=self.dtype)
-        return self
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._inplace("__setitem__")
-        self.data[_index_array(index)] = np.asarray(as_array(value), dtype=self.dtype)
 
     # ---- arithmetic -------------------------------------------------------------------------
     def _lift(self, other: Any) -> Any:
@@ -340,7 +426,8 @@ class Tensor:
     def reshape(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return ops.Reshape.apply(self, shape=tuple(int(s) for s in shape))
+        shape = tuple(int(s) for s in shape)
+        return self._view(lambda base: ops.Reshape.apply(base, shape=shape))
 
     view = reshape
 
@@ -349,9 +436,21 @@ class Tensor:
             dims = tuple(dims[0])
         if sorted(d % self.ndim for d in dims) != list(range(self.ndim)):
             raise ValueError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
-        return ops.Permute.apply(self, dims=tuple(d % self.ndim for d in dims))
+        dims = tuple(d % self.ndim for d in dims)
+        return self._view(lambda base: ops.Permute.apply(base, dims=dims))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        """Swap two axes. As in PyTorch, a 0-d tensor counts as having one axis (-1 or 0)."""
+        axes = max(self.ndim, 1)
+        for dim in (dim0, dim1):
+            if not -axes <= dim < axes:
+                raise IndexError(
+                    f"transpose(): dimension {dim} is out of range for a tensor of shape "
+                    f"{self.shape} (expected in [{-axes}, {axes - 1}]); a 1-D tensor has no "
+                    "second axis to swap with (its .T is itself)"
+                )
+        if self.ndim == 0:
+            return self.permute(())
         dims = list(range(self.ndim))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
         return self.permute(dims)
@@ -363,7 +462,37 @@ class Tensor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def __getitem__(self, index: Any) -> Tensor:
-        return ops.GetItem.apply(self, index=_index_array(index))
+        index = _index_array(index)
+        return self._view(lambda base: ops.GetItem.apply(base, index=index))
+
+    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
+        """make(self), remembered as a view when it shares self's memory: an in-place op that
+        rebases the base's history then remakes the view's node from the new history (as PyTorch
+        regenerates a view's grad_fn), so reading the view never uses a stale graph."""
+        out = make(self)
+        if out.data.base is not None and np.may_share_memory(out.data, self.data):
+            if self._base is None:
+                out._base, out._from_base = self, make
+            else:  # a view of a view: remade from the first base, through both ops
+                parent = self._from_base
+                out._base, out._from_base = self._base, lambda base: make(parent(base))
+            views = out._base._views
+            if views is None:
+                views = out._base._views = []
+            views.append(weakref.ref(out))
+            if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
+                views[:] = out._base._live_views()
+        return out
+
+    def _live_views(self) -> list[weakref.ref]:
+        return [ref for ref in self._views or () if ref() is not None]
+
+    def _remake_views(self) -> None:
+        for ref in self._live_views():
+            view = ref()
+            if view is not None:
+                remade = view._from_base(self)
+                view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
 
     # ==== PyTorch spellings and transformer ops (TinyGPT) ====================================
     # Appended as one section: numpy's names above stay; these are the names a learner
@@ -435,7 +564,8 @@ class Tensor:
         if not (0 <= start <= size and 0 <= length <= size - start):
             raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
                              f"size {size} (shape {self.shape})")
-        return ops.Narrow.apply(self, axis=dim, start=int(start), length=int(length))
+        start, length = int(start), int(length)
+        return self._view(lambda base: ops.Narrow.apply(base, axis=dim, start=start, length=length))
 
     def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
         """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
@@ -606,7 +736,7 @@ def ones(*shape: Any, dtype: Any = np.float32, requires_grad: bool = False) -> T
 
 def randn(*shape: Any, rng: Any = None, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
     """Standard normal draws; `rng` is a seed or a numpy Generator, so results repeat."""
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = as_generator(rng, "randn")
     return Tensor(generator.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.learn.figures import show_file
+
 DEFAULT_BLAS_THREADS = 1
 
 _blas_limits: list[Any] = []  # the process-wide cap, kept alive while the process runs
@@ -51,7 +53,8 @@ def cap_blas_threads(threads: int | None = None) -> Any:
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        print("note: BLAS threads are not capped (threadpoolctl is missing: pip install 'minigrad[lessons]')",
+        print("note: BLAS threads are not capped "
+              "(threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
               file=sys.stderr)
         return None
     return threadpool_limits(limits=threads, user_api="blas")
@@ -87,6 +90,8 @@ class LessonSetup:
         """Print a figure's path and, on the next line, what it shows (a drawing rendered elsewhere
         is announced the same way)."""
         print(f"figure: {path}\n  shows: {caption}")
+        if Path(path).is_file():  # in a notebook kernel, show it under the cell (figures are closed)
+            show_file(path)
 
 
 def setup(number: int, minutes: tuple[float, float] | None = None) -> LessonSetup:

@@ -41,6 +41,9 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace, TracebackType
 from typing import Any, TextIO
 
+from minigrad.learn import figures
+from minigrad.learn.extras import extra_problem
+
 LESSON_FILE = re.compile(r"^(\d\d)_(\w+)\.py$")
 CELL_MARKER = re.compile(r"^# %%(.*)$")
 TITLE_LINE = re.compile(r"^# Lesson (\d+): (.+)$")
@@ -497,13 +500,17 @@ def run_lesson(
 def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     """The lesson as an nbformat 4.5 notebook (plain JSON; no nbformat/jupytext needed).
 
-    A setup cell after the title points `__file__` and MINIGRAD_OUT where the runner would
-    and shows each figure the lesson saves, since lessons draw with the headless Agg backend.
+    A setup cell after the title finds the lesson on the machine that runs the notebook (by
+    number, so no path of the machine that wrote it is baked in), sends figures next to the
+    notebook (MINIGRAD_OUT = the kernel's working folder, which Jupyter sets to the
+    notebook's), and shows each image a cell writes there. `out_dir` is unused in the JSON: it
+    is where `write_notebook` puts the file.
     """
     setup = (
-        f"# Added by `minigrad lesson {lesson.number} --notebook`: where figures go, shown inline.\n"
+        f"# Added by `minigrad lesson {lesson.number} --notebook`: finds lesson {lesson.number} on this "
+        "machine; figures go next to this notebook and show inline.\n"
         "from minigrad.learn.lessons import notebook_setup\n"
-        f"__file__ = notebook_setup({str(lesson.path)!r}, {str(Path(out_dir).resolve())!r})"
+        f"__file__ = notebook_setup({lesson.number})"
     )
     cells = [Cell(c.kind, with_learners_paths(c.source, lesson), c.line) if c.kind == "markdown" else c
              for c in lesson.cells()]
@@ -534,18 +541,18 @@ def write_notebook(lesson: Lesson, out_dir: Path | str) -> Path:
     return path
 
 
-def notebook_setup(lesson_path: str, out_dir: str) -> str:
-    """Run in a generated notebook: export MINIGRAD_OUT and, under IPython, display every image
-    a cell writes under it. Returns the lesson path, for `__file__`."""
+def notebook_setup(number: int, out_dir: str | Path = ".") -> str:
+    """Run in a generated notebook: export MINIGRAD_OUT (`out_dir`, default the working folder)
+    and, in a notebook kernel, display every image a cell writes under it that the lesson did
+    not show itself. Returns the path of lesson `number` here, for `__file__`."""
+    lesson_path = str(get_lesson(number).path)
+    out_dir = str(Path(out_dir).resolve())
     os.environ["MINIGRAD_OUT"] = out_dir
-    try:
-        from IPython import get_ipython  # type: ignore[import-not-found]
-        from IPython.display import SVG, Image, display  # type: ignore[import-not-found]
-    except ImportError:
+    if not figures.in_notebook():
         return lesson_path
+    from IPython import get_ipython  # type: ignore[import-not-found]
+
     shell = get_ipython()
-    if shell is None:
-        return lesson_path
     folder = Path(out_dir)
     state = {"before": _snapshot(folder)}
 
@@ -554,10 +561,8 @@ def notebook_setup(lesson_path: str, out_dir: str) -> str:
 
     def show_new_images(*_: Any) -> None:
         for path in _changed_files(folder, state["before"]):
-            if path.suffix == ".svg":
-                display(SVG(filename=str(path)))
-            elif path.suffix in IMAGE_SUFFIXES:
-                display(Image(filename=str(path)))
+            if path.suffix in IMAGE_SUFFIXES and path.resolve() not in figures.SHOWN:
+                figures.show_file(path)  # not shown by the lesson itself (save_figure, show_file)
 
     # Running the setup cell again must not display every figure twice.
     for event, callback in _notebook_hooks:
@@ -770,6 +775,10 @@ def command_lesson(args: argparse.Namespace) -> int:
         path = write_notebook(lesson, out_dir)
         print(f"wrote {_display_path(path)}  (open it with: jupyter lab {_display_path(path)})")
         return 0
+    problem = extra_problem("lessons", f"lesson {lesson.number}")
+    if problem is not None:
+        print(f"minigrad lesson: {problem}", file=sys.stderr)
+        return 1
     pause = not args.no_pause and sys.stdin.isatty()
     if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
         sys.stdout.reconfigure(errors="replace")

@@ -4,8 +4,9 @@ A six-token vocabulary and a width of four. The model reads "cat", adds a small 
 scores every token of the vocabulary, and the loss asks for "cat" again: so the "cat" row is
 read (a lookup) and said (a classifier score) in the same step. Untied, those two gradients land
 in two different tensors; tied (`head.weight = emb.weight`), they meet in one row, and the ledger
-shows how much each path gave. The figures are those of the numpy demo in the seed page
-"Embedding, Unembedding, and Weight Tying" (same seed, shapes and context vector).
+shows how much each path gave. The figures are those of the numpy demo on the concept page we
+teach from, "Embedding, Unembedding, and Weight Tying" (same random seed, shapes and context
+vector).
 """
 
 from __future__ import annotations
@@ -37,29 +38,33 @@ SEED = 7
 
 @dataclass
 class BridgeWeights:
-    """The seed demo's starting point: E (V, d), W_U (d, V), both N(0, 0.2^2)."""
+    """The material's demo's starting point: E (V, d), W_U (d, V), both N(0, 0.2^2)."""
 
     E: np.ndarray
     W_U: np.ndarray
 
 
-def seed_weights(seed: int = SEED) -> BridgeWeights:
-    """Drawn in the seed demo's order: first the embedding table, then the untied classifier."""
+def seed_weights(seed: int = SEED, vocab_size: int = len(VOCAB), width: int = WIDTH) -> BridgeWeights:
+    """Drawn in the material's demo's order: first the embedding table, then the untied classifier.
+
+    The lab draws other sizes the same way; the defaults give the material's demo's (6, 4) tables."""
     rng = np.random.default_rng(seed)
-    E = rng.normal(size=(len(VOCAB), WIDTH)) * 0.2
-    W_U = rng.normal(size=(WIDTH, len(VOCAB))) * 0.2
+    E = rng.normal(size=(vocab_size, width)) * 0.2
+    W_U = rng.normal(size=(width, vocab_size)) * 0.2
     return BridgeWeights(E, W_U)
 
 
-def bridge_loss(E: Tensor, W: Tensor, ids: np.ndarray = SENTENCE) -> Tensor:
-    """Read the token at READ_POSITION, add the context, score the vocabulary, ask for TARGET.
+def bridge_loss(E: Tensor, W: Tensor, ids: np.ndarray = SENTENCE, *, position: int = READ_POSITION,
+                target: int = TARGET, context: np.ndarray = CONTEXT) -> Tensor:
+    """Read the token at `position`, add the context, score the vocabulary, ask for `target`.
 
     E: (V, d) embedding table; W: (V, d) classifier weight (PyTorch's Linear layout, = W_U^T).
-    h = E[ids[:, pos]] + context: (1, d);  logits = h W^T: (1, V);  loss = CE(logits, TARGET).
+    h = E[ids[:, pos]] + context: (1, d);  logits = h W^T: (1, V);  loss = CE(logits, target).
+    The keywords default to the tour's sentence; the lab passes the learner's choices.
     """
-    h = F.embedding(ids[:, READ_POSITION], E) + CONTEXT
+    h = F.embedding(ids[:, position], E) + context
     logits = F.linear(h, W)
-    return F.cross_entropy(logits, np.full(ids.shape[0], TARGET))
+    return F.cross_entropy(logits, np.full(ids.shape[0], target))
 
 
 class Bridge(nn.Module):
@@ -67,8 +72,9 @@ class Bridge(nn.Module):
 
     def __init__(self, weights: BridgeWeights, tied: bool):
         super().__init__()
-        self.emb = nn.Embedding(len(VOCAB), WIDTH, sparse=True, dtype=np.float64)
-        self.head = nn.Linear(WIDTH, len(VOCAB), bias=False, dtype=np.float64)
+        vocab_size, width = weights.E.shape
+        self.emb = nn.Embedding(vocab_size, width, sparse=True, dtype=np.float64)
+        self.head = nn.Linear(width, vocab_size, bias=False, dtype=np.float64)
         self.emb.weight = nn.Parameter(weights.E)
         # W_U is (d, V); Linear keeps (out, in) = (V, d), so the classifier's weight is W_U^T
         self.head.weight = self.emb.weight if tied else nn.Parameter(np.ascontiguousarray(weights.W_U.T))
@@ -141,10 +147,10 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
     say("Step 4. Checks: the gradient of the full loss against central finite differences in")
     say("  float64 (pass when |numerical - analytical| <= 1e-5 + 1e-3 |numerical|):")
     checks_ok = all([_check(r, say) for r in (untied, tied)])
-    say("  The seed demo's numbers, recomputed by minigrad autograd:")
-    say(f"    untied cat lookup grad norm      {_cat_norm(untied, 'emb.weight'):.4f}")
-    say(f"    untied cat classifier grad norm  {_cat_norm(untied, 'head.weight'):.4f}")
-    say(f"    tied cat shared-row grad norm    {_cat_norm(tied, 'emb.weight'):.4f}")
+    say("  The numbers of the material's demo, under its own labels, recomputed by minigrad autograd:")
+    say(f'    "untied cat lookup grad norm"      {_cat_norm(untied, "emb.weight"):.4f}')
+    say(f'    "untied cat classifier grad norm"  {_cat_norm(untied, "head.weight"):.4f}')
+    say(f'    "tied cat shared-row grad norm"    {_cat_norm(tied, "emb.weight"):.4f}')
 
     _pause(interactive, ask, "step 5, the drawings")
     say("")
@@ -155,8 +161,10 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
         rendered &= r.svg is not None
         if r.svg is not None:
             say(f"  {r.svg}  (DOT source: {r.svg.with_suffix('.dot')})")
-    say("  In tied.svg the one parameter node has two incoming edges: the lookup's sparse row")
-    say("  and the classifier's dense table.")
+    if tied.svg is not None:
+        say(f"  In {tied.svg.name} the one parameter node has two incoming edges: the lookup's sparse row")
+        say("  and the classifier's dense table. Each label gives the whole table's norm and row")
+        say(f"  {CAT} ({VOCAB[CAT]})'s, the number the ledger printed.")
     say("")
     if checks_ok and rendered:
         say("All checks passed.")
@@ -251,7 +259,7 @@ def _check(result: ModeResult, say: Callable[[str], None]) -> bool:
 
 def _draw(result: ModeResult, path: Path, say: Callable[[str], None]) -> Path | None:
     """Draw the graph that was just backwarded (the ledger labels its edges) and render it."""
-    graph = draw(result.loss, params=result.model, ledger=result.ledger)
+    graph = draw(result.loss, params=result.model, ledger=result.ledger, row=CAT)  # the ledger's row
     try:
         render(graph, format="svg", path=path)
     except GraphvizNotFoundError as err:

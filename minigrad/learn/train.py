@@ -9,7 +9,8 @@ that predicts at every position (TinyGPT: ids (B, C) -> logits (B, C, V)).
 
 A "token" in the counts below is one predicted position: a batch of B windows trains on B
 tokens, or on B * C with every_position. The progress bar is plain text on stderr: redrawn in
-place on a terminal, a few whole lines otherwise (so a CI log stays readable). No dependency beyond numpy.
+place on a terminal and in a Jupyter notebook, a few whole lines otherwise (so a CI log stays
+readable). No dependency beyond numpy.
 """
 
 from __future__ import annotations
@@ -163,8 +164,9 @@ def _clock(seconds: float) -> str:
 class ProgressBar:
     """`label [#########-----------]  450/1000  loss 4.213  valid 4.502  21.3k tok/s  0:09<0:11`
 
-    On a terminal the line is redrawn in place (at most every `interval` seconds); on anything
-    else (a file, a CI log) a whole line is written at every tenth of the way and at the end.
+    On a terminal or in a notebook the line is redrawn in place (at most every `interval`
+    seconds); on anything else (a file, a CI log) a whole line is written at every tenth of the
+    way and at the end.
     """
 
     def __init__(self, total: int, label: str = "", stream: TextIO | None = None, width: int = 24,
@@ -173,7 +175,11 @@ class ProgressBar:
         self.label, self.width, self.interval, self.enabled = label, width, interval, enabled
         self.stream = sys.stderr if stream is None else stream
         is_tty = getattr(self.stream, "isatty", None)
-        self.in_place = bool(is_tty and is_tty())
+        on_terminal = bool(is_tty and is_tty())
+        self.in_place = on_terminal or _is_notebook_stream(self.stream)
+        # a terminal keeps what was after the cursor unless told to erase it; a notebook's
+        # output area replaces the whole line at a carriage return (and would print the escape)
+        self._erase = "\033[K" if on_terminal else ""
         self.started = time.perf_counter()
         self._last_draw = -np.inf
         self._last_tenth = -1
@@ -197,7 +203,7 @@ class ProgressBar:
         if self.in_place:
             if done < self.total and now - self._last_draw < self.interval:
                 return
-            self.stream.write("\r" + self.line(done, *notes) + "\033[K")
+            self.stream.write("\r" + self.line(done, *notes) + self._erase)
             self._open = True
         else:
             tenth = 10 * done // self.total
@@ -214,6 +220,12 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self._open = False
+
+
+def _is_notebook_stream(stream: TextIO) -> bool:
+    """Whether `stream` is a Jupyter kernel's stdout/stderr (ipykernel's OutStream), whose
+    output area treats a carriage return as a terminal does. Not a tty, so asked by type."""
+    return type(stream).__module__.split(".")[0] == "ipykernel"
 
 
 # ---- the loop ----------------------------------------------------------------------------------

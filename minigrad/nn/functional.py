@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, check_in_range, ops
+from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops
 
 
 def relu(x: Tensor) -> Tensor:
@@ -68,7 +68,7 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     """-log softmax(logits)[target], averaged (or summed) over positions.
 
     logits: (..., C) float; targets: (...) int class ids in [0, C).
-    The gradient with respect to the logits is (p - y) / N for reduction="mean".
+    d loss / d logits is (p - y) / N for reduction="mean".
     """
     if reduction not in ("mean", "sum"):
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
@@ -204,7 +204,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -
         raise ValueError(f"dropout: p must be a probability in [0, 1], got {p!r}")
     if not training or p == 0.0:
         return x
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    g = as_generator(rng, "dropout")
     keep = g.random(x.shape) >= p
     scale = np.asarray(0.0 if p == 1.0 else 1.0 / (1.0 - p), dtype=x.dtype)
     return x * (keep * scale)

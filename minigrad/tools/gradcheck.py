@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, no_grad, to_dense
+from minigrad.engine import Tensor, no_grad, recording, to_dense
 
 
 class GradcheckError(AssertionError):
@@ -57,6 +57,8 @@ class GradcheckReport:
     atol: float
     rtol: float
     inputs: list[InputCheck] = field(default_factory=list)
+    # why some gradients could not be compared: a wrong shape or dtype, or a backward that raised
+    problems: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -67,6 +69,7 @@ class GradcheckReport:
             f"{head} ({self.mode}, central differences in float64, eps={self.eps:g}, "
             f"pass when |num - ana| <= {self.atol:g} + {self.rtol:g} * |num|)"
         ]
+        lines += [f"  FAIL {problem}" for problem in self.problems]
         lines += [c.describe() for c in self.inputs]
         return "\n".join(lines)
 
@@ -126,25 +129,79 @@ def gradcheck(
         with no_grad():
             return float(np.sum(weights * fn(*leaves).data))
 
-    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
-        (out * Tensor(weights)).sum().backward()
-    analytical = {
-        i: np.zeros(leaves[i].shape) if leaves[i].grad is None
-        else np.asarray(to_dense(leaves[i].grad), dtype=np.float64)
-        for i in checked
-    }
-
     names = {i: leaves[i].name or f"input {i}" for i in checked}
+    problems, analytical = _analytical_gradients(out, weights, leaves, checked, names)
     if fast:
-        report = _fast(loss_at, leaves, checked, analytical, names, eps, atol, rtol, directions, rng)
+        report = _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng)
         if not report.ok:
-            report = _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol)
+            report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
             report.mode = "fast check failed; full check"
     else:
-        report = _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol)
+        report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
+    report.problems = problems
+    report.ok = report.ok and not problems
     if raise_exception and not report.ok:
         raise GradcheckError(str(report))
     return report
+
+
+def _analytical_gradients(out: Tensor, weights: np.ndarray, leaves: list[Any], checked: list[int],
+                          names: dict[int, str]) -> tuple[list[str], dict[int, np.ndarray]]:
+    """Backward of L = sum(weights * out): (problems, {input index: dL/dinput as float64}).
+
+    Every gradient a backward sends into a checked input is checked against that input's shape
+    and dtype first; an input with a problem, or every input when the backward raised, is left
+    out of the comparison (comparing a (1, 3) gradient with a (3,) one would broadcast).
+    """
+    problems: list[str] = []
+    flagged: set[int] = set()
+    position = {id(leaves[i]): i for i in checked}
+
+    def check_edge(sender: Any, receiver: Any, grad: Any) -> None:
+        i = position.get(id(getattr(receiver, "variable", None)))
+        if i is None:
+            return
+        problem = _gradient_problem(grad, leaves[i])
+        if problem:
+            slots = [j for j, node in enumerate(sender.next_nodes) if node is receiver]
+            slot = " or ".join(str(j) for j in slots)
+            problems.append(f"{sender.name} returned {problem} for its input {slot} "
+                            f"({names[i]}, shape {leaves[i].shape}, dtype {leaves[i].dtype})")
+            flagged.add(i)
+
+    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
+        try:
+            with recording(check_edge):
+                (out * Tensor(weights)).sum().backward()
+        except Exception as exc:  # a bug in a backward is a failed check, not a crash
+            problems.append(f"backward raised {type(exc).__name__}: {exc}")
+            return problems, {}
+    analytical = {}
+    for i in checked:
+        grad = leaves[i].grad
+        if i in flagged:
+            continue
+        if grad is None:
+            analytical[i] = np.zeros(leaves[i].shape)
+            continue
+        problem = _gradient_problem(grad, leaves[i])
+        if problem:  # reached .grad without passing an edge we saw
+            problems.append(f"{names[i]}.grad is {problem}, but {names[i]} has shape {leaves[i].shape}")
+            continue
+        analytical[i] = np.asarray(to_dense(grad), dtype=np.float64)
+    return problems, analytical
+
+
+def _gradient_problem(grad: Any, x: Tensor) -> str | None:
+    """What is wrong with `grad` as a gradient for x (its shape, a floating dtype), or None."""
+    shape, dtype = getattr(grad, "shape", None), getattr(getattr(grad, "values", grad), "dtype", None)
+    if shape is None or dtype is None:
+        return f"a {type(grad).__name__}, not an array,"
+    if tuple(shape) != x.shape:
+        return f"a gradient of shape {tuple(shape)}"
+    if np.dtype(dtype).kind != "f":
+        return f"a gradient of dtype {dtype} (a gradient must be floating-point)"
+    return None
 
 
 def numerical_gradient(loss_at: Callable[[], float], x: Tensor, eps: float) -> np.ndarray:
@@ -161,9 +218,9 @@ def numerical_gradient(loss_at: Callable[[], float], x: Tensor, eps: float) -> n
     return grad
 
 
-def _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol) -> GradcheckReport:
+def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckReport:
     report = GradcheckReport(ok=True, mode="full", eps=eps, atol=atol, rtol=rtol)
-    for i in checked:
+    for i in analytical:
         numerical = numerical_gradient(loss_at, leaves[i], eps)
         ana = analytical[i]
         error = np.abs(numerical - ana)
@@ -183,10 +240,10 @@ def _full(loss_at, leaves, checked, analytical, names, eps, atol, rtol) -> Gradc
     return report
 
 
-def _fast(loss_at, leaves, checked, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:
+def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:
     mode = f"fast, {directions} random directions"
     report = GradcheckReport(ok=True, mode=mode, eps=eps, atol=atol, rtol=rtol)
-    for i in checked:
+    for i in analytical:
         x = leaves[i]
         worst = (0.0, 0.0, 0.0, 0.0)  # error, rel, numerical, analytical
         ok = True

@@ -9,11 +9,19 @@ with the sending node (e.g. the `EmbeddingBackward` of a lookup or the `LinearBa
 a classifier). The ledger keeps each contribution under a *path* named after that node, so
 for a tied table it can say, row by row, how much came through the lookup, how much through
 the classifier, and what they add up to: the "vocabulary bridge audit".
+
+Path names: given a Module, a path is named by the module it comes from, the one that owns the
+parameter and runs that op: `lookup emb (EmbeddingBackward)`, `up (LinearBackward)`. The word
+"classifier" is kept for the output map, a Linear that scores every row of a vocabulary (its
+out_features is the row count of an Embedding in the model): `classifier head (LinearBackward)`.
+A hidden Linear is not a classifier; without a Module, the ledger cannot tell them apart, so a
+Linear path is then named by its node alone.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +39,12 @@ from minigrad.engine import (
     check_in_range,
     recording,
 )
+from minigrad.nn.layers import Embedding, Linear
 
-# What each op is, seen from a vocabulary table: reading a row, or scoring every row.
-DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup", "Linear": "classifier"}
+# What an op is, seen from a vocabulary table: reading a row. Scoring every row is the role of
+# the output map only (OUTPUT_MAP_ROLE), which the ledger finds from the model's modules.
+DEFAULT_ROLES: dict[str, str] = {"Embedding": "lookup"}
+OUTPUT_MAP_ROLE = "classifier"
 
 EARLIER_GRAD = "earlier .grad"  # the path name of a .grad that existed before recording began
 
@@ -104,12 +115,30 @@ def sum_grads(grads: Sequence[Any]) -> Any:
     return functools.reduce(add_grads, grads)
 
 
-def path_name(sender: Node, roles: Mapping[str, str], ordinal: int = 1) -> str:
-    """'lookup (EmbeddingBackward)': the op's role, then its backward node; 'lookup #2 (...)' for
-    the second node of that kind."""
-    role = roles.get(sender.function.__name__) if isinstance(sender, FunctionNode) else None
+def path_name(sender: Node, role: str | None = None, module: str | None = None, ordinal: int = 1) -> str:
+    """'classifier head (LinearBackward)': the op's role and module when known, then its backward
+    node; 'lookup #2 (...)' for the second node of that kind."""
+    words = " ".join(w for w in (role, module) if w)
     number = f" #{ordinal}" if ordinal > 1 else ""
-    return f"{role}{number} ({sender.name})" if role else f"{sender.name}{number}"
+    return f"{words}{number} ({sender.name})" if words else f"{sender.name}{number}"
+
+
+def module_owners(names: Any) -> dict[int, list[tuple[str, Any]]]:
+    """id(parameter) -> (module path, module) of every module that holds it; {} without a Module."""
+    if not hasattr(names, "named_modules"):
+        return {}
+    owners: dict[int, list[tuple[str, Any]]] = {}
+    for path, module in names.named_modules():
+        for param in module._parameters.values():
+            owners.setdefault(id(param), []).append((path, module))
+    return owners
+
+
+def vocabulary_sizes(names: Any) -> set[int]:
+    """The row counts of the model's embedding tables: what an output map scores."""
+    if not hasattr(names, "named_modules"):
+        return set()
+    return {module.num_embeddings for _, module in names.named_modules() if isinstance(module, Embedding)}
 
 
 def _copy(grad: Any) -> Any:
@@ -228,6 +257,28 @@ class LedgerTable:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        """The same table for a notebook: a header row of paths, their layouts, a row per row."""
+        heads = ["row", *self.paths, "total"]
+        body = [["layout", *self.layouts, ""]] + [
+            [label] + [f"{v:.4f}" if held else "-" for v, held in zip(norms, stored)] + [f"{total:.4f}"]
+            for label, norms, stored, total in zip(self.row_labels, self.norms, self.stored, self.totals)
+        ]
+        caption = f"gradient ledger for {self.label} (norm of each row, by path)"
+        note = f"<p><em>note:</em> {html.escape(self.note)}</p>" if self.note else ""
+        return html_table(caption, heads, body) + note
+
+
+def html_table(caption: str, heads: list[str], body: list[list[str]]) -> str:
+    """A plain HTML table: numbers right-aligned, the first column left-aligned; text escaped."""
+    def row(cells: list[str], tag: str) -> str:
+        return "<tr>" + "".join(
+            f'<{tag} style="text-align:{"left" if k == 0 else "right"}">{html.escape(c)}</{tag}>'
+            for k, c in enumerate(cells)) + "</tr>"
+
+    return (f"<table><caption>{html.escape(caption)}</caption><thead>{row(heads, 'th')}</thead>"
+            f"<tbody>{''.join(row(cells, 'td') for cells in body)}</tbody></table>")
+
 
 # ---------------------------------------------------------------------------------------------
 # The ledger
@@ -236,14 +287,19 @@ class LedgerTable:
 class Ledger:
     """Records, while active, every gradient that reaches a leaf, keyed by the node that sent it.
 
-    names: a Module or {name: tensor} dict, to label parameters ('emb.weight = head.weight').
-    roles: forward op name -> role word for path names; default {'Embedding': 'lookup',
-           'Linear': 'classifier'}. An op without a role is named by its backward node alone.
+    names: a Module or {name: tensor} dict, to label parameters ('emb.weight = head.weight');
+           a Module also names each path by the module it comes from (see the module docstring)
+    roles: forward op name -> role word for path names, for every op of that kind; default
+           {'Embedding': 'lookup'}, plus 'classifier' for the output map. With roles given
+           (e.g. {}), no output map is singled out.
     """
 
     def __init__(self, names: Any = None, roles: Mapping[str, str] | None = None):
         self.names = param_names(names)
         self.roles = dict(DEFAULT_ROLES if roles is None else roles)
+        self.find_output_map = roles is None
+        self.owners = module_owners(names)
+        self.vocabulary = vocabulary_sizes(names)
         self._records: dict[int, ParamRecord] = {}
         self._path_of: dict[tuple[int, int], str] = {}  # (id(param), id(sender)) -> path name
         self._recording: Any = None
@@ -276,11 +332,24 @@ class Ledger:
         key = (id(param), id(sender))
         if key not in self._path_of:
             taken = {name for (pid, _), name in self._path_of.items() if pid == id(param)}
+            role, module = self._role_and_module(param, sender)
             k = 1
-            while (name := path_name(sender, self.roles, k)) in taken:
+            while (name := path_name(sender, role, module, k)) in taken:
                 k += 1
             self._path_of[key] = name  # the sender stays alive in its Contribution: ids stay unique
         return self._path_of[key]
+
+    def _role_and_module(self, param: Tensor, sender: Node) -> tuple[str | None, str | None]:
+        """The role word and the module path (module paths joined by ' = ' when shared) for what
+        `sender` sent into `param`; None for what is not known."""
+        op = sender.function.__name__ if isinstance(sender, FunctionNode) else None
+        owners = [(path, m) for path, m in self.owners.get(id(param), []) if type(m).__name__ == op]
+        module = " = ".join(path for path, _ in owners) or None
+        role = self.roles.get(op) if op else None
+        if role is None and self.find_output_map and any(
+                isinstance(m, Linear) and m.out_features in self.vocabulary for _, m in owners):
+            role = OUTPUT_MAP_ROLE
+        return role, module
 
     # ---- reading -----------------------------------------------------------------------------
     def __contains__(self, param: Tensor) -> bool:
@@ -354,6 +423,13 @@ class Ledger:
         return LedgerTable(record.label, paths, [describe_layout(grads[p]) for p in paths], rows,
                            row_labels, norms.reshape(shape2), stored.reshape(shape2), totals,
                            record.densified())
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the summary as a table: per parameter and path, layout and norm."""
+        body = [[r.label, p, describe_layout(g), f"{grad_norm(g):.4f}"]
+                for r in self._records.values() for p, g in r.path_grads().items()]
+        return html_table(f"gradient ledger: {len(self._records)} parameters received gradient",
+                          ["parameter", "path", "layout", "norm (whole table)"], body)
 
     def summary(self) -> str:
         """One line per parameter: each path with its layout and norm, and the total's layout."""

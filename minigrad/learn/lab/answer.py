@@ -1,0 +1,163 @@
+"""Page 3, check an answer: the learner types the gradient of one row (or pastes the whole table)
+for the audit's model and gets the verdict and diagnosis `minigrad check` would give.
+
+The reference is minigrad's backward confirmed by central differences, and the diagnosis is the
+lesson checks' own (`lessons/checks/_common.py`): the whole answer flipped or scaled, a listed
+typical mistake, or row by row which path is missing, which sign or which factor is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine import Tensor, no_grad, to_dense
+from minigrad.learn import lessons, tour
+from minigrad.learn.lab import audit
+from minigrad.learn.lab import params as P
+from minigrad.nn import functional as F
+
+TABLES = ("emb.weight", "head.weight")
+WHOLE_TABLE = "(whole table)"
+
+
+@lru_cache(maxsize=1)
+def checks_common() -> ModuleType:
+    """The lesson checks' shared diagnosis code, loaded as `minigrad check` loads it."""
+    return lessons.load_module(lessons.lessons_root() / "checks" / "_common.py", "minigrad_lab_checks_common")
+
+
+def read_question(body: Mapping[str, Any]) -> tuple[audit.AuditSetup, str, int | None]:
+    """The audit's controls, plus which table and which row (None: the whole table)."""
+    setup = audit.read_setup(body)
+    table = P.choice(body, "table", TABLES, "emb.weight")
+    if setup.tied and table != "emb.weight":
+        raise P.BadRequest("table: tied, emb.weight and head.weight are one table; ask for emb.weight")
+    row_word = body.get("row", setup.vocab[setup.target])
+    if row_word == WHOLE_TABLE:
+        return setup, table, None
+    if row_word not in setup.vocab:
+        raise P.BadRequest(f"row: {row_word!r} is neither a token of the vocabulary nor {WHOLE_TABLE!r}")
+    return setup, table, setup.vocab.index(row_word)
+
+
+def _what(setup: audit.AuditSetup, table: str, row: int | None) -> str:
+    name = "emb.weight = head.weight" if setup.tied else table
+    return f"dL/d{name}" + ("" if row is None else f"[{row}] ({setup.vocab[row]})")
+
+
+def forward_numbers(setup: audit.AuditSetup) -> dict[str, Any]:
+    """What the learner may use: the tables, h = E[token] + context, p = softmax(h W^T), y."""
+    run = audit.run_audit(setup)
+    E, W = run.model.emb.weight.data, run.model.head.weight.data
+    with no_grad():
+        h = E[setup.token] + setup.context
+        p = F.softmax(Tensor(h[None] @ W.T), axis=-1).data[0]
+    y = np.eye(len(setup.vocab))[setup.target]
+    return {"E": E, "W": W, "h": h, "p": p, "y": y, "loss": float(run.loss.item()), "run": run}
+
+
+def question(body: Mapping[str, Any]) -> dict[str, Any]:
+    setup, table, row = read_question(body)
+    n = forward_numbers(setup)
+    shape = [setup.width] if row is not None else [len(setup.vocab), setup.width]
+    return {"what": _what(setup, table, row), "shape": shape, "vocab": list(setup.vocab),
+            "token": setup.vocab[setup.token], "target": setup.vocab[setup.target], "mode": setup.mode,
+            "E": n["E"].tolist(), "W": n["W"].tolist(), "h": n["h"].tolist(), "p": n["p"].tolist(),
+            "loss": n["loss"], "context": setup.context.tolist()}
+
+
+def expected_and_parts(setup: audit.AuditSetup, table: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The reference gradient of `table` (minigrad, confirmed by finite differences) and what each
+    path sent into it (from the gradient ledger), both (V, d)."""
+    common = checks_common()
+    weights = tour.seed_weights(setup.seed, len(setup.vocab), setup.width)
+    E, W = weights.E, np.ascontiguousarray(weights.W_U.T)
+
+    def loss(*tables: Any) -> Any:
+        return audit.loss_of(setup, *tables)
+
+    if setup.tied:
+        expected = common.reference_gradient(lambda e: loss(e, e), [E])
+    elif table == "emb.weight":
+        expected = common.reference_gradient(lambda e, w: loss(e, w), [E, W], wrt=0)
+    else:
+        expected = common.reference_gradient(lambda e, w: loss(e, w), [E, W], wrt=1)
+    run = audit.run_audit(setup)
+    param = run.model.emb.weight if table == "emb.weight" else run.model.head.weight
+    parts = {path.split(" ")[0]: to_dense(g) for path, g in run.ledger.path_grads(param).items()}
+    return expected, parts
+
+
+def typical_mistakes(setup: audit.AuditSetup, table: str, parts: dict[str, np.ndarray],
+                     n: dict[str, Any]) -> list[tuple[np.ndarray, str]]:
+    """(the table a typical mistake gives, its diagnosis), for the whole (V, d) table."""
+    h, p, y, W = n["h"], n["p"], n["y"], n["W"]
+    target, token = setup.vocab[setup.target], setup.vocab[setup.token]
+    no_y = {"classifier": np.outer(p, h), "lookup": np.zeros_like(n["E"])}
+    no_y["lookup"][setup.token] = p @ W
+    lookup, classifier = parts.get("lookup"), parts.get("classifier")
+    mistakes = []
+    if setup.tied:
+        mistakes += [
+            (classifier, f"you have only the classifier path: the row of {token!r} is also read by the "
+                         "lookup, which adds W^T (p - y) to it"),
+            (lookup, "you have only the lookup path: in a tied table every row is also a classifier row, "
+                     "which gets (p_v - y_v) h"),
+            (lookup - classifier, "the classifier part has the wrong sign: it is (p - y) h, not (y - p) h"),
+            (no_y["classifier"] + lookup, f"the classifier part is p_v h: you forgot the target's -1 "
+                                          f"(the y in p - y); {target!r} is the target"),
+            (classifier + no_y["lookup"], "the lookup part is W^T p: you forgot the target's -1 (p - y)"),
+        ]
+    elif table == "head.weight":
+        mistakes += [
+            (no_y["classifier"], f"you forgot the target's -1: the gradient is (p_v - y_v) h and "
+                                 f"{target!r} is the target"),
+            (np.outer(p - y, n["E"][setup.token]), "you used the row read, E[token], where the classifier "
+                                                    "sees h = E[token] + context"),
+        ]
+    else:
+        mistakes += [
+            (no_y["lookup"], "you forgot the target's -1: the row read gets W^T (p - y)"),
+        ]
+    return [(m, d) for m, d in mistakes if m is not None]
+
+
+def check(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdict on body['answer'] (numbers as text or a list): pass, or the diagnosis."""
+    setup, table, row = read_question(body)
+    if "answer" not in body:
+        raise P.BadRequest("answer: type the gradient (numbers separated by commas or spaces)")
+    got = P.parse_array(body["answer"], "answer")
+    common = checks_common()
+    expected, parts = expected_and_parts(setup, table)
+    n = forward_numbers(setup)
+    mistakes = typical_mistakes(setup, table, parts, n)
+    what = _what(setup, table, row)
+    if row is None:  # the whole table: the checks' row-by-row report, each row's paths named
+        labels = list(setup.vocab)
+        path_parts = {r: [(f"the {k} path", v[r]) for k, v in parts.items()] for r in range(len(labels))}
+        options = dict(by_rows=True, parts=path_parts, kind="path", labels=labels)
+    else:
+        got = got.reshape(-1) if got.ndim == 2 and 1 in got.shape else got
+        expected = expected[row]
+        mistakes = [(m[row], diagnosis) for m, diagnosis in mistakes]
+        if len(parts) == 2:  # a tied row read and scored: leaving out either path is the classic slip
+            (a, a_grad), (b, b_grad) = parts.items()
+            mistakes = [(a_grad[row], f"you have only the {a} path; the {b} path also sends to this row"),
+                        (b_grad[row], f"you have only the {b} path; the {a} path also sends to this row"),
+                        *mistakes]
+        options = dict(by_rows=False)
+    if got.shape != expected.shape:
+        raise P.BadRequest(f"answer: {what} has shape {expected.shape}: type {expected.size} numbers, "
+                           f"got {got.size} (shape {got.shape})", status=422)
+    try:
+        common.assert_matches(got, expected, what, mistakes, **options)
+    except AssertionError as verdict:
+        return {"verdict": "fail", "diagnosis": str(verdict), "what": what}
+    return {"verdict": "pass", "diagnosis": f"{what}: right (it matches minigrad's backward, which "
+                                            "matches central differences)", "what": what}

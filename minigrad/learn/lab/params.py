@@ -1,0 +1,121 @@
+"""Reading the browser's parameters: every value is checked here, on the server.
+
+A page function receives a plain dict (the JSON body of a request) and reads it with these
+helpers. Anything out of bounds raises `BadRequest`, whose message names the field and what was
+expected; the server answers it with a 4xx and the page shows the message. Nothing a browser
+sends is ever evaluated: numbers are parsed with `float`/`int`, choices are looked up in a tuple.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+
+class BadRequest(ValueError):
+    """A parameter the lab cannot use; `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def as_mapping(body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise BadRequest(f"the request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def integer(body: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    """body[name] as an int in [low, high] (a whole number, or a string of one)."""
+    value = body.get(name, default)
+    if isinstance(value, bool):
+        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}") from None
+    if not math.isfinite(number) or number != int(number):
+        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}")
+    if not low <= number <= high:
+        raise BadRequest(f"{name}: {int(number)} is out of range; expected {low} to {high}")
+    return int(number)
+
+
+def number(body: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
+    """body[name] as a finite float in [low, high]."""
+    value = body.get(name, default)
+    try:
+        x = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x):
+        raise BadRequest(f"{name}: expected a number from {low:g} to {high:g}, got {value!r}")
+    if not low <= x <= high:
+        raise BadRequest(f"{name}: {x:g} is out of range; expected {low:g} to {high:g}")
+    return x
+
+
+def choice(body: Mapping[str, Any], name: str, options: Sequence[str], default: str | None = None) -> str:
+    """body[name], which must be one of `options`."""
+    value = body.get(name, default)
+    if value not in options:
+        raise BadRequest(f"{name}: expected one of {', '.join(options)}, got {value!r}")
+    return str(value)
+
+
+def flag(body: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name, default)
+    if not isinstance(value, bool):
+        raise BadRequest(f"{name}: expected true or false, got {value!r}")
+    return value
+
+
+def vector(body: Mapping[str, Any], name: str, length: int, default: np.ndarray, bound: float) -> np.ndarray:
+    """body[name] as `length` finite numbers with |x| <= bound: a list, or text such as
+    '0.05, -0.03' or '[0.05 -0.03]'. Missing or empty: `default`."""
+    value = body.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return np.array(default, dtype=np.float64)
+    array = parse_array(value, name)
+    if array.ndim != 1 or array.size != length:
+        raise BadRequest(f"{name}: expected {length} numbers, got {array.size} "
+                         f"(shape {array.shape})")
+    if np.abs(array).max(initial=0.0) > bound:
+        raise BadRequest(f"{name}: every number must be between -{bound:g} and {bound:g}")
+    return array
+
+
+MAX_ARRAY = 4096  # numbers one request may send
+
+
+def parse_array(value: Any, name: str) -> np.ndarray:
+    """A list of numbers (nested one level at most), or text of numbers separated by commas,
+    spaces or newlines, optionally in brackets, as a float64 array. Never evaluated."""
+    if isinstance(value, str):
+        if len(value) > 20 * MAX_ARRAY:
+            raise BadRequest(f"{name}: the text is too long (at most {MAX_ARRAY} numbers)")
+        rows = [r for r in value.replace("[", " ").replace("]", "\n").split("\n") if r.strip(" ,;")]
+        try:
+            parsed = [[float(t) for t in r.replace(",", " ").replace(";", " ").split()] for r in rows]
+        except ValueError as err:
+            raise BadRequest(f"{name}: could not read the numbers ({err}); write numbers separated "
+                             "by commas or spaces, e.g. 0.1, -0.2, 0.3") from None
+        value = parsed[0] if len(parsed) == 1 else parsed
+    if not isinstance(value, list):
+        raise BadRequest(f"{name}: expected a list of numbers, got {type(value).__name__}")
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{name}: expected numbers in rows of equal length") from None
+    if array.size > MAX_ARRAY or array.ndim > 2:
+        raise BadRequest(f"{name}: at most {MAX_ARRAY} numbers in at most 2 dimensions, got shape "
+                         f"{array.shape}")
+    if array.size == 0:
+        raise BadRequest(f"{name}: no numbers given")
+    if not np.all(np.isfinite(array)):
+        raise BadRequest(f"{name}: NaN and infinity are not allowed")
+    return array

@@ -1,0 +1,233 @@
+"""Page 2, steps over time: a tied and an untied TinyLM trained side by side on one stream.
+
+The learner picks the stream (Zipf-distributed ids, or the lessons' corpus), the optimizer
+(SGD, Adam, AdamW), dense or lazy updates and the weight-decay mode, and watches two rows of the
+embedding table: a frequent one and a rare one. A run lives on the server (`RunBook`) and is
+advanced a chunk of steps per request, so the page's plots grow while the steps run.
+
+Per step and per model, for each watched row: its norm and how far it moved; when the rare
+token is read again after a silence of k steps, the length of that step. At the end of each
+chunk: per row, how many steps changed it and how often its token was read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine import RowSparse
+from minigrad.learn.data import Vocabulary, default_corpus, tokenize
+from minigrad.learn.lab import params as P
+from minigrad.models.tinylm import TinyLM
+from minigrad.optim import DECAY_MODES, SGD, Adam, AdamW
+
+STREAMS = ("zipf", "corpus")
+OPTIMIZERS = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
+MAX_VOCAB, MAX_WIDTH, MAX_BATCH, MAX_STEPS, MAX_CHUNK = 2000, 64, 256, 5000, 200
+DEFAULT_LR = {"sgd": 0.5, "adam": 0.01, "adamw": 0.01}
+
+
+@lru_cache(maxsize=1)
+def corpus_tokens() -> tuple[str, ...]:
+    return tuple(tokenize(default_corpus()))
+
+
+@dataclass(frozen=True)
+class StepsSetup:
+    stream: str
+    vocab_size: int
+    zipf: float
+    width: int
+    batch: int
+    optimizer: str
+    lr: float
+    weight_decay: float
+    lazy: bool
+    decay: str
+    steps: int
+    chunk: int
+    seed: int
+    frequent: int
+    rare: int  # -1: pick one (a row that occurs, but rarely)
+
+
+def read_setup(body: Mapping[str, Any]) -> StepsSetup:
+    body = P.as_mapping(body)
+    optimizer = P.choice(body, "optimizer", tuple(OPTIMIZERS), "adamw")
+    vocab_size = P.integer(body, "vocab_size", 200, 4, MAX_VOCAB)
+    return StepsSetup(
+        stream=P.choice(body, "stream", STREAMS, "zipf"),
+        vocab_size=vocab_size,
+        zipf=P.number(body, "zipf", 1.1, 0.0, 3.0),
+        width=P.integer(body, "width", 16, 1, MAX_WIDTH),
+        batch=P.integer(body, "batch", 16, 1, MAX_BATCH),
+        optimizer=optimizer,
+        lr=P.number(body, "lr", DEFAULT_LR[optimizer], 1e-6, 10.0),
+        weight_decay=P.number(body, "weight_decay", 0.1 if optimizer == "adamw" else 0.0, 0.0, 10.0),
+        lazy=P.flag(body, "lazy", False),
+        decay=P.choice(body, "decay", DECAY_MODES, "dense"),
+        steps=P.integer(body, "steps", 300, 1, MAX_STEPS),
+        chunk=P.integer(body, "chunk", 10, 1, MAX_CHUNK),
+        seed=P.integer(body, "seed", 0, 0, 2**31 - 1),
+        frequent=P.integer(body, "frequent", 1 if body.get("stream") == "corpus" else 0, 0, vocab_size - 1),
+        rare=P.integer(body, "rare", -1, -1, vocab_size - 1),
+    )
+
+
+def token_stream(setup: StepsSetup) -> tuple[np.ndarray, list[str]]:
+    """(steps * batch + 1,) token ids and the word of each id (ids ranked by frequency)."""
+    n = setup.steps * setup.batch + 1
+    if setup.stream == "zipf":
+        rng = np.random.default_rng(setup.seed)
+        p = 1.0 / np.arange(1, setup.vocab_size + 1) ** setup.zipf
+        return rng.choice(setup.vocab_size, size=n, p=p / p.sum()), [f"#{i}" for i in range(setup.vocab_size)]
+    tokens = corpus_tokens()
+    vocab = Vocabulary.build(list(tokens), max_size=setup.vocab_size)
+    ids = vocab.encode(list(tokens))
+    start = np.random.default_rng(setup.seed).integers(0, max(1, ids.size - n))
+    return np.resize(ids[start:start + n], n), vocab.words  # np.resize repeats a short corpus
+
+
+@dataclass
+class Watched:
+    """One model and what we measure on it."""
+
+    model: TinyLM
+    optimizer: Any
+    previous: np.ndarray  # the table before the current step
+    updates: np.ndarray  # (V,) steps that changed each row
+
+
+@dataclass
+class StepsRun:
+    id: str
+    setup: StepsSetup
+    ids: np.ndarray
+    words: list[str]
+    rare: int
+    models: dict[str, Watched]
+    step: int = 0
+    occurrences: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    last_seen: int = 0  # the step at which the rare token last occurred
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def new_run(setup: StepsSetup, run_id: str = "r0") -> StepsRun:
+    ids, words = token_stream(setup)
+    counts = np.bincount(ids[:-1], minlength=setup.vocab_size)  # the ids read
+    rare = setup.rare if setup.rare >= 0 else pick_rare(counts, setup.frequent, setup.steps)
+    models = {}
+    for mode in ("tied", "untied"):
+        model = TinyLM(setup.vocab_size, setup.width, hidden=2 * setup.width, tied=mode == "tied",
+                       dtype=np.float64, rng=setup.seed)
+        options = dict(lr=setup.lr, weight_decay=setup.weight_decay, lazy=setup.lazy, decay=setup.decay)
+        try:
+            optimizer = OPTIMIZERS[setup.optimizer](model.parameters(), **options)
+        except (TypeError, ValueError) as err:  # the optimizer's own message says what to change
+            raise P.BadRequest(f"optimizer: {err}") from None
+        models[mode] = Watched(model, optimizer, model.emb.weight.data.copy(),
+                               np.zeros(setup.vocab_size, dtype=np.int64))
+    return StepsRun(run_id, setup, ids, list(words), rare, models,
+                    occurrences=np.zeros(setup.vocab_size, dtype=np.int64))
+
+
+def pick_rare(counts: np.ndarray, frequent: int, steps: int) -> int:
+    """A row whose token is read about once every 15 steps (at least 3 times): rare enough for
+    long silences, frequent enough to come back several times in the run."""
+    candidates = np.flatnonzero(counts > 0)
+    candidates = candidates[candidates != frequent]
+    if candidates.size == 0:
+        return 0 if frequent != 0 else 1
+    wanted = max(3.0, steps / 15)
+    return int(candidates[np.argmin(np.abs(counts[candidates] - wanted))])
+
+
+def advance(run: StepsRun) -> dict[str, Any]:
+    """Run the next chunk of steps on both models; the points measured on the way."""
+    s = run.setup
+    end = min(s.steps, run.step + s.chunk)
+    points: dict[str, list[dict[str, Any]]] = {mode: [] for mode in run.models}
+    returns: dict[str, list[dict[str, Any]]] = {mode: [] for mode in run.models}
+    losses: dict[str, list[float]] = {mode: [] for mode in run.models}
+    for t in range(run.step, end):
+        window = run.ids[t * s.batch: (t + 1) * s.batch + 1]
+        inputs, targets = window[:-1, None], window[1:]
+        rare_present = bool(np.any(inputs == run.rare))  # read: the lookup sends its row a gradient
+        silence = t - run.last_seen
+        np.add.at(run.occurrences, inputs[:, 0], 1)
+        for mode, w in run.models.items():
+            w.optimizer.zero_grad()
+            loss = w.model.loss(inputs, targets)
+            loss.backward()
+            w.optimizer.step()
+            table = w.model.emb.weight.data
+            moved = np.linalg.norm(table - w.previous, axis=1)
+            w.updates += moved > 0
+            point = {"step": t + 1}
+            for name, row in (("frequent", s.frequent), ("rare", run.rare)):
+                point[name] = {"norm": float(np.linalg.norm(table[row])), "moved": float(moved[row])}
+            point["rare_present"] = rare_present
+            points[mode].append(point)
+            losses[mode].append(float(loss.item()))
+            if rare_present and t > 0:
+                returns[mode].append({"step": t + 1, "silence": silence, "moved": float(moved[run.rare]),
+                                      "frequent_moved": float(moved[s.frequent])})
+            w.previous[...] = table
+        if rare_present:
+            run.last_seen = t + 1
+    run.step = end
+    return {"run": run.id, "step": run.step, "steps": s.steps, "done": run.step >= s.steps,
+            "points": points, "returns": returns, "losses": losses,
+            "updates": {mode: w.updates.tolist() for mode, w in run.models.items()},
+            "occurrences": run.occurrences.tolist(),
+            "grad_layout": {mode: _layout(w) for mode, w in run.models.items()}}
+
+
+def _layout(w: Watched) -> str:
+    grad = w.model.emb.weight.grad
+    return "none" if grad is None else ("sparse" if isinstance(grad, RowSparse) else "dense")
+
+
+class RunBook:
+    """The step runs in progress (the newest `capacity` kept; each advanced under its own lock)."""
+
+    def __init__(self, capacity: int = 8):
+        self.capacity = capacity
+        self._runs: OrderedDict[str, StepsRun] = OrderedDict()
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def start(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        setup = read_setup(body)
+        run = new_run(setup)
+        with self._lock:
+            run.id = f"r{next(self._ids)}"
+            self._runs[run.id] = run
+            while len(self._runs) > self.capacity:
+                self._runs.popitem(last=False)
+        words = {"frequent": run.words[setup.frequent], "rare": run.words[run.rare]}
+        return {"run": run.id, "steps": setup.steps, "chunk": setup.chunk, "frequent": setup.frequent,
+                "rare": run.rare, "words": words,
+                "vocab_size": setup.vocab_size, "optimizer": setup.optimizer, "lazy": setup.lazy,
+                "decay": setup.decay, "lr": setup.lr, "weight_decay": setup.weight_decay}
+
+    def advance(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        body = P.as_mapping(body)
+        key = body.get("run")
+        with self._lock:
+            run = self._runs.get(key) if isinstance(key, str) else None
+        if run is None:
+            raise P.BadRequest(f"run: no step run {key!r} (start one first; the server keeps the "
+                               f"newest {self.capacity})", status=404)
+        with run.lock:
+            if run.step >= run.setup.steps:
+                raise P.BadRequest(f"run: {key} has finished its {run.setup.steps} steps; start a new one",
+                                   status=409)
+            return advance(run)

@@ -1,0 +1,199 @@
+"""Lessons in a notebook: figures show inline on both routes (a generated notebook and jupytext),
+once each; a generated notebook carries no path of the machine that wrote it.
+
+The display calls are tested with a stand-in kernel (no IPython needed); where nbclient and
+ipykernel are installed (the dev extra), real notebooks are executed in a real kernel.
+"""
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from minigrad.learn import figures
+from minigrad.learn import lessons as runner
+
+LESSON = '''\
+# %% [markdown]
+# # Lesson 5: Figures
+#
+# A lesson that draws, for the notebook tests.
+
+# %%
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import minigrad as mg
+from minigrad.learn.figures import save_figure, show_file
+from minigrad.learn.train import ProgressBar
+
+OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-05"
+OUT.mkdir(parents=True, exist_ok=True)
+
+# %% [markdown]
+# What will the line look like?
+
+# %%
+fig, ax = plt.subplots(figsize=(2, 2))
+ax.plot([0, 1], [0, 1])
+save_figure(fig, OUT / "line.png", dpi=50)
+x = mg.tensor([1.0, 2.0], requires_grad=True, name="x")
+loss = (x * x).sum()
+loss.backward()
+mg.tools.viz.render(mg.draw(loss), path=OUT / "graph.svg")
+show_file(OUT / "graph.svg")
+(OUT / "other.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")  # written, not shown
+bar = ProgressBar(3, "steps", interval=0.0)
+for done in (1, 2, 3):
+    bar.update(done)
+bar.close()
+# gradcheck is mentioned here; then run `minigrad check 5`
+'''
+
+
+@pytest.fixture
+def figure_lesson(tmp_path, monkeypatch):
+    root = tmp_path / "lessons"
+    for folder in ("", "exercises", "solutions", "checks"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "05_figures.py").write_text(LESSON)
+    monkeypatch.setenv("MINIGRAD_LESSONS", str(root))
+    monkeypatch.delenv("MINIGRAD_OUT", raising=False)
+    return runner.get_lesson(5)
+
+
+class FakeKernel:
+    """Enough of IPython for figures.in_notebook() and the display calls: records what is shown."""
+
+    def __init__(self, monkeypatch):
+        self.shown: list[tuple[str, str]] = []
+        self.events = types.SimpleNamespace(register=lambda *a: None, unregister=lambda *a: None)
+        self.kernel = object()
+        ipython = types.ModuleType("IPython")
+        ipython.get_ipython = lambda: self
+        display = types.ModuleType("IPython.display")
+        display.SVG = lambda filename: ("svg", Path(filename).name)
+        display.Image = lambda filename: ("image", Path(filename).name)
+        display.display = self.shown.append
+        monkeypatch.setitem(sys.modules, "IPython", ipython)
+        monkeypatch.setitem(sys.modules, "IPython.display", display)
+        monkeypatch.setattr(figures, "SHOWN", set())
+
+
+def test_outside_a_notebook_save_figure_writes_and_closes_and_shows_nothing(tmp_path, monkeypatch):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    monkeypatch.setattr(figures, "SHOWN", set())
+    assert not figures.in_notebook()
+    fig, _ = plt.subplots()
+    path = figures.save_figure(fig, tmp_path / "sub" / "f.png", dpi=20)
+    assert path.read_bytes().startswith(b"\x89PNG")
+    assert not plt.fignum_exists(fig.number) and figures.SHOWN == set()
+
+
+def test_in_a_notebook_kernel_each_saved_figure_is_displayed_from_its_file(tmp_path, monkeypatch):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    kernel = FakeKernel(monkeypatch)
+    assert figures.in_notebook()
+    fig, _ = plt.subplots()
+    figures.save_figure(fig, tmp_path / "a.png", dpi=20)
+    (tmp_path / "g.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    figures.show_file(tmp_path / "g.svg")
+    assert kernel.shown == [("image", "a.png"), ("svg", "g.svg")]
+    assert figures.SHOWN == {(tmp_path / "a.png").resolve(), (tmp_path / "g.svg").resolve()}
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_a_terminal_ipython_is_not_a_notebook(monkeypatch):
+    FakeKernel(monkeypatch)
+    monkeypatch.setattr(sys.modules["IPython"], "get_ipython", lambda: types.SimpleNamespace())
+    assert not figures.in_notebook()
+
+
+def test_show_file_of_a_missing_file_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"show_file: .*nothing\.png does not exist"):
+        figures.show_file(tmp_path / "nothing.png")
+
+
+def test_the_generated_notebook_shows_what_the_lesson_did_not_show_itself(figure_lesson, tmp_path,
+                                                                          monkeypatch):
+    kernel = FakeKernel(monkeypatch)
+    hooks = {}
+    kernel.events.register = lambda event, callback: hooks.setdefault(event, callback)
+    out = tmp_path / "nb"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    lesson_file = runner.notebook_setup(5)
+    assert lesson_file == str(figure_lesson.path)
+    hooks["pre_run_cell"]()
+    (out / "lesson-05").mkdir()
+    (out / "lesson-05" / "shown.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    figures.show_file(out / "lesson-05" / "shown.svg")  # the lesson showed this one
+    (out / "lesson-05" / "written.png").write_bytes(b"\x89PNG")  # and only wrote this one
+    hooks["post_run_cell"]()
+    assert kernel.shown == [("svg", "shown.svg"), ("image", "written.png")]
+
+
+def test_lessons_show_every_figure_they_save():
+    root = Path(__file__).resolve().parents[1] / "lessons"
+    for path in sorted(root.glob("[0-9][0-9]_*.py")):
+        text = path.read_text()
+        assert "fig.savefig(" not in text, f"{path.name}: save with lesson.save(...) so notebooks show it"
+        renders = text.count("mg.tools.viz.render(")
+        assert text.count(".announce(") >= renders, f"{path.name}: announce each drawing it renders"
+
+
+def test_lesson_kit_shows_what_it_saves_and_announces(tmp_path, monkeypatch, capsys):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from minigrad.learn.lesson_kit import LessonSetup
+
+    kernel = FakeKernel(monkeypatch)
+    lesson = LessonSetup(5, tmp_path, fast=True)
+    fig, _ = plt.subplots()
+    lesson.save(fig, "a.png", "a line", dpi=20)
+    (tmp_path / "g.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    lesson.announce(tmp_path / "g.svg", "a drawing")
+    assert kernel.shown == [("image", "a.png"), ("svg", "g.svg")]
+    assert "shows: a line" in capsys.readouterr().out
+
+
+# ---- in a real kernel ----------------------------------------------------------------------------
+
+def executed(node, cwd: Path) -> list[dict]:
+    """Execute a notebook (an nbformat NotebookNode) in a real kernel; every code cell's outputs."""
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nbclient.NotebookClient(node, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd)}}).execute()
+    return [output for cell in node.cells if cell.cell_type == "code" for output in cell.outputs]
+
+
+def shown_images(outputs: list[dict]) -> list[str]:
+    return [kind for o in outputs if o["output_type"] == "display_data"
+            for kind in o["data"] if kind.startswith("image/")]
+
+
+def test_a_generated_notebook_runs_in_a_kernel_and_shows_each_figure_once(figure_lesson, tmp_path):
+    path = runner.write_notebook(figure_lesson, tmp_path / "nb")
+    assert str(tmp_path) not in path.read_text()  # nothing of this machine's folders is baked in
+    nbformat = pytest.importorskip("nbformat")
+    outputs = executed(nbformat.read(path, as_version=4), path.parent)
+    assert shown_images(outputs) == ["image/png", "image/svg+xml", "image/svg+xml"]  # line, graph, other
+    assert (tmp_path / "nb" / "lesson-05" / "line.png").is_file()
+    stderr = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
+    assert stderr.count("\r") == 3 and "\033" not in stderr  # the bar redrew in place
+
+
+def test_the_jupytext_route_shows_the_figures_too(figure_lesson, tmp_path):
+    jupytext = pytest.importorskip("jupytext")
+    notebook = jupytext.read(figure_lesson.path)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "run").mkdir()
+    outputs = executed(notebook, tmp_path / "run")
+    assert shown_images(outputs) == ["image/png", "image/svg+xml"]  # what the lesson shows itself
