@@ -432,11 +432,9 @@ ax.set(xlabel="training step (AdamW, lesson 8's tied model)", ylim=(0, 1.02),
        ylabel="classifier / (classifier + lookup)",
        title=f"The tied compromise over training ({len(CURVE_SEEDS)} seeds, range shaded)")
 ax.legend(fontsize=8)
-fig.tight_layout()
-path = OUT / "tied_share_over_training.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "tied_share_over_training.png",
+            "the classifier's share of a tied row's gradient over training, frequent against rare "
+            "words, the range over seeds shaded")
 
 # %% [markdown]
 # The first window reproduces the early picture: most of a frequent row's gradient and nearly

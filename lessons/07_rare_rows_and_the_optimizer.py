@@ -327,11 +327,9 @@ ax.axhline(1, color="grey", lw=1)
 ax.set(xlabel="the row gets a gradient once every P steps", ylabel="step on arrival / frequent row's step",
        title="Adam, noisy gradients: ceilings 3.2 sqrt(1 + noise^2) (dotted)")
 ax.legend(fontsize=8, loc="upper left")
-fig.tight_layout()
-path = OUT / "adam_noisy_gradients.png"
-fig.savefig(path)
-plt.close(fig)
-print("wrote", path)
+lesson.save(fig, "adam_noisy_gradients.png",
+            "how much larger a rare row's Adam step is on arrival than a frequent row's, against how "
+            "rarely it comes, for three noise levels, with the ceilings dotted")
 
 # %% [markdown]
 # With a constant gradient the rare row's step stays under the 3.2x ceiling, as before. With
