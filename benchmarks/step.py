@@ -82,8 +82,12 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
         "emb.weight": state["E"], "fc1.weight": state["W1"], "fc1.bias": state["b1"],
         "fc2.weight": state["W2"], "fc2.bias": state["b2"],
     })
-    optimizer = AdamW(model.parameters(), **HYPER)
-    ids, targets = state["ids"], state["targets"]
+    return training_step(model, AdamW(model.parameters(), **HYPER), state["ids"], state["targets"])
+
+
+def training_step(model: Any, optimizer: Any, ids: np.ndarray, targets: np.ndarray) -> Callable[[], float]:
+    """One minigrad step as a learner writes it: zero_grad, cross-entropy, backward, step."""
+    from minigrad.nn import functional as F
 
     def step() -> float:
         optimizer.zero_grad()

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the PyTorch twin the tests check Tiny
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import paired_ratio, quartiles, run_shape  # noqa: E402
-from step import HYPER, Worker, serve  # noqa: E402
+from step import HYPER, Worker, serve, training_step  # noqa: E402
 
 SHAPES = {
     "base": {"V": 2048, "T": 64, "d": 128, "heads": 4, "layers": 2, "B": 16},
@@ -54,21 +54,11 @@ def batch(V: int, T: int, B: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray
 
 
 def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
-    from minigrad.nn import functional as F
     from minigrad.optim import AdamW
 
     model = build_model(*(shape[k] for k in ("V", "T", "d", "heads", "layers")))
-    optimizer = AdamW(model.parameters(), **HYPER)
     ids, targets = batch(shape["V"], shape["T"], shape["B"])
-
-    def step() -> float:
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(ids), targets)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
-    return step
+    return training_step(model, AdamW(model.parameters(), **HYPER), ids, targets)
 
 
 def torch_step(shape: dict[str, int]) -> Callable[[], float]:
