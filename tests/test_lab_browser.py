@@ -8,15 +8,14 @@ with the reason. Screenshots go to $MINIGRAD_LAB_SHOTS (default: minigrad-out/la
 import os
 import shutil
 import tempfile
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from lab_server import serving_lab
 
 from minigrad.learn import tour
 from minigrad.learn.lab import audit
-from minigrad.learn.lab.server import LabServer
 
 CHROMIUM = os.environ.get("MINIGRAD_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("MINIGRAD_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -35,12 +34,7 @@ def no_browser(reason: str):
 
 @pytest.fixture(scope="module")
 def lab():
-    server = LabServer(port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    yield from serving_lab()
 
 
 @pytest.fixture(scope="module")

@@ -7,24 +7,17 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-
-from minigrad.learn.lab.server import LabServer
+from lab_server import serving_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def server():
-    lab = LabServer(port=0)
-    thread = threading.Thread(target=lab.serve_forever, daemon=True)
-    thread.start()
-    yield lab
-    lab.shutdown()
-    lab.server_close()
+    yield from serving_lab()
 
 
 def request(server, method, path, body=None, headers=None, raw=None):
