@@ -21,4 +21,3 @@ def small_row_blocks(monkeypatch):
     monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 5 * 8)
     monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(fast, "_THREADS", 2)
-
