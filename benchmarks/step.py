@@ -57,7 +57,8 @@ def initial_state(V: int, d: int, H: int, N: int, seed: int = 0) -> dict[str, np
 # ---- minigrad ---------------------------------------------------------------------------------
 
 def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
-    """The model written as a learner would write it: Modules, F.linear for the tied head."""
+    """The model written as a learner would write it: Modules, the tied head and its loss as
+    F.linear_cross_entropy (F.linear then F.cross_entropy compute the same numbers)."""
     import minigrad as mg
     from minigrad.nn import Embedding, Linear, Module
     from minigrad.nn import functional as F
@@ -74,8 +75,15 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
             self.fc2 = Linear(H, d)
 
         def forward(self, ids: np.ndarray) -> mg.Tensor:
-            h = F.tanh(self.fc1(self.emb(ids)))
-            return F.linear(self.fc2(h), self.emb.weight)  # the tied unembedding
+            return F.linear(self.features(ids), self.emb.weight)  # the tied unembedding's logits
+
+        def features(self, ids: np.ndarray) -> mg.Tensor:
+            return self.fc2(F.tanh(self.fc1(self.emb(ids))))
+
+        def loss(self, ids: np.ndarray, targets: np.ndarray) -> mg.Tensor:
+            # the tied head and its loss as one op: the same numbers as
+            # F.cross_entropy(self(ids), targets), with the logits turned into dz in place
+            return F.linear_cross_entropy(self.features(ids), self.emb.weight, targets)
 
     model = TiedMLP()
     model.load_state_dict({
@@ -86,12 +94,11 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
 
 
 def training_step(model: Any, optimizer: Any, ids: np.ndarray, targets: np.ndarray) -> Callable[[], float]:
-    """One minigrad step as a learner writes it: zero_grad, cross-entropy, backward, step."""
-    from minigrad.nn import functional as F
+    """One minigrad step as a learner writes it: zero_grad, the model's loss, backward, step."""
 
     def step() -> float:
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(ids), targets)
+        loss = model.loss(ids, targets)
         loss.backward()
         optimizer.step()
         return loss.item()

@@ -10,7 +10,9 @@ both ways and compare the bytes); what each buys is measured in benchmarks/ (doc
                                      step to step, in cache-sized row blocks on two threads
     reusable(ctx, array)             a backward may write its result into its own saved buffer
     scale_rows(e, factors, out)      e * factors in cache-sized row blocks on two threads
-    elementwise_in_row_blocks(a, f)  an elementwise update (Adam's) run on row blocks of `a`
+    recycled_logits(shape, dtype)    LinearCrossEntropy's logits buffer, recycled from step to step
+    elementwise_in_row_blocks(a, f)  row-wise work (Adam's update, LinearCrossEntropy's softmax)
+                                     run on row blocks of `a`
     run_sums(rows, starts)           segmented sums of a sorted lookup gradient, vectorised
 
 The switch: set the environment variable MINIGRAD_FAST_PATHS=0 before importing minigrad, or
@@ -140,6 +142,17 @@ def _calibrate_recycled() -> int:
 
 _FREE_IN_RECYCLED = _calibrate_recycled()
 cross_entropy_buffer = Recycled()
+logits_buffer = Recycled()  # ops.LinearCrossEntropy's logits, turned into dz in place
+
+
+def recycled_logits(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
+    """The `out=` of ops.LinearCrossEntropy's product x W^T: last step's logits, or None.
+
+    Buys the page faults of a fresh (N, C) array each step: at (1024, 50257) float32, writing a
+    fresh 196 MiB array took 34 ms against 16 ms for the same writes into a kept one (measured
+    here, docs/performance.md). None (a new array from the matmul) when the fast paths are off.
+    """
+    return logits_buffer.get(shape, dtype) if _on else None
 
 
 # ---- elementwise work over large (rows, C) arrays: cache-sized row blocks on two threads -------
@@ -200,10 +213,11 @@ def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], None])
 def elementwise_in_row_blocks(array: np.ndarray, work: Callable[[int, int], None]) -> bool:
     """Run `work(start, stop)` on row blocks of `array` (see `in_row_blocks`); False to decline.
 
-    For an update whose every step is elementwise over rows of `array` (and of arrays of its
-    shape), such as Adam's ten passes over a (V, d) table and its two moments: each element
-    gets the same operations either way, so the bits are the same. Declines small arrays (one
-    call over all rows is cheaper) and when the fast paths are off.
+    For work that treats each row of `array` (and of arrays of its shape) on its own: Adam's ten
+    elementwise passes over a (V, d) table and its two moments, or LinearCrossEntropy's softmax
+    and gradient over (N, C) logits. Each row gets the same operations either way, so the bits
+    are the same. Declines small arrays (one call over all rows is cheaper) and when the fast
+    paths are off.
     """
     if not _on or array.ndim == 0 or array.nbytes < PARALLEL_MIN_BYTES:
         return False

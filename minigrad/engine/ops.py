@@ -23,6 +23,8 @@ place: the same array may be on its way to another node.
     Softmax       p = e^z / sum e^z       p (G - sum(G p))                          5
     LogSoftmax    z - log sum e^z         G - p sum(G)                              5
     CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
+    LinearCrossEntropy  CrossEntropy(x W^T + b): dz = (p - onehot(y)) / N,
+                  then G dz W, G dz^T x, G sum dz                                    5, 6
     Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
     Linear        x W^T + b               G W, G^T x, sum G                         5, 6
     LayerNorm     (x - mean) / std w + b  w G / std minus its means, G x_hat, sum G -
@@ -579,6 +581,56 @@ class CrossEntropy(Function):
             dz = np.multiply(e, step / total, out=fast.reusable(ctx, e))  # G scale p, p = e / s
         np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
         return dz, None
+
+
+class LinearCrossEntropy(Function):
+    """The classifier and its loss as one op: mean (or sum) of -log softmax(x W^T + b)[y].
+
+    x: (..., in) float; weight: (C, in); bias: (C,) or None; targets: (...) int -> a scalar.
+    Nothing but the loss reads these logits, so the forward turns them into the loss's gradient
+    at once, dz = scale (p - onehot(y)) with p = e / s, e = exp(z - max z), s = sum(e) (for
+    G = 1), in the logits' own array, and keeps only that. The backward is two products:
+    dx = G dz W, dW = G dz^T x (db = G sum dz). For G = 1 every number is the one that
+    F.cross_entropy(F.linear(x, W, b), y) computes. The fast form runs the per-row work in row
+    blocks on two threads over a buffer recycled from step to step (fast.recycled_logits).
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
+                targets: np.ndarray, reduction: str = "mean") -> np.ndarray:
+        rows, y = x.reshape(-1, x.shape[-1]), targets.reshape(-1, 1)
+        scale = np.asarray(1.0 / y.size if reduction == "mean" else 1.0, dtype=x.dtype)
+        z = np.matmul(rows, weight.T, out=fast.recycled_logits((len(rows), len(weight)), x.dtype))
+        total, shifted_target = np.empty_like(z[:, :1]), np.empty_like(z[:, :1])
+
+        def logits_to_gradient(lo: int | None = None, hi: int | None = None) -> None:  # rows lo:hi
+            z_, y_ = z[lo:hi], y[lo:hi]
+            if bias is not None:
+                z_ += bias
+            np.subtract(z_, z_.max(axis=1, keepdims=True), out=z_)  # z - max z
+            shifted_target[lo:hi] = np.take_along_axis(z_, y_, axis=1)
+            np.exp(z_, out=z_)                                     # e
+            np.sum(z_, axis=1, keepdims=True, out=total[lo:hi])    # s
+            np.multiply(z_, scale / total[lo:hi], out=z_)          # scale p
+            np.put_along_axis(z_, y_, np.take_along_axis(z_, y_, axis=1) - scale, axis=1)
+
+        if not fast.elementwise_in_row_blocks(z, logits_to_gradient):
+            logits_to_gradient()
+        ctx.save_for_backward(rows, weight, z)
+        ctx.x_shape = x.shape
+        loss = (np.log(total) - shifted_target).sum() * scale  # -log p_y = log s - (z_y - max z)
+        return np.asarray(loss, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # G dz W, G dz^T x, G sum dz
+        rows, weight, dz = ctx.saved
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        grads = [dz @ weight if need_x else None, dz.T @ rows if need_w else None,
+                 dz.sum(axis=0) if need_b else None]
+        if grad != 1:  # scaled here, in (N, in) and (C, in), rather than over the (N, C) dz
+            grads = [None if g is None else g * grad.astype(g.dtype) for g in grads]
+        grad_x = None if grads[0] is None else grads[0].reshape(ctx.x_shape)
+        return grad_x, grads[1], grads[2], None
 
 
 # ---- the two maps of a vocabulary -------------------------------------------------------------

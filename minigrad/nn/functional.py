@@ -70,37 +70,62 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     logits: (..., C) float; targets: (...) int class ids in [0, C).
     d loss / d logits is (p - y) / N for reduction="mean".
     """
+    y = _check_targets("cross_entropy", targets, logits.shape, reduction)
+    return ops.CrossEntropy.apply(logits, y, reduction=reduction)
+
+
+def linear_cross_entropy(x: Tensor, weight: Tensor, targets: Any, bias: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """cross_entropy(linear(x, weight, bias), targets) as one op, for a classifier whose logits
+    nothing else reads (a language model's head, tied or not).
+
+    x: (..., in) float; weight: (C, in); bias: (C,) or None; targets: (...) int in [0, C).
+    The same loss and gradients (bit for bit when the loss is backpropagated with G = 1), with
+    one (N, C) array where the two ops keep two: the forward turns the logits into their
+    gradient (p - y) / N in place. The logits are not returned; compute them with `linear` when
+    you want to look at them.
+    """
+    _check_linear_shapes("linear_cross_entropy", x, weight, bias)
+    y = _check_targets("linear_cross_entropy", targets, (*x.shape[:-1], weight.shape[0]), reduction)
+    return ops.LinearCrossEntropy.apply(x, weight, bias, y, reduction=reduction)
+
+
+def _check_targets(who: str, targets: Any, z_shape: tuple[int, ...], reduction: str) -> np.ndarray:
+    """targets as int64 class ids for logits of shape z_shape, after checking every argument."""
     if reduction not in ("mean", "sum"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+        raise ValueError(f"{who}: reduction must be 'mean' or 'sum', got {reduction!r}")
     y = np.asarray(as_array(targets))
-    z_shape = logits.shape
     if y.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: targets must be integer class ids, got dtype {y.dtype}")
+        raise TypeError(f"{who}: targets must be integer class ids, got dtype {y.dtype}")
     if len(z_shape) == 0 or y.shape != z_shape[:-1]:
         raise ValueError(
-            f"cross_entropy: targets has shape {y.shape}, expected {z_shape[:-1]} "
+            f"{who}: targets has shape {y.shape}, expected {z_shape[:-1]} "
             f"(logits shape {z_shape} without its last, class axis)"
         )
-    check_in_range(y, z_shape[-1], who="cross_entropy", item="target", name="targets",
+    check_in_range(y, z_shape[-1], who=who, item="target", name="targets",
                    range_of=f"{z_shape[-1]} classes")
-    return ops.CrossEntropy.apply(logits, y.astype(np.int64, copy=False), reduction=reduction)
+    return y.astype(np.int64, copy=False)
 
 
 def linear(x: Any, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b.  x: (..., in) -> (..., out); weight: (out, in); bias: (out,) or None."""
+    _check_linear_shapes("linear", x, weight, bias)
+    return ops.Linear.apply(x, weight, bias)
+
+
+def _check_linear_shapes(who: str, x: Any, weight: Tensor, bias: Tensor | None) -> None:
     if len(weight.shape) != 2:
-        raise ValueError(f"linear: weight has shape {weight.shape}, expected a 2-D (out_features, "
+        raise ValueError(f"{who}: weight has shape {weight.shape}, expected a 2-D (out_features, "
                          f"in_features) matrix")
     out_features, in_features = weight.shape
     if len(x.shape) == 0 or x.shape[-1] != in_features:
         raise ValueError(
-            f"linear: input has shape {x.shape}, but its last dim must be in_features="
+            f"{who}: input has shape {x.shape}, but its last dim must be in_features="
             f"{in_features} (weight shape {weight.shape})"
         )
     if bias is not None and bias.shape != (out_features,):
-        raise ValueError(f"linear: bias has shape {bias.shape}, expected ({out_features},) "
+        raise ValueError(f"{who}: bias has shape {bias.shape}, expected ({out_features},) "
                          f"(one entry per output feature; weight shape {weight.shape})")
-    return ops.Linear.apply(x, weight, bias)
 
 
 MAX_ID_RANK = 2
