@@ -59,7 +59,10 @@ class _StepRows:
     rows:    the rows the update rule runs on: `present` when lazy, else `...` (every row)
     grad:    the gradient of `rows`: (n, *row_shape) for an index array, else the full shape
     present_in_rows: `present` addressed inside the arrays that `take` returns
+    decay:   a factor the update multiplies every row of p by before its step, or None
     """
+
+    decay: float | None = None
 
     def __init__(self, grad: np.ndarray | RowSparse, lazy: bool):
         if not isinstance(grad, RowSparse):
@@ -108,6 +111,8 @@ class Optimizer:
 
     # AdamW: decay multiplies the weights (p *= 1 - lr*wd); SGD and Adam add wd * p to the gradient.
     decoupled_decay = False
+    # True when `_update` applies `rows.decay` (1 - lr*wd, or None) to p first, in its own pass
+    decays_in_update = False
     decay_modes: tuple[str, ...] = DECAY_MODES
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
@@ -223,7 +228,10 @@ class Optimizer:
         state["step"] += 1
         rows = _StepRows(grad, group["lazy"])
         lr, wd, decay = group["lr"], group["weight_decay"], group["decay"]
-        if wd and decay == "dense" and self.decoupled_decay:
+        every_row_decays = wd and decay == "dense" and self.decoupled_decay
+        if every_row_decays and rows.rows is Ellipsis and self.decays_in_update:
+            rows.decay = 1 - lr * wd  # the update multiplies each row in its own pass (fewer passes)
+        elif every_row_decays:
             p.data *= 1 - lr * wd  # every row decays, named by the gradient or not
         p_rows = rows.take(p.data)
         grad_rows = self._decay_rows(p_rows, rows, group, state)
@@ -433,6 +441,7 @@ class Adam(Optimizer):
     """
 
     decay_modes = ("dense", "touched")
+    decays_in_update = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, *, lazy: bool = False,
@@ -464,6 +473,8 @@ class Adam(Optimizer):
 
         def update(lo: int | None = None, hi: int | None = None) -> None:  # rows lo:hi, or all
             m_, v_, g, p_ = m[lo:hi], v[lo:hi], grad[lo:hi], p_rows[lo:hi]
+            if rows.decay is not None:
+                p_ *= rows.decay                           # AdamW's p <- p (1 - lr wd), in this pass
             scratch = g - m_                           # the one temporary
             scratch *= 1 - beta1
             m_ += scratch                              # m <- m + (1 - b1)(g - m), torch's lerp
