@@ -448,6 +448,18 @@ def test_cross_entropy_in_threaded_row_blocks_is_bit_identical(small_row_blocks,
 
 
 @needs_fast
+@pytest.mark.parametrize("shape", [(20, 7), (3, 7, 5), (41,)])
+def test_tanh_on_two_threads_gives_the_same_bits(small_row_blocks, shape):
+    def program():
+        a = leaf(np.random.default_rng(2).normal(size=shape) * 3)
+        out = F.tanh(a * 1.0)
+        out.sum().backward()
+        return [out.data, a.grad]
+
+    assert_same_bits(*both_ways(program))
+
+
+@needs_fast
 def test_cross_entropy_of_non_contiguous_logits_takes_the_plain_form(small_row_blocks):
     z = np.random.default_rng(7).normal(size=(40, 20)).T  # (20, 40), Fortran order
     assert fast.cross_entropy_exp(z, np.zeros((20, 1), dtype=np.int64)) is None

@@ -161,3 +161,4 @@ def test_errors_name_the_op_and_the_argument(call, message):
     with pytest.raises((ValueError, TypeError, IndexError), match=message) as error:
         call(x, w, b, y)
     assert "linear_cross_entropy" in str(error.value)
+

@@ -306,7 +306,9 @@ class Log(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.tanh(a)
+        out = fast.unary(np.tanh, a)  # the same tanh on two threads, or None
+        if out is None:
+            out = np.tanh(a)
         ctx.save_for_backward(out)
         return out
 
