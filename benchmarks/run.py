@@ -34,6 +34,9 @@ TARGET_VS_FASTEST = 0.85
 TARGET_VS_FLOOR = 1.3
 PEERS = ("numpy", "torch", "torch.compile", "jax.jit")  # the implementations minigrad must beat
 FLOOR = "matmuls"  # not a peer: the step's nine matmuls alone, the least any numpy step costs
+# not a peer either: the numpy step with every large elementwise pass on both cores and no fresh
+# arrays, what a step on numpy costs at least here; it says whether a target can be met at all
+BOUND = "bound"
 OPTIONAL = {"torch": "torch", "torch.compile": "torch", "jax.jit": "jax"}  # impl -> module it needs
 # Seconds between two implementations' turns. BLAS and OpenMP worker threads spin for a while
 # after their last call (about 0.1 s of CPU was measured here), which would slow the next turn.
@@ -175,6 +178,13 @@ def target_lines(results: dict[str, dict[str, Any]],
     if FLOOR in results:
         lines.append(_verdict(f"minigrad <= {TARGET_VS_FLOOR:.2f} x the floor (its nine matmuls alone)",
                               paired_ratio(results, "minigrad", FLOOR), TARGET_VS_FLOOR))
+    if BOUND in results:
+        against = [(FLOOR, "the floor")] if FLOOR in results else []
+        against += [(fastest, f"the fastest peer ({fastest})")] if peers else []
+        lines.append(f"- the bound (numpy step, every large pass on both cores): minigrad / bound "
+                     f"{paired_ratio(results, 'minigrad', BOUND):.2f}"
+                     + "".join(f"; bound / {name} {paired_ratio(results, BOUND, impl):.2f}"
+                               for impl, name in against))
     return lines
 
 
@@ -224,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         args.rounds, args.steps = 2, 2
 
     skipped = frozenset(name for name in args.skip.split(",") if name)
-    impls = [impl for impl in ("minigrad", *PEERS, FLOOR) if impl not in skipped
+    impls = [impl for impl in ("minigrad", *PEERS, FLOOR, BOUND) if impl not in skipped
              and (impl not in OPTIONAL or importlib.util.find_spec(OPTIONAL[impl]) is not None)]
     print(f"# minigrad benchmark: python benchmarks/run.py {' '.join(argv or sys.argv[1:])}".rstrip())
     print()

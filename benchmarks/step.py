@@ -16,6 +16,7 @@ It prints one JSON line: step times, losses, and memory figures.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 HYPER = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
-IMPLEMENTATIONS = ("minigrad", "numpy", "torch", "torch.compile", "jax.jit", "matmuls")
+IMPLEMENTATIONS = ("minigrad", "numpy", "torch", "torch.compile", "jax.jit", "matmuls", "bound")
 
 
 # ---- the shared starting point ------------------------------------------------------------------
@@ -119,10 +120,11 @@ class AdamWState:
         self.m, self.v, self.scratch = np.zeros_like(p), np.zeros_like(p), np.empty_like(p)
         self.t = 0
 
-    def update(self, p: np.ndarray, g: np.ndarray) -> None:
+    def update(self, p: np.ndarray, g: np.ndarray, lo: int | None = None, hi: int | None = None) -> None:
+        """One step on rows lo:hi (every row by default); the caller counts the steps (t)."""
         lr, (b1, b2), eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
-        self.t += 1
-        m, v, s = self.m, self.v, self.scratch
+        t = self.t + 1
+        m, v, s, p, g = self.m[lo:hi], self.v[lo:hi], self.scratch[lo:hi], p[lo:hi], g[lo:hi]
         p *= 1 - lr * wd
         m *= b1
         np.multiply(g, 1 - b1, out=s)
@@ -132,10 +134,10 @@ class AdamWState:
         s *= 1 - b2
         v += s
         np.sqrt(v, out=s)
-        s *= 1 / math.sqrt(1 - b2**self.t)
+        s *= 1 / math.sqrt(1 - b2**t)
         s += eps
         np.divide(m, s, out=s)
-        s *= lr / (1 - b1**self.t)
+        s *= lr / (1 - b1**t)
         p -= s
 
 
@@ -174,6 +176,63 @@ def numpy_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
         np.add.at(dE, ids, dh @ W1)                  # lookup part: repeated ids add up
         for p, g, opt in zip(params, (dE, dW1, db1, dW2, db2), optimizer):
             opt.update(p, g)
+            opt.t += 1
+        return loss
+
+    return step
+
+
+# ---- the bound: the numpy step with every large elementwise pass on both cores ------------------
+
+def bound_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
+    """The hand-written numpy step, with every array preallocated (no page faults) and every large
+    elementwise pass (the softmax and dz over the (N, V) logits, tanh, AdamW) in cache-sized row
+    blocks on two threads (minigrad's `fast.in_row_blocks`). Not a peer: what a step on numpy's
+    BLAS and ufuncs costs at least on this machine, against which the targets can be judged."""
+    from minigrad.engine import fast
+
+    E, W1, b1, W2, b2 = (state[k].copy() for k in ("E", "W1", "b1", "W2", "b2"))
+    params = [E, W1, b1, W2, b2]
+    optimizer = [AdamWState(p) for p in params]
+    ids, targets = state["ids"], state["targets"][:, None]
+    N, V, H = ids.size, E.shape[0], W1.shape[0]
+    h, z, slope = (np.empty(shape, np.float32) for shape in ((N, H), (N, V), (N, H)))
+    total, picked = np.empty((N, 1), np.float32), np.empty((N, 1), np.float32)
+
+    def dz_rows(lo: int, hi: int) -> None:  # the rows' softmax, then dz = (p - y) / N, in place
+        block, y = z[lo:hi], targets[lo:hi]
+        np.subtract(block, block.max(axis=1, keepdims=True), out=block)
+        picked[lo:hi] = np.take_along_axis(block, y, axis=1)
+        np.exp(block, out=block)
+        np.sum(block, axis=1, keepdims=True, out=total[lo:hi])
+        block *= 1.0 / (N * total[lo:hi])
+        np.put_along_axis(block, y, np.take_along_axis(block, y, axis=1) - 1.0 / N, axis=1)
+
+    def tanh_rows(lo: int, hi: int) -> None:
+        np.tanh(h[lo:hi], out=h[lo:hi])
+
+    def step() -> float:
+        x = E[ids]
+        np.matmul(x, W1.T, out=h)
+        np.add(h, b1, out=h)
+        fast.in_row_blocks(N, H * 4, tanh_rows)
+        o = h @ W2.T
+        o += b2
+        np.matmul(o, E.T, out=z)
+        fast.in_row_blocks(N, V * 4, dz_rows)
+        loss = float(np.mean(np.log(total[:, 0]) - picked[:, 0]))
+        dE = z.T @ o
+        do = z @ E
+        dW2, db2 = do.T @ h, do.sum(axis=0)
+        dh = do @ W2
+        np.multiply(h, h, out=slope)
+        np.subtract(1, slope, out=slope)
+        dh *= slope
+        dW1, db1 = dh.T @ x, dh.sum(axis=0)
+        np.add.at(dE, ids, dh @ W1)
+        for p, g, opt in zip(params, (dE, dW1, db1, dW2, db2), optimizer):
+            fast.in_row_blocks(len(p), p[:1].nbytes, functools.partial(opt.update, p, g))
+            opt.t += 1
         return loss
 
     return step
@@ -313,7 +372,8 @@ def matmuls_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
 
 
 BUILDERS = {"minigrad": minigrad_step, "numpy": numpy_step, "torch": torch_step,
-            "torch.compile": torch_compile_step, "jax.jit": jax_step, "matmuls": matmuls_step}
+            "torch.compile": torch_compile_step, "jax.jit": jax_step, "matmuls": matmuls_step,
+            "bound": bound_step}
 TORCH_IMPLS = ("torch", "torch.compile")
 
 
@@ -396,7 +456,7 @@ class Worker:
     def memory(self) -> dict[str, float]:
         """Peak resident growth over everything so far, then one more step under tracemalloc."""
         result = {"peak_mib": (_rss_kib("VmHWM") - self.baseline_kib) / 1024}
-        if self.impl in ("minigrad", "numpy", "matmuls"):  # tracemalloc sees numpy's arrays only
+        if self.impl in ("minigrad", "numpy", "matmuls", "bound"):  # tracemalloc sees numpy's arrays only
             tracemalloc.start()
             self.step()
             result["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
