@@ -2,8 +2,12 @@
 
   cross-entropy     F.cross_entropy forward + backward on (N, V) float32 logits (the recycled
                     softmax buffer, dz written over it, row blocks on two threads)
-  AdamW             one AdamW step on a dense (V, d) float32 table (the ten passes in cache-sized
-                    row blocks on two threads, against one pass of each over the whole table)
+  linear cross-entropy  F.linear_cross_entropy forward + backward, (N, d) rows against a (V, d)
+                    table (logits recycled and turned into dz in place in row blocks on two threads)
+  tanh              tanh's forward on an (N, H) float32 array (row blocks on two threads)
+  AdamW             one AdamW step on a dense (V, d) float32 table (the ten passes and the
+                    decay in cache-sized row blocks on two threads, against one pass of each over
+                    the whole table)
   coalesce          RowSparse.coalesce() of n Zipf ids with (n, d) float32 rows (vectorised
                     run sums against the plain np.add.at)
   training step     the tied-embedding step of benchmarks/step.py (every fast path, including
@@ -46,6 +50,30 @@ def cross_entropy_call(N: int, V: int) -> Callable[[], None]:
         F.cross_entropy(logits, targets).backward()
 
     return call
+
+
+def linear_cross_entropy_call(N: int, d: int, V: int) -> Callable[[], None]:
+    import minigrad as mg
+    from minigrad.nn import functional as F
+
+    rng = np.random.default_rng(0)
+    h = mg.tensor(rng.standard_normal((N, d)).astype(np.float32), requires_grad=True)
+    table = mg.tensor((0.02 * rng.standard_normal((V, d))).astype(np.float32), requires_grad=True)
+    targets = rng.integers(0, V, N)
+
+    def call() -> None:
+        h.grad = table.grad = None
+        F.linear_cross_entropy(h, table, targets).backward()
+
+    return call
+
+
+def tanh_call(N: int, H: int) -> Callable[[], None]:
+    import minigrad as mg
+    from minigrad.nn import functional as F
+
+    a = mg.tensor(np.random.default_rng(0).standard_normal((N, H)).astype(np.float32))
+    return lambda: F.tanh(a)
 
 
 def adamw_call(V: int, d: int) -> Callable[[], None]:
@@ -107,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
     print("| work | fast on (ms) | fast off (ms) | off / on |")
     print("|---|---:|---:|---:|")
     compare(f"cross-entropy (N={1024 // scale}, V=50257)", cross_entropy_call(1024 // scale, 50257), rounds)
+    compare(f"linear cross-entropy (N={1024 // scale}, d=256, V=50257)",
+            linear_cross_entropy_call(1024 // scale, 256, 50257), rounds)
+    compare(f"tanh forward ({2048 // scale}, 512)", tanh_call(2048 // scale, 512), rounds)
     compare(f"AdamW step (V=50257, d={256 // scale})", adamw_call(50257, 256 // scale), rounds)
     compare(f"coalesce (n={100_000 // scale}, d=128, V=50000, Zipf)",
             coalesce_call(100_000 // scale, 128, 50_000), rounds)
