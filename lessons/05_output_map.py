@@ -405,7 +405,7 @@ for kind in runs:
 # %%
 def round_trip_picture(ax, scores: np.ndarray, labels: list[str], title: str) -> None:
     """One heat map of a round trip's scores (rows: the token read; columns: the token scored),
-    each row standardised so that a bright diagonal means t outscores the others on its own row."""
+    each row standardised so that a red diagonal means t outscores the others on its own row."""
     z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, keepdims=True)
     ax.imshow(z, cmap="RdBu_r", vmin=-3, vmax=3)
     ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
@@ -637,7 +637,7 @@ for ax, kind in zip(axes, runs):
                 middles.append(np.exp(np.log(counts[members]).mean()))
                 means.append(overlap[members].mean())
         ax.plot(middles, means, "o-", color=line_colour, label=f"{name}: band means")
-    for word in ("the", "a", "of", "and", "is", "in", "to", "object", "value", "function", "method"):
+    for word in ("the", "of", "and", "is", "object", "function"):
         if word in text_vocab.index:
             i = text_vocab.index[word]
             ax.annotate(word, (counts[i], overlap[i]), fontsize=7, xytext=(3, 3), textcoords="offset points")
