@@ -232,9 +232,9 @@ def split_paths(led: Ledger, table: Tensor) -> tuple[np.ndarray, Any]:
     by_path = led.path_grads(table)
     classifier = [g for name, g in by_path.items() if name.startswith("classifier")]
     lookup = [g for name, g in by_path.items() if name.startswith("lookup")]
-    if len(classifier) != 1 or len(lookup) != 1:
-        raise ValueError(f"split_paths: expected one classifier and one lookup path into the table, "
-                         f"the ledger has {sorted(by_path)}")
+    if len(by_path) != 2 or len(classifier) != 1 or len(lookup) != 1:  # nothing else may reach it
+        raise ValueError(f"split_paths: expected exactly one classifier and one lookup path into the "
+                         f"table, the ledger has {sorted(by_path)}")
     return np.asarray(classifier[0], dtype=np.float64), lookup[0].coalesce()
 
 
