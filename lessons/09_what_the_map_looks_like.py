@@ -40,10 +40,11 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.figures import draw_cone, draw_frequency_axis
 from minigrad.learn.lesson_kit import (
     average_ranks,
     cone,
+    draw_cone,
+    draw_frequency_axis,
     mean_cosine,
     pair_cosines,
     principal_axes,

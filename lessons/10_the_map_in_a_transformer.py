@@ -7,10 +7,11 @@
 #
 # Lesson 9 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
 # and found the narrow cone and the frequency axis in two of its tables (the untied output map
-# and the tied table) but not in the untied input map. The material's claims are about transformers, whose input table has a
-# tower of attention blocks above it. So here we train `minigrad.models.TinyGPT` (GPT-2's
-# block, two layers) on the same text and vocabulary as lesson 8, tied and untied, beside
-# lesson 8's TinyLM, three seeds of each, and measure on every table:
+# and the tied table) but not in the untied input map. The material's claims are about
+# transformers, whose input table has a tower of attention blocks above it. So here we train
+# `minigrad.models.TinyGPT` (GPT-2's block, two layers) on the same text and vocabulary as
+# lesson 8, tied and untied, beside lesson 8's TinyLM, three seeds of each, and measure on
+# every table:
 #
 # 1. the cone: the mean cosine between rows, raw and after subtracting the mean row;
 # 2. the frequency axis: the Spearman rank correlation between each row's score on the
@@ -39,8 +40,16 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.figures import draw_cone, draw_frequency_axis
-from minigrad.learn.lesson_kit import cone, mean_cosine, pair_cosines, principal_axes, setup, warmup_cosine
+from minigrad.learn.lesson_kit import (
+    cone,
+    draw_cone,
+    draw_frequency_axis,
+    mean_cosine,
+    pair_cosines,
+    principal_axes,
+    setup,
+    warmup_cosine,
+)
 from minigrad.learn.train import split_windows, train
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
@@ -206,9 +215,9 @@ lesson.save(fig, "cone_by_table.png",
 #
 # No cone does not mean no change. TinyGPT's input rows have moved far from their random
 # start: the spread of their cosines is 0.30-0.32, two and a half times the 0.125 of random
-# rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become clearly similar or clearly
-# opposed, with no direction that all of them share. TinyLM's input rows, read by one layer,
-# have barely spread in this budget (0.14).
+# rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become
+# clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
+# input rows, read by one layer, have barely spread in this budget (0.14).
 #
 # So the transformer does not change lesson 9's verdict: the cone is a property of the output
 # side. Every output row is pushed at every position by `p_i h`, with `h` the final hidden

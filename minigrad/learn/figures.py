@@ -8,9 +8,6 @@ across a lesson's many figures.
 
     save_figure(fig, OUT / "loss.png", dpi=120)   # instead of fig.savefig(...); plt.close(fig)
     show_file(OUT / "graph.svg")                   # an image written some other way (a drawing)
-
-Also the panels more than one lesson draws (lessons 9 and 10): `draw_cone` and
-`draw_frequency_axis` fill a matplotlib Axes they are given.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 # Files already displayed in this kernel, so the generated notebooks' "show new images" hook
 # (minigrad.learn.lessons.notebook_setup) does not show them twice.
@@ -56,24 +51,3 @@ def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
     plt.close(fig)
     return show_file(path)
 
-
-def draw_cone(ax: Any, start: np.ndarray, end: np.ndarray, title: str) -> None:
-    """Histograms of the pairwise cosines of a table's rows: at init (start), trained (end), and
-    trained after subtracting the mean row. start, end: (n, d), the same rows of one table."""
-    from minigrad.learn.lesson_kit import pair_cosines  # here: lesson_kit imports this module
-
-    rows = np.asarray(end, dtype=np.float64)
-    style = dict(bins=100, range=(-1, 1), histtype="step")
-    ax.hist(pair_cosines(np.asarray(start, dtype=np.float64)), color="grey", label="at init", **style)
-    ax.hist(pair_cosines(rows), label="trained", **style)
-    ax.hist(pair_cosines(rows - rows.mean(axis=0)), ls="--", label="trained, centred", **style)
-    ax.set(title=title, xlabel="cosine between two rows")
-    ax.title.set_fontsize(9)
-
-
-def draw_frequency_axis(ax: Any, counts: np.ndarray, pc1: np.ndarray, title: str) -> None:
-    """Each row's score on its table's first principal component against its count (log axis)."""
-    ax.scatter(counts, pc1, s=3, alpha=0.4)
-    ax.set_xscale("log")
-    ax.set(title=title, xlabel="count in training text")
-    ax.title.set_fontsize(9)

@@ -9,7 +9,9 @@ says how long it takes. The returned `LessonSetup` saves figures with a one-line
 Also here: what more than one lesson measures, so there is one of each: the statistics
 (`spearman`), the geometry of a table (`pair_cosines`, `mean_cosine`, `cone`,
 `principal_axes`: lessons 9 and 10), the warm-up + cosine learning rate (`warmup_cosine`) and
-a tied table's gradient split by path (`split_paths`, `classifier_share`: lesson 6).
+a tied table's gradient split by path (`split_paths`, `classifier_share`: lesson 6), and the
+panels lessons 9 and 10 both draw (`draw_cone`, `draw_frequency_axis`, each filling a
+matplotlib Axes it is given).
 
 Environment: MINIGRAD_OUT (figure folder, default ./minigrad-out), MINIGRAD_FAST=1 (small
 sizes), MINIGRAD_BLAS_THREADS (the cap; default 1, `0` leaves BLAS alone).
@@ -221,6 +223,26 @@ def warmup_cosine(step: int, total: int, peak: float) -> float:
         return peak * (step + 1) / warm
     progress = (step - warm) / max(1, total - warm)
     return float(peak * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress))))
+
+
+def draw_cone(ax: Any, start: np.ndarray, end: np.ndarray, title: str) -> None:
+    """Histograms of the pairwise cosines of a table's rows: at init (start), trained (end), and
+    trained after subtracting the mean row. start, end: (n, d), the same rows of one table."""
+    rows = np.asarray(end, dtype=np.float64)
+    style = dict(bins=100, range=(-1, 1), histtype="step")
+    ax.hist(pair_cosines(np.asarray(start, dtype=np.float64)), color="grey", label="at init", **style)
+    ax.hist(pair_cosines(rows), label="trained", **style)
+    ax.hist(pair_cosines(rows - rows.mean(axis=0)), ls="--", label="trained, centred", **style)
+    ax.set(title=title, xlabel="cosine between two rows")
+    ax.title.set_fontsize(9)
+
+
+def draw_frequency_axis(ax: Any, counts: np.ndarray, pc1: np.ndarray, title: str) -> None:
+    """Each row's score on its table's first principal component against its count (log axis)."""
+    ax.scatter(counts, pc1, s=3, alpha=0.4)
+    ax.set_xscale("log")
+    ax.set(title=title, xlabel="count in training text")
+    ax.title.set_fontsize(9)
 
 
 # ---- a tied table's gradient by path (lesson 6) -------------------------------------------------
