@@ -7,8 +7,8 @@ matplotlib's headless Agg backend outside a notebook, makes the lesson's figure 
 says how long it takes. The returned `LessonSetup` saves figures with a one-line caption.
 
 Also here: what more than one lesson measures, so there is one of each: the statistics
-(`spearman`), the geometry of a table (`pair_cosines`, `mean_cosine`, `cone`,
-`principal_axes`: lessons 9 and 10), the warm-up + cosine learning rate (`warmup_cosine`) and
+(`spearman`), the geometry of a table (`unit_rows`, `pair_cosines`, `mean_cosine`, `cone`,
+`principal_axes`: lessons 5, 9 and 10), the warm-up + cosine learning rate (`warmup_cosine`) and
 a tied table's gradient split by path (`split_paths`, `classifier_share`: lesson 6), and the
 panels lessons 9 and 10 both draw (`draw_cone`, `draw_frequency_axis`, each filling a
 matplotlib Axes it is given).
@@ -142,6 +142,11 @@ def _minutes(value: float) -> str:
 
 # ---- statistics shared by the lessons ---------------------------------------------------------
 
+def unit_rows(table: np.ndarray) -> np.ndarray:
+    """Each row of a (V, d) table divided by its length: (V, d) rows of length 1."""
+    return table / np.linalg.norm(table, axis=1, keepdims=True)
+
+
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n of a 1-d array, tied values sharing the mean of the ranks they occupy."""
     x = np.asarray(x)
@@ -167,11 +172,6 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ---- the geometry of a table (lessons 9 and 10) -------------------------------------------------
-
-def unit_rows(table: np.ndarray) -> np.ndarray:
-    """Each row of a (V, d) table scaled to length 1."""
-    return table / np.linalg.norm(table, axis=1, keepdims=True)
-
 
 def pair_cosines(table: np.ndarray) -> np.ndarray:
     """Cosines of every unordered pair of different rows of a (V, d) table: (V (V - 1) / 2,)."""
