@@ -30,7 +30,8 @@
 # In lesson 9 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
 # output map a clear one. TinyGPT reads its input table through two attention blocks and
 # normalises before its output map. Will TinyGPT's untied *input* table show a cone: none,
-# a weak one, or one as strong as its output map's?
+# a weak one, or one as strong as its output map's? And TinyGPT's tied table, which does both
+# jobs: will its cone be closer to its input map's or to its output map's?
 
 # %%
 import os
