@@ -82,7 +82,8 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 # weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 9), each
 # seed with its own initialisation and batch order. TinyGPT sees more tokens per step (8
 # windows of 32 positions, against TinyLM's 128 windows of one), and is slower per step, so it
-# takes fewer steps; its held-out loss ends a little above TinyLM's, as the table shows.
+# takes fewer steps; its held-out loss ends about half a nat above TinyLM's, as the table
+# shows.
 #
 # We keep each table's rows at initialisation and after training. The statistics use the rows
 # of tokens seen at least 5 times in the training text (a row read or predicted once or twice
@@ -221,16 +222,16 @@ lesson.save(fig, "cone_by_table.png",
 # input rows, read by one layer, have barely spread in this budget (0.14).
 #
 # So the transformer does not change lesson 9's verdict: the cone is a property of the output
-# side. Every output row is pushed at every position by `p_i h`, with `h` the final hidden
-# state, whose average over positions is far from zero; rows of tokens that are rarely the
-# answer get nearly the same push, so they drift together. The input rows of a transformer
-# receive what the blocks above send back, which has no such common direction. The tied table
-# takes both pushes, and in TinyGPT it follows the output side almost entirely: lesson 6
-# measures why, the classifier's share of a tied row's gradient, which over training stays
-# clearly larger in TinyGPT than in TinyLM. The published observations of this cone were largely made on
-# tied models (GPT-2 ties its table), where, on this evidence, the input table *is* an output
-# map. The material's advice stands either way: centre before comparing; after centring no
-# table here keeps a shared direction.
+# side. Every output row is pushed at every position along the final hidden state `h`, in
+# proportion to its probability, and those states share a common component (lesson 9); rows of
+# tokens that are rarely the answer get nearly the same push, so they drift together. The
+# input rows of a transformer receive what the blocks above send back, which here shows no
+# such common direction. The tied table takes both pushes, and in TinyGPT it follows the
+# output side almost entirely. Lesson 6 measures what such a row receives: the classifier's
+# share of its gradient stays clearly larger over training in TinyGPT than in TinyLM. GPT-2, a
+# common subject of such measurements, ties its table; on this evidence a tied input table
+# *is* an output map, cone included. The material's advice stands either way: centre before
+# comparing; after centring no table here keeps a shared direction.
 
 # %% [markdown]
 # ## 2. Frequency as the largest axis
@@ -295,8 +296,8 @@ for family in FAMILIES:
 # ("is", "are", "would", "should", "may") and the other the names of code ("len", "repr",
 # "getattr", "print", single letters and digits): the manual is written in two languages, and
 # the largest axis of either input table tells them apart. (We read that off the printed
-# tokens; it is not a measured verdict.) In TinyGPT that axis is a fifth to a third of the
-# table's variance, in TinyLM a twentieth. Either way it is the kind of structure the layers
+# tokens; it is not a measured verdict.) In TinyGPT that axis carries more than a quarter of
+# the table's variance, in TinyLM a twentieth. Either way it is the kind of structure the layers
 # above can use, and frequency is not what it tracks.
 #
 # So the material's frequency claim holds for the output side and for tied tables, here as
