@@ -183,7 +183,8 @@ def three_cos_add(table: np.ndarray, questions: np.ndarray, centre: bool = False
     if table.ndim != 2:
         raise ValueError(f"three_cos_add: table must be (V, d), got shape {table.shape}")
     if questions.ndim != 2 or questions.shape[1] != 4:
-        raise ValueError(f"three_cos_add: questions must be (n, 4) ids a, b, c, d, got shape {questions.shape}")
+        raise ValueError(f"three_cos_add: questions must be (n, 4) ids a, b, c, d, got shape "
+                         f"{questions.shape}")
     if questions.size and (questions.min() < 0 or questions.max() >= len(table)):
         raise ValueError(f"three_cos_add: question ids must be in [0, {len(table)}) for a table of "
                          f"{len(table)} rows, got {questions.min()}..{questions.max()}")
