@@ -183,8 +183,8 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # of 32 words at random places in the text, 32 per batch, AdamW with a warm-up and a cosine
 # decay. 240 steps read 245,760 positions, about 31% of the text: what fits in this lesson's
 # time on two cores. Section 5 says what a run five times longer gives
-# (`MINIGRAD_GPT_STEPS=1200`). Its input table gets the same questions, raw and centred (lesson 9: comparisons should remove the row every
-# token shares), and so does its output map.
+# (`MINIGRAD_GPT_STEPS=1200`). Its input table gets the same questions, raw and centred
+# (lesson 9: comparisons should remove the row every token shares), and so does its output map.
 #
 # Predict again: will TinyGPT's input table answer more or fewer questions than skip-gram's
 # did after reading the same number of words?
