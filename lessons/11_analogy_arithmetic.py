@@ -357,9 +357,9 @@ lesson.save(fig, "analogies.png",
 # worse. "Less reliable" shows there too: overall its seeds spread about as much as
 # skip-gram's for their level (15.6-19.9% against 24.7-31.1%), but on male : female one seed
 # answers three times as many as another (3-10%, against 21-33%). TinyGPT's output map, the
-# table that says words, splits the other way: 12-19% on male : female, 8-10% on tense. What we did not test is
-# the material's reason, the tower doing the work: we measured the outcome only, on a two-block model that is
-# far smaller than the ones the claim is about.
+# table that says words, splits the other way: 12-19% on male : female, 8-10% on tense.
+# What we did not test is the material's reason, the tower doing the work: we measured the
+# outcome only, on a two-block model far smaller than the ones the claim is about.
 #
 # ## Exercise
 #
