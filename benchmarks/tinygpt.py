@@ -122,7 +122,10 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
     """Where a minigrad step's time goes: the ops' forwards and backwards, the optimizer, the engine."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
+
+        from minigrad.engine import fast
         threadpool_limits(threads, user_api="blas")
+        fast.set_threads(threads)  # as the timed worker does
     step = minigrad_step(shape)
     step()
     profiler = cProfile.Profile()

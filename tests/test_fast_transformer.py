@@ -139,13 +139,12 @@ def attention(q, k, v, is_causal=True):
 
 @pytest.mark.parametrize("is_causal", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_attention_fast_forward_is_bit_identical_and_backward_rounding_close(is_causal, dtype):
+def test_attention_fast_and_plain_agree_to_rounding(is_causal, dtype):
     q, k, v = (rng.standard_normal((3, 2, 9, e)) for e in (4, 4, 5))
     fast_out, plain_out = both_ways(lambda: run_op(attention, (q, k, v), dtype, is_causal=is_causal))
-    assert_same_bytes(fast_out[:1], plain_out[:1])  # the same steps in the same order
-    # sum(dP P) is one einsum in the fast form, a sum of products in the plain one
+    # the softmax's sums and sum(dP P) are einsums in the fast form, and it multiplies by 1 / sum
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
-    assert_rounding_close(fast_out[1:], plain_out[1:], **tol)
+    assert_rounding_close(fast_out, plain_out, **tol)
 
 
 def test_attention_on_a_single_sequence_uses_the_plain_form():

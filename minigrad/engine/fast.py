@@ -507,8 +507,9 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
     Each block of the first (batch) axis goes through all the steps while its (..., L, S) scores
     are in cache: the product, the scale, the mask added as a matrix of 0 and -inf (a masked write
     is a slow pass in numpy; adding -inf gives the same bits for finite scores), the softmax in
-    place, and the product with v, on the threads. One (..., L, S) array is made (P, kept for the
-    backward) where the plain form makes four. The same bits as the plain form.
+    place (its row sums by einsum, and one reciprocal per row), and the product with v, on the
+    threads. One (..., L, S) array is made (P, kept for the backward) where the plain form makes
+    four. Float rounding apart from the plain form (the sums' order, and x * (1/s) for x / s).
     """
     if not _on or q.ndim < 3:
         return None
@@ -526,7 +527,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
             s += mask
         s -= s.max(axis=-1, keepdims=True)  # a causal row always sees key 0: never all -inf
         np.exp(s, out=s)
-        s /= s.sum(axis=-1, keepdims=True)
+        s *= 1 / np.einsum("...ij->...i", s)[..., None]  # einsum: 4x numpy's sum over short rows
         np.matmul(s, v[lo:hi], out=out[lo:hi])
 
     in_row_blocks(q.shape[0], p[:1].nbytes, work, ROWWISE_PARALLEL_MIN_BYTES)
