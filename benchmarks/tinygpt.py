@@ -19,6 +19,7 @@ import importlib.util
 import io
 import os
 import pstats
+import resource
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -128,6 +129,10 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
         fast.set_threads(threads)  # as the timed worker does
     step = minigrad_step(shape)
     step()
+    faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(steps):
+        step()
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before) / steps
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
@@ -144,7 +149,8 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
              "", "| function | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
     for own, calls, where in rows[:15]:
         lines.append(f"| {where} | {calls / steps:.0f} | {1e3 * own / steps:.2f} | {own / total:.0%} |")
-    return lines + [""]
+    # memory the kernel maps in again each step (freed and re-touched): fast.keep_freed_memory
+    return lines + ["", f"page faults per step (unprofiled): {faults:,.0f}", ""]
 
 
 def main(argv: list[str] | None = None) -> None:

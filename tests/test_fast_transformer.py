@@ -66,15 +66,16 @@ rng = np.random.default_rng(0)
 def test_linear_rows_agree_with_the_batched_product_to_rounding(dtype):
     x, w, b = rng.standard_normal((4, 6, 24)), rng.standard_normal((10, 24)), rng.standard_normal(10)
     fast_out, plain_out = both_ways(lambda: run_op(F.linear, (x, w, b), dtype))
+    assert_same_bytes(*both_ways(lambda: run_op(F.linear, (x[0], w, b), dtype)))  # 2-D: + b in place
     # the same products summed in another order (one BLAS call over rows vs numpy's batched loop)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     assert_rounding_close(fast_out, plain_out, **tol)
 
 
-def test_linear_rows_decline_a_matrix_input_and_when_off():
+def test_linear_rows_decline_a_vector_input_and_when_off():
     x, w = rng.standard_normal((5, 3)), rng.standard_normal((2, 3))
-    assert fast.linear_rows(x, w, None) is None  # 2-D: x @ W.T is already one product
-    assert fast.linear_rows(x[None], w, None) is not None
+    assert fast.linear_rows(x[0], w, None) is None  # 1-D: the plain x @ W.T
+    assert fast.linear_rows(x, w, None) is not None
     with fast.disabled():
         assert fast.linear_rows(x[None], w, None) is None
 

@@ -340,13 +340,16 @@ ROWWISE_PARALLEL_MIN_BYTES = 256 * 1024  # the helper's wake-up (tens of microse
 
 
 def linear_rows(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray | None:
-    """x W^T + b for x of shape (..., in) with two or more leading axes, as one product, or None.
+    """x W^T + b for x of shape (..., in), as one product of rows with the bias added in place,
+    or None (1-D x, or the fast paths off).
 
-    The leading axes flattened into rows make one BLAS product; numpy's batched `x @ W.T` loops
-    over the first axis (2-3x slower at (16, 64, 128) @ (128, 512), and summed in another order,
-    so the two agree to float rounding, not bit for bit). The bias is added in place.
+    Buys: for (B, T, in) inputs the leading axes flattened into rows make one BLAS product, where
+    numpy's batched `x @ W.T` loops over the first axis (2-3x slower at (16, 64, 128) @ (128, 512),
+    and summed in another order, so the two agree to float rounding, not bit for bit); for any
+    input the bias is added into the product instead of making a second (N, out) array (at a
+    vocabulary-sized output, as large as the logits).
     """
-    if not _on or x.ndim < 3:
+    if not _on or x.ndim < 2:
         return None
     out = x.reshape(-1, x.shape[-1]) @ weight.T
     if bias is not None:

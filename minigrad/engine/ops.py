@@ -592,7 +592,7 @@ class Linear(Function):
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
                 ) -> np.ndarray:
         ctx.save_for_backward(x, weight)
-        out = fast.linear_rows(x, weight, bias)  # (B, T, in): one product of B*T rows
+        out = fast.linear_rows(x, weight, bias)  # (B, T, in): one product of B*T rows, + b in place
         if out is None:
             out = x @ weight.T if bias is None else x @ weight.T + bias
         return out
