@@ -9,6 +9,7 @@ ratios, tokens per second and peak memory; --profile adds where minigrad's time 
     python benchmarks/tinygpt.py                    # the three shapes, both threads settings
     python benchmarks/tinygpt.py --shapes base --threads 1 --profile
     python benchmarks/tinygpt.py --quick            # a smoke run
+    python benchmarks/tinygpt.py --ops              # each fast form against the plain form
 """
 
 from __future__ import annotations
@@ -153,6 +154,52 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
     return lines + ["", f"page faults per step (unprofiled): {faults:,.0f}", ""]
 
 
+def op_costs(repeats: int = 20) -> list[str]:
+    """Each TinyGPT fast form against its plain form (fast.disabled()): one op's forward and
+    backward at the base shape, on one core (BLAS and row blocks), CPU time, best of `repeats`."""
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    from minigrad.engine import Tensor, fast
+    from minigrad.nn import functional as F
+    threadpool_limits(1, user_api="blas")
+    fast.set_threads(1)
+    g = np.random.default_rng(0)
+
+    def normal(*shape: int) -> np.ndarray:
+        return g.standard_normal(shape, dtype=np.float32)
+
+    heads = [np.ascontiguousarray(normal(16, 4, 64, 32)) for _ in range(3)]
+    cases = {
+        "Linear (16, 64, 128) -> 512": (F.linear, (normal(16, 64, 128), normal(512, 128), normal(512))),
+        "GELU (16, 64, 512)": (F.gelu, (normal(16, 64, 512),)),
+        "LayerNorm (16, 64, 128)": (lambda x, w, b: F.layer_norm(x, 128, w, b),
+                                    (normal(16, 64, 128), normal(128), normal(128))),
+        "attention (16, 4, 64, 32), causal": (
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), heads),
+    }
+
+    def best_ms(op: Callable[..., Any], arrays: Any, n: int) -> float:
+        times = []
+        for _ in range(n + 1):
+            leaves = [Tensor(a, requires_grad=True) for a in arrays]
+            start = time.thread_time()
+            out = op(*leaves)
+            out.backward(np.ones(out.shape, np.float32))
+            times.append(time.thread_time() - start)
+        return 1e3 * min(times[1:])
+
+    lines = ["### Each fast form against the plain form (forward + backward, one core, best CPU time)",
+             "", "| op | fast (ms) | plain (ms) | plain / fast |", "|---|---:|---:|---:|"]
+    for name, (op, arrays) in cases.items():
+        fast_ms = best_ms(op, arrays, repeats)
+        with fast.disabled():
+            plain_ms = best_ms(op, arrays, 3 if name.startswith("GELU") else repeats)  # math.erf: slow
+        lines.append(f"| {name} | {fast_ms:.2f} | {plain_ms:.2f} | {plain_ms / fast_ms:.1f} |")
+    return lines + [""]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", choices=list(BUILDERS), help="(internal) run one worker")
@@ -165,7 +212,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="BLAS and torch threads (default: all)")
     parser.add_argument("--profile", action="store_true", help="also profile minigrad on the first shape")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps")
+    parser.add_argument("--ops", action="store_true", help="only: each fast form against the plain form")
     args = parser.parse_args(argv)
+    if args.ops:
+        print("\n".join(op_costs()))
+        return
     if args.impl:
         shape = {k: getattr(args, k) for k in SHAPES["base"]}
         import minigrad  # noqa: F401  (both build the weights with it: imported before the baseline)
