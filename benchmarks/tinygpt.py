@@ -106,17 +106,27 @@ def table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) 
 
 
 def qualified_names() -> dict[tuple[str, int], str]:
-    """(file, first line) -> 'LayerNorm.backward' for every function of minigrad's modules: the
-    profiler names a function by file, line and bare name, and every op has a `forward`."""
+    """(file, first line) -> 'LayerNorm.backward' or 'fast.gelu_float32.work' for every function
+    of minigrad's modules and the functions nested in them: the profiler names a function by
+    file, line and bare name, and every op has a `forward` and many fast forms a `work`."""
     names = {}
+
+    def add(code: Any, qualified: str) -> None:
+        names[(code.co_filename, code.co_firstlineno)] = qualified
+        for const in code.co_consts:
+            if hasattr(const, "co_firstlineno"):  # a nested function (a row-block `work`)
+                add(const, f"{qualified}.{const.co_name}")
+
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("minigrad"):
             continue
-        for cls in vars(module).values():
-            for attr in vars(cls).values() if isinstance(cls, type) else ():
-                code = getattr(getattr(attr, "__func__", attr), "__code__", None)
-                if code is not None:
-                    names[(code.co_filename, code.co_firstlineno)] = f"{cls.__name__}.{code.co_name}"
+        short = module_name.rsplit(".", 1)[-1]
+        for name, value in vars(module).items():
+            members = vars(value).items() if isinstance(value, type) else [(None, value)]
+            for attr, member in members:
+                code = getattr(getattr(member, "__func__", member), "__code__", None)
+                if code is not None and code.co_filename == getattr(module, "__file__", None):
+                    add(code, f"{name}.{code.co_name}" if attr else f"{short}.{code.co_name}")
     return names
 
 
