@@ -439,7 +439,9 @@ class Worker:
             import jax
             self.kernel = f"jax {jax.__version__} (XLA CPU; thread count its own)"
         elif impl == "minigrad":
-            import minigrad  # noqa: F401  (imported before the memory baseline, like torch)
+            from minigrad.engine import fast  # imported before the memory baseline, like torch
+            if threads is not None:
+                fast.set_threads(threads)  # its row blocks too: no second core at --threads 1
         _reset_peak_rss()
         self.baseline_kib = _rss_kib("VmRSS")
         self.step = build()

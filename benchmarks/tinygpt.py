@@ -9,6 +9,7 @@ ratios, tokens per second and peak memory; --profile adds where minigrad's time 
     python benchmarks/tinygpt.py                    # the three shapes, both threads settings
     python benchmarks/tinygpt.py --shapes base --threads 1 --profile
     python benchmarks/tinygpt.py --quick            # a smoke run
+    python benchmarks/tinygpt.py --ops              # each fast form against the plain form
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import importlib.util
 import io
 import os
 import pstats
+import resource
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -104,17 +106,27 @@ def table(name: str, shape: dict[str, int], results: dict[str, dict[str, Any]]) 
 
 
 def qualified_names() -> dict[tuple[str, int], str]:
-    """(file, first line) -> 'LayerNorm.backward' for every function of minigrad's modules: the
-    profiler names a function by file, line and bare name, and every op has a `forward`."""
+    """(file, first line) -> 'LayerNorm.backward' or 'fast.gelu_float32.work' for every function
+    of minigrad's modules and the functions nested in them: the profiler names a function by
+    file, line and bare name, and every op has a `forward` and many fast forms a `work`."""
     names = {}
+
+    def add(code: Any, qualified: str) -> None:
+        names[(code.co_filename, code.co_firstlineno)] = qualified
+        for const in code.co_consts:
+            if hasattr(const, "co_firstlineno"):  # a nested function (a row-block `work`)
+                add(const, f"{qualified}.{const.co_name}")
+
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("minigrad"):
             continue
-        for cls in vars(module).values():
-            for attr in vars(cls).values() if isinstance(cls, type) else ():
-                code = getattr(getattr(attr, "__func__", attr), "__code__", None)
-                if code is not None:
-                    names[(code.co_filename, code.co_firstlineno)] = f"{cls.__name__}.{code.co_name}"
+        short = module_name.rsplit(".", 1)[-1]
+        for name, value in vars(module).items():
+            members = vars(value).items() if isinstance(value, type) else [(None, value)]
+            for attr, member in members:
+                code = getattr(getattr(member, "__func__", member), "__code__", None)
+                if code is not None and code.co_filename == getattr(module, "__file__", None):
+                    add(code, f"{name}.{code.co_name}" if attr else f"{short}.{code.co_name}")
     return names
 
 
@@ -122,9 +134,16 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
     """Where a minigrad step's time goes: the ops' forwards and backwards, the optimizer, the engine."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
+
+        from minigrad.engine import fast
         threadpool_limits(threads, user_api="blas")
+        fast.set_threads(threads)  # as the timed worker does
     step = minigrad_step(shape)
     step()
+    faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(steps):
+        step()
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before) / steps
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
@@ -141,6 +160,53 @@ def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]
              "", "| function | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
     for own, calls, where in rows[:15]:
         lines.append(f"| {where} | {calls / steps:.0f} | {1e3 * own / steps:.2f} | {own / total:.0%} |")
+    # memory the kernel maps in again each step (freed and re-touched): fast.keep_freed_memory
+    return lines + ["", f"page faults per step (unprofiled): {faults:,.0f}", ""]
+
+
+def op_costs(repeats: int = 20) -> list[str]:
+    """Each TinyGPT fast form against its plain form (fast.disabled()): one op's forward and
+    backward at the base shape, on one core (BLAS and row blocks), CPU time, best of `repeats`."""
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    from minigrad.engine import Tensor, fast
+    from minigrad.nn import functional as F
+    threadpool_limits(1, user_api="blas")
+    fast.set_threads(1)
+    g = np.random.default_rng(0)
+
+    def normal(*shape: int) -> np.ndarray:
+        return g.standard_normal(shape, dtype=np.float32)
+
+    heads = [np.ascontiguousarray(normal(16, 4, 64, 32)) for _ in range(3)]
+    cases = {
+        "Linear (16, 64, 128) -> 512": (F.linear, (normal(16, 64, 128), normal(512, 128), normal(512))),
+        "GELU (16, 64, 512)": (F.gelu, (normal(16, 64, 512),)),
+        "LayerNorm (16, 64, 128)": (lambda x, w, b: F.layer_norm(x, 128, w, b),
+                                    (normal(16, 64, 128), normal(128), normal(128))),
+        "attention (16, 4, 64, 32), causal": (
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), heads),
+    }
+
+    def best_ms(op: Callable[..., Any], arrays: Any, n: int) -> float:
+        times = []
+        for _ in range(n + 1):
+            leaves = [Tensor(a, requires_grad=True) for a in arrays]
+            start = time.thread_time()
+            out = op(*leaves)
+            out.backward(np.ones(out.shape, np.float32))
+            times.append(time.thread_time() - start)
+        return 1e3 * min(times[1:])
+
+    lines = ["### Each fast form against the plain form (forward + backward, one core, best CPU time)",
+             "", "| op | fast (ms) | plain (ms) | plain / fast |", "|---|---:|---:|---:|"]
+    for name, (op, arrays) in cases.items():
+        fast_ms = best_ms(op, arrays, repeats)
+        with fast.disabled():
+            plain_ms = best_ms(op, arrays, 3 if name.startswith("GELU") else repeats)  # math.erf: slow
+        lines.append(f"| {name} | {fast_ms:.2f} | {plain_ms:.2f} | {plain_ms / fast_ms:.1f} |")
     return lines + [""]
 
 
@@ -156,7 +222,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="BLAS and torch threads (default: all)")
     parser.add_argument("--profile", action="store_true", help="also profile minigrad on the first shape")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps")
+    parser.add_argument("--ops", action="store_true", help="only: each fast form against the plain form")
     args = parser.parse_args(argv)
+    if args.ops:
+        print("\n".join(op_costs()))
+        return
     if args.impl:
         shape = {k: getattr(args, k) for k in SHAPES["base"]}
         import minigrad  # noqa: F401  (both build the weights with it: imported before the baseline)

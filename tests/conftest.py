@@ -21,3 +21,15 @@ def small_row_blocks(monkeypatch):
     monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 5 * 8)
     monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(fast, "_THREADS", 2)
+
+
+@pytest.fixture(params=["fast paths", "plain paths"])
+def fast_and_plain(request):
+    """Run the test twice: with the fast paths on, and inside fast.disabled() (the plain forms)."""
+    from minigrad.engine import fast
+
+    if request.param == "plain paths":
+        with fast.disabled():
+            yield request.param
+    else:
+        yield request.param

@@ -80,7 +80,7 @@ def torch_grads(twin, ids, targets):
 
 @pytest.mark.parametrize("tied", [True, False])
 @pytest.mark.parametrize("explicit", [False, True])
-def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit):
+def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit, fast_and_plain):
     pytest.importorskip("torch")
     from nanogpt_torch import torch_twin
 
@@ -99,7 +99,7 @@ def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit):
         np.testing.assert_allclose(ours, grads_t[name], rtol=1e-9, atol=1e-12, err_msg=name)
 
 
-def test_float32_model_matches_torch_float32():
+def test_float32_model_matches_torch_float32(fast_and_plain):
     pytest.importorskip("torch")
     from nanogpt_torch import torch_twin
 

@@ -26,14 +26,14 @@ def causal(T):
 # ---- gradchecks (float64, central differences) -------------------------------------------------
 
 @pytest.mark.parametrize("affine", [True, False])
-def test_layer_norm_gradcheck(affine):
+def test_layer_norm_gradcheck(affine, fast_and_plain):
     x = leaf((2, 3, 5))
     w, b = (leaf(5), leaf(5)) if affine else (None, None)
     inputs = [x] + ([w, b] if affine else [])
     check(lambda x, *wb: F.layer_norm(x, 5, *wb, eps=1e-5) if wb else F.layer_norm(x, 5), *inputs)
 
 
-def test_layer_norm_over_two_axes_gradcheck():
+def test_layer_norm_over_two_axes_gradcheck(fast_and_plain):
     check(lambda x, w, b: F.layer_norm(x, (3, 4), w, b), leaf((2, 3, 4)), leaf((3, 4)), leaf((3, 4)))
 
 
@@ -57,14 +57,14 @@ def test_where_gradcheck_broadcasts():
 
 
 @pytest.mark.parametrize("causal_mask", [True, False])
-def test_scaled_dot_product_attention_gradcheck(causal_mask):
+def test_scaled_dot_product_attention_gradcheck(causal_mask, fast_and_plain):
     q, k, v = leaf((2, 3, 4)), leaf((2, 5, 4)), leaf((2, 5, 3))
     if causal_mask:
         k, v = leaf((2, 3, 4)), leaf((2, 3, 3))
     check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal_mask), q, k, v)
 
 
-def test_scaled_dot_product_attention_is_the_masked_softmax_written_out():
+def test_scaled_dot_product_attention_is_the_masked_softmax_written_out(fast_and_plain):
     q, k, v = leaf((2, 2, 5, 4)), leaf((2, 2, 5, 4)), leaf((2, 2, 5, 3))
     fused = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     scores = (q @ k.transpose(-2, -1)) * (1 / np.sqrt(4))
@@ -97,7 +97,7 @@ def test_sqrt_abs_gradcheck():
     check(lambda x: (x + np.sign(x.data) * 0.1).abs(), leaf((3, 4)))  # away from the kink
 
 
-def test_gelu_gradcheck_both_forms():
+def test_gelu_gradcheck_both_forms(fast_and_plain):
     check(lambda x: F.gelu(x), leaf((3, 4), 2.0))
     check(lambda x: nn.GELU("tanh")(x), leaf((3, 4), 2.0))
 
@@ -128,7 +128,7 @@ def assert_close(m, t, rtol=1e-10, atol=1e-12):
                                rtol=rtol, atol=atol)
 
 
-def test_layer_norm_module_matches_torch():
+def test_layer_norm_module_matches_torch(fast_and_plain):
     torch = pytest.importorskip("torch")
     x, xt = torch_pair((3, 4, 8), 3.0)
     ours = nn.LayerNorm(8, dtype=np.float64)
@@ -148,7 +148,7 @@ def test_layer_norm_module_matches_torch():
     assert_close(ours.bias.grad, theirs.bias.grad)
 
 
-def test_scaled_dot_product_attention_matches_torch():
+def test_scaled_dot_product_attention_matches_torch(fast_and_plain):
     torch = pytest.importorskip("torch")
     (q, qt), (k, kt), (v, vt) = torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 5))
     out_m = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -174,7 +174,7 @@ def test_fully_masked_row_gives_what_torch_gives():
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_gelu_matches_torch(approximate, dtype):
+def test_gelu_matches_torch(approximate, dtype, fast_and_plain):
     torch = pytest.importorskip("torch")
     a = np.linspace(-6, 6, 2001).astype(dtype)
     x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)

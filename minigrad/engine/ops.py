@@ -16,6 +16,7 @@ place: the same array may be on its way to another node.
     Exp, Log      e^a, log a              G e^a, G / a                              2
     Tanh          tanh a                  G (1 - tanh^2 a)                          1
     Sigmoid       s = 1 / (1 + e^-a)      G s (1 - s)                               -
+    LogSigmoid    log s(a)                G s(-a)                                   11
     ReLU, GELU    max(a, 0), a Phi(a)     G [a > 0], G (Phi(a) + a phi(a))          -
     Reshape, Permute, GetItem             G reshaped / permuted back / scattered    4
                                           (an index picked twice gets both)
@@ -36,8 +37,8 @@ place: the same array may be on its way to another node.
                   softmax(q k^T s + mask) v
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
-gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
-not the subject of a lesson).
+gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
+gradchecked in tests/test_ops_gradcheck.py, not the subject of a lesson).
 """
 
 from __future__ import annotations
@@ -322,12 +323,16 @@ class Tanh(Function):
         return slope
 
 
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-a) in a's dtype, from the exp of a non-positive number only (never overflows)."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+
+
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        # exp of a non-positive number only, so neither branch overflows
-        e = np.exp(-np.abs(a))
-        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+        out = _sigmoid(a)
         ctx.save_for_backward(out)
         return out
 
@@ -335,6 +340,24 @@ class Sigmoid(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d s(a) = G s (1 - s)
         (out,) = ctx.saved
         return grad * out * (1 - out)
+
+
+class LogSigmoid(Function):
+    """log s(a) = -log(1 + e^-a), the log-probability of "yes" under a logistic score (skip-gram).
+
+    Written as min(a, 0) - log(1 + e^-|a|): log(sigmoid(a)) would round s(a) to 0 and give -inf
+    for a below about -745 in float64 (-104 in float32); this form is exact to rounding there.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log s(a) = G (1 - s(a)) = G s(-a)
+        (a,) = ctx.saved
+        return grad * _sigmoid(-a)
 
 
 class ReLU(Function):
@@ -352,44 +375,12 @@ class ReLU(Function):
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
-# Abramowitz & Stegun 7.1.26, for x >= 0: erf(x) = 1 - poly(t) exp(-x^2), t = 1 / (1 + 0.3275911 x),
-# |error| < 1.5e-7. Written for Phi(a) = (1 + erf(a / sqrt 2)) / 2, with the sqrt 2 and the 1/2
-# folded into the constants: 1 - Phi(|a|) = poly'(t) exp(-a^2 / 2), t = 1 / (1 + (0.3275911 / sqrt 2) |a|).
-_PHI_T = 0.3275911 / math.sqrt(2)
-_PHI_POLY = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
-
-
-def _normal_cdf_and_density(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Phi(a) and phi(a), the standard normal CDF and density, to the precision of a's dtype.
-
-    float64: math.erf on every element (exact, slow); float32: the rational fit above in
-    whole-array passes (|error| < 1.5e-7, about a float32 ulp near 1), which shares exp(-a^2/2)
-    with the density and keeps GELU from costing more than the matmuls around it.
-    """
-    if a.dtype != np.float32:
-        return 0.5 * (1 + _erf(a / math.sqrt(2))), np.exp(-0.5 * a * a) / _SQRT_2PI
-    # (numpy's abs, sign and masked copies are slow passes here; products, sqrt and copysign are not)
-    square = np.multiply(a, a)
-    t = np.sqrt(square)  # |a|
-    t *= np.float32(_PHI_T)
-    t += np.float32(1)
-    np.reciprocal(t, out=t)
-    tail = t * np.float32(_PHI_POLY[0])  # poly'(t) by Horner's rule
-    for c in _PHI_POLY[1:]:
-        tail += np.float32(c)
-        tail *= t
-    square *= np.float32(-0.5)
-    gauss = np.exp(square, out=square)  # exp(-a^2/2)
-    tail *= gauss  # 1 - Phi(|a|)
-    np.subtract(np.float32(0.5), tail, out=tail)
-    np.copysign(tail, a, out=tail)
-    cdf = np.add(tail, np.float32(0.5), out=tail)  # Phi(a) = 1/2 + sign(a) (1/2 - (1 - Phi(|a|)))
-    gauss *= np.float32(1 / _SQRT_2PI)
-    return cdf, gauss
 
 
 class GELU(Function):
-    """x * Phi(x). approximate="none" uses erf (PyTorch's default), "tanh" the fast fit."""
+    """x * Phi(x), Phi the standard normal CDF. approximate="none" uses erf (PyTorch's default),
+    "tanh" the tanh fit. The fast form (fast.gelu_float32) computes float32 Phi by a rational
+    fit in row blocks: math.erf one element at a time is 40x slower than the matmuls around it."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
@@ -400,10 +391,15 @@ class GELU(Function):
             ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
             return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
-        cdf, pdf = _normal_cdf_and_density(a)
-        cdf, pdf = cdf.astype(a.dtype, copy=False), pdf.astype(a.dtype, copy=False)
+        fitted = fast.gelu_float32(a)  # float32: a rational fit of Phi, within 1.5e-7
+        if fitted is not None:
+            out, cdf, pdf = fitted
+        else:  # Phi(a) = (1 + erf(a / sqrt 2)) / 2 and phi(a) = exp(-a^2 / 2) / sqrt(2 pi)
+            cdf = (0.5 * (1 + _erf(a.astype(np.float64) / math.sqrt(2)))).astype(a.dtype)
+            pdf = (np.exp(-0.5 * a * a) / _SQRT_2PI).astype(a.dtype)
+            out = a * cdf
         ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
-        return a * cdf
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
@@ -413,9 +409,9 @@ class GELU(Function):
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
             slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
             return (grad * slope).astype(a.dtype)
-        slope = a * pdf  # d/da [a Phi(a)] = Phi(a) + a phi(a)
-        slope += cdf
-        slope *= grad
+        slope = fast.gelu_slope(grad, a, cdf, pdf)
+        if slope is None:
+            slope = (a * pdf + cdf) * grad  # d/da [a Phi(a)] = Phi(a) + a phi(a)
         return slope
 
 
@@ -673,17 +669,16 @@ class Linear(Function):
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
                 ) -> np.ndarray:
         ctx.save_for_backward(x, weight)
-        # leading axes flattened into rows: one BLAS product (numpy's batched matmul against a
-        # transposed matrix is a slow loop, 100x slower for (B, T, d) inputs)
-        out = x.reshape(-1, x.shape[-1]) @ weight.T
-        if bias is not None:
-            out += bias  # out is a fresh array, so adding in place changes nothing else
-        return out.reshape(*x.shape[:-1], weight.shape[0])
+        out = fast.linear_rows(x, weight, bias)  # (B, T, in): one product of B*T rows, + b in place
+        if out is None:
+            out = x @ weight.T if bias is None else x @ weight.T + bias
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
         x, weight = ctx.saved
-        # every leading axis of x is a batch axis: flatten them so dW and db are one product each
+        # every leading axis of x is a batch axis: dW sums G^T x over all positions, which is
+        # one product of the positions stacked as rows (the clearest way to write the sum)
         g2 = grad.reshape(-1, grad.shape[-1])
         grad_x = (g2 @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
         grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
@@ -703,38 +698,37 @@ class LayerNorm(Function):
     x: (..., d); weight, bias: (d,) or None. With xhat the normalised x and r = 1/sqrt(var + eps):
         dx = r * (g - mean(g) - xhat * mean(g * xhat)),  g = G * w
         dw = sum over positions of G * xhat,  db = sum of G
-    Two passes forward (mean, then variance of the centred x), three backward.
+    The fast forms (fast.layer_norm, fast.layer_norm_dx) do the same in fewer passes, in place.
     """
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
                 bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
-        xhat = x - x.mean(axis=-1, keepdims=True)
-        variance = np.einsum("...i,...i->...", xhat, xhat)[..., None] / xhat.shape[-1]
-        rstd = 1.0 / np.sqrt(variance + np.asarray(eps, x.dtype))
-        xhat *= rstd  # xhat is our own array: centred x becomes the normalised x in place
+        fused = fast.layer_norm(x, weight, bias, eps)
+        if fused is not None:
+            out, xhat, rstd = fused
+        else:
+            centred = x - x.mean(axis=-1, keepdims=True)
+            variance = (centred * centred).mean(axis=-1, keepdims=True)
+            rstd = 1 / np.sqrt(variance + np.asarray(eps, x.dtype))
+            xhat = centred * rstd
+            out = xhat if weight is None else xhat * weight
+            out = out if bias is None else out + bias
         ctx.save_for_backward(xhat, rstd, weight)
-        out = xhat * weight if weight is not None else xhat.copy()
-        if bias is not None:
-            out += bias
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         xhat, rstd, weight = ctx.saved
         need_x, need_w, need_b = ctx.needs_input_grad
-        rows = grad.reshape(-1, grad.shape[-1])
+        rows = grad.reshape(-1, grad.shape[-1])  # dw and db sum over every position
         grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
         grad_b = rows.sum(axis=0) if need_b else None
-        grad_x = None
-        if need_x:
-            g = grad * weight if weight is not None else grad.copy()
-            d = g.shape[-1]
-            mean_g_xhat = np.einsum("...i,...i->...", g, xhat)[..., None] / d
-            g -= g.mean(axis=-1, keepdims=True)
-            g -= xhat * mean_g_xhat
-            g *= rstd
-            grad_x = g
+        grad_x = fast.layer_norm_dx(grad, xhat, rstd, weight) if need_x else None
+        if need_x and grad_x is None:
+            g = grad if weight is None else grad * weight
+            grad_x = rstd * (g - g.mean(axis=-1, keepdims=True)
+                             - xhat * (g * xhat).mean(axis=-1, keepdims=True))
         return grad_x, grad_w, grad_b
 
 
@@ -818,35 +812,39 @@ class ScaledDotProductAttention(Function):
 
     q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev). With P the attention weights:
         dv = P^T G,  dP = G v^T,  dS = P * (dP - sum(dP * P)),  dq = dS k * scale,  dk = dS^T q * scale
-    One op instead of six (matmul, scale, mask, softmax, matmul): the (..., L, S) scores are
-    made once and softmaxed in place, P is the one (L, S) array kept for the backward, and
-    the backward makes one more. is_causal masks key j > query i (top-left, as PyTorch).
+    One op for the five steps (product, scale, mask, softmax, product): P is the one (L, S) array
+    kept for the backward. is_causal masks key j > query i (top-left, as PyTorch); row i always
+    sees key 0, so no row is all -inf. The fast forms (fast.attention, fast.attention_grads) run
+    the same steps in place, by blocks of the batch axis.
     """
 
     @staticmethod
     def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
                 scale: float | None = None) -> np.ndarray:
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-        p = q @ k.swapaxes(-1, -2)
-        p *= np.asarray(scale, p.dtype)
-        if is_causal:  # + (0 or -inf): a broadcast add, much faster than a masked write here
-            p += np.triu(np.full(p.shape[-2:], -np.inf, dtype=p.dtype), k=1)
-        p -= p.max(axis=-1, keepdims=True)  # row 0 always sees key 0: no row is all -inf
-        np.exp(p, out=p)
-        p /= p.sum(axis=-1, keepdims=True)
+        fused = fast.attention(q, k, v, scale, is_causal)
+        if fused is not None:
+            out, p = fused
+        else:
+            scores = (q @ k.swapaxes(-1, -2)) * np.asarray(scale, q.dtype)
+            if is_causal:
+                future = np.triu(np.ones(scores.shape[-2:], dtype=bool), k=1)
+                scores = np.where(future, np.asarray(-np.inf, scores.dtype), scores)
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            p = e / e.sum(axis=-1, keepdims=True)
+            out = p @ v
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
-        return p @ v
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         q, k, v, p = ctx.saved
         need_q, need_k, need_v = ctx.needs_input_grad
-        grad_v = p.swapaxes(-1, -2) @ grad if need_v else None
-        ds = grad @ v.swapaxes(-1, -2)  # dP, then dS in place
-        ds -= np.einsum("...ij,...ij->...i", ds, p)[..., None]
-        ds *= p
-        ds *= np.asarray(ctx.scale, ds.dtype)
-        grad_q = ds @ k if need_q else None
-        grad_k = ds.swapaxes(-1, -2) @ q if need_k else None
-        return grad_q, grad_k, grad_v
+        grads = fast.attention_grads(grad, q, k, v, p, ctx.scale)
+        if grads is None:
+            dp = grad @ v.swapaxes(-1, -2)
+            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * np.asarray(ctx.scale, p.dtype)
+            grads = ds @ k, ds.swapaxes(-1, -2) @ q, p.swapaxes(-1, -2) @ grad
+        grad_q, grad_k, grad_v = grads
+        return (grad_q if need_q else None, grad_k if need_k else None, grad_v if need_v else None)
