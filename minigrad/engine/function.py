@@ -42,9 +42,13 @@ class Context:
         still tells. Keeping the tensor would also make a cycle for an op that saves its own
         output (output -> node -> ctx -> output) that only the cycle collector frees.
         """
-        self._versions = [(t._version_counter, i, t._version_counter.value, t.name)
-                          for i, array in enumerate(self._saved or ()) for t in tensors
-                          if array is t.data]
+        versions = []
+        for i, array in enumerate(self._saved):
+            for t in tensors:
+                if array is t.data:
+                    counter = t._version_counter
+                    versions.append((counter, i, counter.value, t.name))
+        self._versions = versions
 
     def check_versions(self, node: Any) -> None:
         """Refuse to run the backward `node` (named in the message) on an array changed since."""

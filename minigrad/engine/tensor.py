@@ -640,11 +640,12 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
     """Run `cls.forward` on the inputs' arrays; when an input requires grad, record its node."""
-    arrays, needs = [], []  # one pass over the inputs: unwrap tensors, note which need a gradient
+    arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
     for a in args:
         if isinstance(a, Tensor):
             arrays.append(a.data)
             needs.append(a.requires_grad)
+            tensors.append(a)
         else:
             arrays.append(a)
             needs.append(False)
@@ -652,7 +653,7 @@ def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
     ctx.needs_input_grad = tuple(needs)
     result = Tensor._wrap(cls.forward(ctx, *arrays, **kwargs))
     if result.data.base is not None:  # a numpy view, maybe of an input's array
-        _share_version_with_viewed_input(result, args)
+        _share_version_with_viewed_input(result, tensors)
     if True in needs and grad_mode.is_grad_enabled():
         edges = []
         for a, need in zip(args, needs):
@@ -660,7 +661,8 @@ def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
         result.grad_fn = FunctionNode(cls, ctx, tuple(edges), result.data.shape)
         result.requires_grad = True
         if ctx._saved:
-            ctx.watch_versions([a for a in args if isinstance(a, Tensor)] + [result])
+            tensors.append(result)
+            ctx.watch_versions(tensors)
         if grad_mode.is_anomaly_enabled():
             graph.record_forward_trace(result.grad_fn)
     return result
@@ -669,12 +671,12 @@ def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
 Function.apply = classmethod(_apply)  # type: ignore[assignment]
 
 
-def _share_version_with_viewed_input(result: Tensor, args: tuple) -> None:
+def _share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> None:
     """A result that is a view of an input's array (reshape, permute, basic slicing) shares that
     input's version counter, as in PyTorch: a change in place through either is seen by both."""
     owner = result.data.base  # numpy views point at the array that owns the memory
-    for a in args:
-        if isinstance(a, Tensor) and (a.data is owner or a.data.base is owner):
+    for a in inputs:
+        if a.data is owner or a.data.base is owner:
             result._version_counter = a._version_counter
             return
 
