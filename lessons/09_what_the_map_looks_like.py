@@ -40,17 +40,13 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import average_ranks, setup, spearman
+from minigrad.learn.lesson_kit import average_ranks, setup, spearman, unit_rows
 from minigrad.learn.train import ProgressBar, batches, evaluate, split_windows
 from minigrad.models import TinyLM
 
 lesson = setup(9, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(9)
-
-
-def unit_rows(table: np.ndarray) -> np.ndarray:
-    return table / np.linalg.norm(table, axis=1, keepdims=True)
 
 
 def pair_cosines(table: np.ndarray) -> np.ndarray:

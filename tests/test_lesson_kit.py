@@ -1,4 +1,4 @@
-"""minigrad.learn.lesson_kit: the setup every lesson shares, and the one Spearman."""
+"""minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def test_spearman_does_not_depend_on_the_order_of_tied_values():
     assert len(values) == 1
     expected = np.corrcoef(brute_force_average_ranks(counts), brute_force_average_ranks(norms))[0, 1]
     assert values == {round(float(expected), 12)}
+
+
+def test_unit_rows_keeps_each_direction_and_makes_every_length_one():
+    table = np.random.default_rng(3).standard_normal((7, 5)) * np.arange(1, 8)[:, None]
+    unit = kit.unit_rows(table)
+    assert unit.shape == table.shape
+    assert np.allclose(np.linalg.norm(unit, axis=1), 1.0)
+    # each row is a positive multiple of its own row: same direction, not another row's
+    assert np.allclose(unit * np.linalg.norm(table, axis=1, keepdims=True), table)
 
 
 def test_spearman_is_one_for_any_increasing_relation_and_minus_one_for_decreasing():

@@ -6,7 +6,8 @@ matplotlib's headless Agg backend outside a notebook, makes the lesson's figure 
 `$MINIGRAD_OUT/lesson-NN/`, reads `MINIGRAD_FAST=1` (smaller sizes) and, for a long lesson,
 says how long it takes. The returned `LessonSetup` saves figures with a one-line caption.
 
-Also here: the statistics more than one lesson uses (`spearman`), so there is one of each.
+Also here: the statistics and geometry more than one lesson uses (`spearman`, `unit_rows`), so
+there is one of each.
 
 Environment: MINIGRAD_OUT (figure folder, default ./minigrad-out), MINIGRAD_FAST=1 (small
 sizes), MINIGRAD_BLAS_THREADS (the cap; default 1, `0` leaves BLAS alone).
@@ -134,6 +135,11 @@ def _minutes(value: float) -> str:
 
 
 # ---- statistics shared by the lessons ---------------------------------------------------------
+
+def unit_rows(table: np.ndarray) -> np.ndarray:
+    """Each row of a (V, d) table divided by its length: (V, d) rows of length 1."""
+    return table / np.linalg.norm(table, axis=1, keepdims=True)
+
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n of a 1-d array, tied values sharing the mean of the ranks they occupy."""
