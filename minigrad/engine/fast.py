@@ -105,12 +105,12 @@ def scalar(value: int | float | bool, dtype: np.dtype) -> np.ndarray | None:
     """`np.asarray(value, dtype)`, made once and handed out again (read-only), or None.
 
     `x * 1.0001` lifts the number to x's dtype (as PyTorch keeps float32 float32), and on a small
-    tensor `np.asarray` of a Python number costs about as much as the arithmetic itself. Buys
-    about 0.3 us of a per-op cost of about 10 us on the 10,000-op chain
-    (benchmarks/overhead.py). Equal numbers give equal arrays (1, 1.0 and True are one key,
-    and all three convert to the same value), except zeros, whose sign an equal key would lose
-    (0.0 == -0.0), and NaN, never equal to itself: those are left to the plain form. Read-only,
-    so no op can change a constant another op shares.
+    tensor `np.asarray` of a Python number costs most of what the arithmetic costs. Buys about
+    1,000 of the 55,000 instructions an op of the per-op chain costs, 2% (benchmarks/overhead.py
+    --marks under callgrind; docs/performance.md). Equal numbers give equal arrays (1, 1.0 and
+    True are one key, and all three convert to the same value), except zeros, whose sign an
+    equal key would lose (0.0 == -0.0), and NaN, never equal to itself: those are left to the
+    plain form. Read-only, so no op can change a constant another op shares.
     """
     if not _on:
         return None
