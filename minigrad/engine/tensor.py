@@ -63,7 +63,7 @@ class Tensor:
 
     __array_priority__ = 1000  # `ndarray + Tensor` calls Tensor.__radd__, not numpy's add
     # Class-level defaults, overridden per tensor only when set: most tensors an op makes never
-    # get a name, a .grad, a version counter or views, and one op costs a few microseconds.
+    # get a name, a .grad or views, and one op costs a few microseconds.
     grad: Any = None  # ndarray of self.shape, or a RowSparse for lookup tables
     grad_fn: Node | None = None
     name: str | None = None
