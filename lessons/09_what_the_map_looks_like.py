@@ -40,19 +40,27 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import average_ranks, setup, spearman, unit_rows
+from minigrad.learn.lesson_kit import (
+    average_ranks,
+    cone,
+    draw_cone,
+    draw_frequency_axis,
+    mean_cosine,
+    pair_cosines,
+    principal_axes,
+    setup,
+    spearman,
+    unit_rows,
+    warmup_cosine,
+)
 from minigrad.learn.train import ProgressBar, batches, evaluate, split_windows
 from minigrad.models import TinyLM
 
 lesson = setup(9, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(9)
-
-
-def pair_cosines(table: np.ndarray) -> np.ndarray:
-    """Cosines of every unordered pair of different rows: (V (V - 1) / 2,)."""
-    u = unit_rows(table)
-    return (u @ u.T)[np.triu_indices(len(u), k=1)]
+# unit_rows, pair_cosines, mean_cosine, cone, principal_axes and warmup_cosine live in
+# minigrad/learn/lesson_kit.py: lesson 10 measures the same geometry on a transformer
 
 
 # %% [markdown]
@@ -132,15 +140,6 @@ print(f"V = {V:,}, d = {WIDTH}; pretraining text: {len(train_data):,} training w
       f"{len(valid_data):,} held out; fine-tuning text: {len(tune_train):,} and {len(tune_valid):,}")
 
 
-def warmup_cosine(step: int, total: int, peak: float = PEAK_LR) -> float:
-    """The learning rate at `step` (0-based): linear warm-up over 5% of `total`, then cosine to peak/10."""
-    warm = max(1, total // 20)
-    if step < warm:
-        return peak * (step + 1) / warm
-    progress = (step - warm) / max(1, total - warm)
-    return peak * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress)))
-
-
 def build(tied: bool, seed: int) -> TinyLM:
     return TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=tied, rng=seed)
 
@@ -158,7 +157,7 @@ def fit(model, data, held_out, steps: int, seed: int, label: str,
     bar = ProgressBar(steps, label)
     for step in range(steps):
         for group in optimizer.param_groups:
-            group["lr"] = warmup_cosine(step, steps)
+            group["lr"] = warmup_cosine(step, steps, PEAK_LR)
         ids, targets = next(stream)
         loss = model.loss(ids, targets)
         optimizer.zero_grad()
@@ -204,20 +203,14 @@ tables = runs[SEEDS[0]]["tables"]  # the figures show seed 0; the verdicts use e
 # once or twice has barely moved from its random start, and would only add noise), and compare
 # each table before and after training, raw and centred.
 #
-# First, the statistic itself as a minigrad function, checked against finite differences. Its
+# First, the statistic itself as a minigrad function (`mean_cosine` in
+# `minigrad/learn/lesson_kit.py`: `(|sum_i u_i|^2 - V) / (V (V - 1))` with `u_i` each row
+# scaled to length 1), checked against finite differences. Its
 # gradient says how each row would have to move to widen or narrow the cone. A cosine does not
 # change when a row is stretched, so that gradient must be perpendicular to every row: a fact
 # that the check below confirms, and the reason the exercise insists on normalising.
 
 # %%
-def mean_cosine(table: mg.Tensor) -> mg.Tensor:
-    """Mean cosine over pairs i != j of rows: (|sum_i u_i|^2 - V) / (V (V - 1)), u_i = e_i / |e_i|."""
-    n = table.shape[0]
-    unit = table / ((table * table).sum(axis=1, keepdims=True) ** 0.5)
-    total = unit.sum(axis=0)
-    return ((total * total).sum() - n) / (n * (n - 1))
-
-
 probe = mg.tensor(rng.standard_normal((6, 4)) + 1.0, requires_grad=True, name="table")
 print(mg.gradcheck(mean_cosine, [probe]))
 mean_cosine(probe).backward()
@@ -230,13 +223,8 @@ seen = train_counts >= 5
 TABLE_NAMES = ("untied input map E", "untied output map W", "tied table")
 
 
-def cone(table: np.ndarray) -> tuple[float, float]:
-    rows = table[seen].astype(np.float64)
-    return mean_cosine(mg.tensor(rows)).item(), mean_cosine(mg.tensor(rows - rows.mean(axis=0))).item()
-
-
 print(f"rows of tokens seen >= 5 times: {seen.sum():,} of {V:,}")
-cones = {name: np.array([(cone(runs[s]["tables"][name][0])[0], *cone(runs[s]["tables"][name][1]))
+cones = {name: np.array([(cone(runs[s]["tables"][name][0], seen)[0], *cone(runs[s]["tables"][name][1], seen))
                          for s in SEEDS]) for name in TABLE_NAMES}  # (seeds, [init raw, raw, centred])
 print(f"mean cosine, min-max over {len(SEEDS)} seeds")
 print(f"{'table':<22} {'at init':>15} {'trained':>15} {'centred':>15}")
@@ -251,16 +239,9 @@ assert np.all(np.abs(np.concatenate([c[:, 2] for c in cones.values()])) < 0.02),
 
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)
 for ax, (name, (start, end)) in zip(axes, tables.items()):
-    rows = end[seen].astype(np.float64)
-    ax.hist(pair_cosines(start[seen]), bins=100, range=(-1, 1), histtype="step", color="grey",
-            label="at init")
-    ax.hist(pair_cosines(rows), bins=100, range=(-1, 1), histtype="step", label="trained")
-    ax.hist(pair_cosines(rows - rows.mean(axis=0)), bins=100, range=(-1, 1), histtype="step",
-            ls="--", label="trained, centred")
     raw = cones[name][:, 1]
-    ax.set(title=f"{name} (seed 0)\nmean cos {raw[0]:.3f} (seeds: {raw.min():.3f}-{raw.max():.3f})",
-           xlabel="cosine between two rows")
-    ax.title.set_fontsize(9)
+    draw_cone(ax, start[seen], end[seen],
+              f"{name} (seed 0)\nmean cos {raw[0]:.3f} (seeds: {raw.min():.3f}-{raw.max():.3f})")
 axes[0].set_ylabel("number of pairs")
 axes[0].legend(fontsize=8)
 lesson.save(fig, "cone_and_centring.png",
@@ -298,18 +279,10 @@ assert average_ranks(np.array([10.0, 20, 20, 5])).tolist() == [2.0, 3.5, 3.5, 1.
 assert np.isclose(spearman(np.arange(9.0), np.exp(np.arange(9.0))), 1.0)  # any monotone relation scores 1
 
 log_count = np.log(train_counts[seen])
-
-
-def principal_axes(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """(PC1 scores, signed to correlate positively; |Spearman| of PC1..PC5 with log-frequency; PC1 share)."""
-    rows = table[seen].astype(np.float64)
-    left, singular, _ = np.linalg.svd(rows - rows.mean(axis=0), full_matrices=False)
-    scores = left * singular  # each token's coordinate along each component
-    rho = np.array([spearman(scores[:, k], log_count) for k in range(5)])
-    return scores[:, 0] * np.sign(rho[0]), abs(rho), singular[0] ** 2 / np.sum(singular**2)
-
-
-axes_by_seed = {name: [principal_axes(runs[s]["tables"][name][1]) for s in SEEDS] for name in TABLE_NAMES}
+# principal_axes(table, log_count, rows): (PC1 scores, signed to rise with frequency; |Spearman| of
+# PC1..PC5 with log-frequency; PC1's share of the variance)
+axes_by_seed = {name: [principal_axes(runs[s]["tables"][name][1], log_count, seen) for s in SEEDS]
+                for name in TABLE_NAMES}
 rho_pc1 = {name: np.array([a[1][0] for a in found]) for name, found in axes_by_seed.items()}
 rho_best_other = {name: np.array([a[1][1:].max() for a in found]) for name, found in axes_by_seed.items()}
 print(f"Spearman |rho| with log-frequency, min-max over {len(SEEDS)} seeds")
@@ -327,12 +300,9 @@ assert rho_pc1["untied input map E"].max() < 0.3, "the input map's first compone
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
 for ax, name in zip(axes, TABLE_NAMES):
     pc1, rho, share = axes_by_seed[name][0]
-    ax.scatter(train_counts[seen], pc1, s=3, alpha=0.4)
-    ax.set_xscale("log")
-    ax.set(title=f"{name} (seed 0)\nPC1 ({share:.0%} of variance): Spearman {rho[0]:.2f} "
-                 f"(seeds {rho_pc1[name].min():.2f}-{rho_pc1[name].max():.2f})",
-           xlabel="count in training text")
-    ax.title.set_fontsize(9)
+    draw_frequency_axis(ax, train_counts[seen], pc1,
+                        f"{name} (seed 0)\nPC1 ({share:.0%} of variance): Spearman {rho[0]:.2f} "
+                        f"(seeds {rho_pc1[name].min():.2f}-{rho_pc1[name].max():.2f})")
 axes[0].set_ylabel("score on the first principal component")
 lesson.save(fig, "first_component_vs_frequency.png",
             "each table's first principal component against the token's log-frequency, with the "

@@ -1,4 +1,5 @@
-"""minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows."""
+"""minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows,
+and the table geometry and gradient split that lessons 6, 9 and 10 share."""
 
 from __future__ import annotations
 
@@ -143,3 +144,74 @@ def test_setup_leaves_a_notebooks_inline_backend_alone(tmp_path, monkeypatch):
     assert kit.in_notebook()
     kit.setup(2)
     assert chosen == ["Agg"]  # a Jupyter kernel: not switched
+
+
+# ---- the geometry of a table, and a tied table's gradient by path --------------------------------
+
+def test_mean_cosine_matches_the_pairwise_matrix_and_cone_centres_on_the_mean_row():
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((7, 3)) + np.array([3.0, 0.0, 1.0])  # an offset: a cone
+    rows = kit.unit_rows(table)
+    pairs = (rows @ rows.T)[~np.eye(7, dtype=bool)]
+    assert np.isclose(kit.mean_cosine(kit.tensor(table)).item(), pairs.mean())
+    assert np.isclose(kit.pair_cosines(table).mean(), pairs.mean())
+    raw, centred = kit.cone(table)
+    assert np.isclose(raw, pairs.mean()) and raw > 0.5
+    assert np.isclose(centred, kit.pair_cosines(table - table.mean(axis=0)).mean())
+    assert kit.cone(table, np.array([0, 2, 5]))[0] == pytest.approx(kit.pair_cosines(table[[0, 2, 5]]).mean())
+
+
+def test_principal_axes_finds_a_planted_frequency_axis_and_signs_it_upwards():
+    rng = np.random.default_rng(1)
+    log_count = rng.uniform(0, 8, 200)
+    direction = np.array([0.6, -0.8, 0.0, 0.0])
+    table = rng.standard_normal((200, 4)) * 0.1 - 3.0 * np.outer(log_count, direction)  # falls with frequency
+    pc1, rho, share = kit.principal_axes(table, log_count)
+    assert rho[0] > 0.99 and rho[1:].max() < 0.3 and share > 0.9
+    assert kit.spearman(pc1, log_count) > 0.99, "the scores are signed to rise with frequency"
+    with pytest.raises(ValueError, match=r"principal_axes: 200 rows but log_count has shape \(3,\)"):
+        kit.principal_axes(table, log_count[:3])
+
+
+def test_warmup_cosine_rises_for_five_percent_then_decays_to_a_tenth():
+    lrs = [kit.warmup_cosine(step, 100, peak=2.0) for step in range(100)]
+    assert lrs[0] == pytest.approx(0.4) and lrs[4] == pytest.approx(2.0)  # 5 warm-up steps
+    assert all(a >= b for a, b in zip(lrs[4:], lrs[5:])), "decreasing after the warm-up"
+    assert lrs[-1] == pytest.approx(0.2, abs=0.01) and kit.warmup_cosine(100, 100, 2.0) == pytest.approx(0.2)
+
+
+def test_split_paths_on_tied_tinygpt_and_tinylm_add_up_to_the_gradient():
+    from minigrad.engine import to_dense
+    from minigrad.models import TinyGPT, TinyLM
+    from minigrad.tools.ledger import ledger
+
+    rng = np.random.default_rng(2)
+    for model, table in ((m := TinyGPT(30, 6, 8, 2, 1, tied=True, rng=0), m.transformer.wte.weight),
+                         (n := TinyLM(30, 4, 5, context=2, tied=True, rng=0), n.emb.weight)):
+        ids = rng.integers(0, 30, (3, 6 if model is m else 2))
+        targets = rng.integers(0, 30, (3, 6) if model is m else 3)
+        loss = model.loss(ids, targets)
+        with ledger(names=model) as led:
+            loss.backward()
+        classifier, lookup = kit.split_paths(led, table)
+        assert np.allclose(classifier + to_dense(lookup), table.grad, atol=1e-6)
+        assert set(lookup.indices.tolist()) == set(ids.ravel().tolist())
+        sent = {"classifier": np.linalg.norm(classifier, axis=1), "lookup": np.zeros(30)}
+        sent["lookup"][lookup.indices] = np.linalg.norm(lookup.values, axis=1)
+        unread = np.setdiff1d(np.arange(30), ids)
+        assert kit.classifier_share(sent, unread) == 1.0, "a row nobody read gets only the classifier's"
+        assert 0 < kit.classifier_share(sent, np.unique(ids)) < 1
+
+
+def test_split_paths_names_what_it_found_when_a_path_is_missing():
+    from minigrad.models import TinyLM
+    from minigrad.tools.ledger import ledger
+
+    model = TinyLM(10, 4, 5, context=1, tied=False, rng=0)
+    loss = model.loss(np.array([[1], [2]]), np.array([3, 4]))
+    with ledger(names=model) as led:
+        loss.backward()
+    with pytest.raises(ValueError, match=r"split_paths: expected exactly one classifier and one lookup "
+                                         r"path into the table, the ledger has "
+                                         r"\['lookup emb \(EmbeddingBackward\)'\]"):
+        kit.split_paths(led, model.emb.weight)

@@ -122,6 +122,7 @@ unary = {
     "F.exp": (F.exp, -3, 3),
     "F.log": (F.log, 0.2, 5),
     "F.gelu": (F.gelu, -3, 3),
+    "F.logsigmoid": (F.logsigmoid, -30, 30),  # both tails: -x + tiny on the left, tiny on the right
 }
 
 
@@ -130,6 +131,19 @@ unary = {
 def test_unary(name, shape, data):
     fn, low, high = unary[name]
     check(fn, data.draw(values(shape, low, high)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logsigmoid_is_finite_far_in_the_tails(dtype):
+    """log(sigmoid(x)) gives -inf where sigmoid rounds to 0; the op stays exact there."""
+    x = mg.tensor(np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=dtype), requires_grad=True)
+    out = F.logsigmoid(x)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.data, [-1000.0, -50.0, -np.log(2.0), -np.exp(-50.0), 0.0], rtol=1e-6)
+    with np.errstate(divide="ignore"):  # the naive composition, for contrast
+        assert np.isneginf(np.log(x.sigmoid().data[0]))
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad, [1.0, 1.0, 0.5, np.exp(-50.0), 0.0], rtol=1e-6)
 
 
 def test_relu_gradient_is_zero_left_of_kink_and_one_right():

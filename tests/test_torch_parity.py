@@ -39,6 +39,16 @@ def test_matches_pytorch(name):
         np.testing.assert_allclose(m.grad, t.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+def test_logsigmoid_matches_pytorch():
+    x = np.concatenate([rng.normal(size=12) * 4, [-800.0, -40.0, 40.0, 800.0]])
+    m, t = pair(x)
+    out_m, out_t = F.logsigmoid(m), torch.nn.functional.logsigmoid(t)
+    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12)
+    (out_m * np.arange(x.size)).sum().backward()
+    (out_t * torch.arange(x.size)).sum().backward()
+    np.testing.assert_allclose(m.grad, t.grad.numpy(), rtol=1e-12, atol=1e-300)
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_matches_pytorch(approximate):
     x = rng.normal(size=(5, 4)) * 2

@@ -16,6 +16,7 @@ place: the same array may be on its way to another node.
     Exp, Log      e^a, log a              G e^a, G / a                              2
     Tanh          tanh a                  G (1 - tanh^2 a)                          1
     Sigmoid       s = 1 / (1 + e^-a)      G s (1 - s)                               -
+    LogSigmoid    log s(a)                G s(-a)                                   11
     ReLU, GELU    max(a, 0), a Phi(a)     G [a > 0], G (Phi(a) + a phi(a))          -
     Reshape, Permute, GetItem             G reshaped / permuted back / scattered    4
                                           (an index picked twice gets both)
@@ -34,8 +35,8 @@ place: the same array may be on its way to another node.
                   softmax(q k^T s + mask) v
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
-gradients, 5 the output map, 6 tying the two maps ("-": gradchecked in tests/test_ops_gradcheck.py,
-not the subject of a lesson).
+gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
+gradchecked in tests/test_ops_gradcheck.py, not the subject of a lesson).
 """
 
 from __future__ import annotations
@@ -318,12 +319,16 @@ class Tanh(Function):
         return slope
 
 
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-a) in a's dtype, from the exp of a non-positive number only (never overflows)."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+
+
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        # exp of a non-positive number only, so neither branch overflows
-        e = np.exp(-np.abs(a))
-        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+        out = _sigmoid(a)
         ctx.save_for_backward(out)
         return out
 
@@ -331,6 +336,24 @@ class Sigmoid(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d s(a) = G s (1 - s)
         (out,) = ctx.saved
         return grad * out * (1 - out)
+
+
+class LogSigmoid(Function):
+    """log s(a) = -log(1 + e^-a), the log-probability of "yes" under a logistic score (skip-gram).
+
+    Written as min(a, 0) - log(1 + e^-|a|): log(sigmoid(a)) would round s(a) to 0 and give -inf
+    for a below about -745 in float64 (-104 in float32); this form is exact to rounding there.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a)
+        return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log s(a) = G (1 - s(a)) = G s(-a)
+        (a,) = ctx.saved
+        return grad * _sigmoid(-a)
 
 
 class ReLU(Function):

@@ -50,3 +50,4 @@ def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
     fig.savefig(path, **savefig)
     plt.close(fig)
     return show_file(path)
+

@@ -6,8 +6,12 @@ matplotlib's headless Agg backend outside a notebook, makes the lesson's figure 
 `$MINIGRAD_OUT/lesson-NN/`, reads `MINIGRAD_FAST=1` (smaller sizes) and, for a long lesson,
 says how long it takes. The returned `LessonSetup` saves figures with a one-line caption.
 
-Also here: the statistics and geometry more than one lesson uses (`spearman`, `unit_rows`), so
-there is one of each.
+Also here: what more than one lesson measures, so there is one of each: the statistics
+(`spearman`), the geometry of a table (`unit_rows`, `pair_cosines`, `mean_cosine`, `cone`,
+`principal_axes`: lessons 5, 9 and 10), the warm-up + cosine learning rate (`warmup_cosine`) and
+a tied table's gradient split by path (`split_paths`, `classifier_share`: lesson 6), and the
+panels lessons 9 and 10 both draw (`draw_cone`, `draw_frequency_axis`, each filling a
+matplotlib Axes it is given).
 
 Environment: MINIGRAD_OUT (figure folder, default ./minigrad-out), MINIGRAD_FAST=1 (small
 sizes), MINIGRAD_BLAS_THREADS (the cap; default 1, `0` leaves BLAS alone).
@@ -23,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine import Tensor, tensor
 from minigrad.learn.figures import show_file
+from minigrad.tools.ledger import Ledger
 
 DEFAULT_BLAS_THREADS = 1
 
@@ -163,3 +169,99 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     if x.shape != y.shape:
         raise ValueError(f"spearman: x has shape {x.shape} but y has shape {y.shape}")
     return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
+
+
+# ---- the geometry of a table (lessons 9 and 10) -------------------------------------------------
+
+def pair_cosines(table: np.ndarray) -> np.ndarray:
+    """Cosines of every unordered pair of different rows of a (V, d) table: (V (V - 1) / 2,)."""
+    u = unit_rows(table)
+    return (u @ u.T)[np.triu_indices(len(u), k=1)]
+
+
+def mean_cosine(table: Tensor) -> Tensor:
+    """Mean cosine over pairs i != j of the rows of a (V, d) Tensor, differentiable:
+    (|sum_i u_i|^2 - V) / (V (V - 1)) with u_i = e_i / |e_i|, so no V x V matrix is formed."""
+    n = table.shape[0]
+    unit = table / ((table * table).sum(axis=1, keepdims=True) ** 0.5)
+    total = unit.sum(axis=0)
+    return ((total * total).sum() - n) / (n * (n - 1))
+
+
+def cone(table: np.ndarray, rows: np.ndarray | None = None) -> tuple[float, float]:
+    """(mean pairwise cosine, the same after subtracting the mean row) of table[rows] (all rows
+    when rows is None), in float64."""
+    picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    return (mean_cosine(tensor(picked)).item(),
+            mean_cosine(tensor(picked - picked.mean(axis=0))).item())
+
+
+def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | None = None,
+                   k: int = 5) -> tuple[np.ndarray, np.ndarray, float]:
+    """How the principal components of a table follow frequency.
+
+    table (V, d); rows: which rows to use (all when None); log_count: (n,) one per used row.
+    Centres the rows, takes the principal components (right singular vectors) and each row's
+    score on them. Returns (PC1 scores (n,), signed so they rise with frequency; |Spearman| of
+    the scores on PC1..PCk with log_count, (k,); the share of the variance on PC1).
+    """
+    picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    if picked.shape[:1] != np.shape(log_count):
+        raise ValueError(f"principal_axes: {picked.shape[0]} rows but log_count has shape "
+                         f"{np.shape(log_count)}; give one log-count per row used")
+    left, singular, _ = np.linalg.svd(picked - picked.mean(axis=0), full_matrices=False)
+    scores = left * singular  # each row's coordinate along each component
+    rho = np.array([spearman(scores[:, j], log_count) for j in range(min(k, len(singular)))])
+    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), float(singular[0] ** 2 / np.sum(singular**2))
+
+
+def warmup_cosine(step: int, total: int, peak: float) -> float:
+    """The learning rate at `step` (0-based) of `total`: linear warm-up over the first 5% of the
+    steps, then a cosine decay to peak / 10 at the end (how language models are usually trained)."""
+    warm = max(1, total // 20)
+    if step < warm:
+        return peak * (step + 1) / warm
+    progress = (step - warm) / max(1, total - warm)
+    return float(peak * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress))))
+
+
+def draw_cone(ax: Any, start: np.ndarray, end: np.ndarray, title: str) -> None:
+    """Histograms of the pairwise cosines of a table's rows: at init (start), trained (end), and
+    trained after subtracting the mean row. start, end: (n, d), the same rows of one table."""
+    rows = np.asarray(end, dtype=np.float64)
+    style = dict(bins=100, range=(-1, 1), histtype="step")
+    ax.hist(pair_cosines(np.asarray(start, dtype=np.float64)), color="grey", label="at init", **style)
+    ax.hist(pair_cosines(rows), label="trained", **style)
+    ax.hist(pair_cosines(rows - rows.mean(axis=0)), ls="--", label="trained, centred", **style)
+    ax.set(title=title, xlabel="cosine between two rows")
+    ax.title.set_fontsize(9)
+
+
+def draw_frequency_axis(ax: Any, counts: np.ndarray, pc1: np.ndarray, title: str) -> None:
+    """Each row's score on its table's first principal component against its count (log axis)."""
+    ax.scatter(counts, pc1, s=3, alpha=0.4)
+    ax.set_xscale("log")
+    ax.set(title=title, xlabel="count in training text")
+    ax.title.set_fontsize(9)
+
+
+# ---- a tied table's gradient by path (lesson 6) -------------------------------------------------
+
+def split_paths(led: Ledger, table: Tensor) -> tuple[np.ndarray, Any]:
+    """A tied table's gradient as the ledger recorded it: (the classifier's dense (V, d) float64
+    array, the lookup's coalesced RowSparse). Works for any model whose ledger names one
+    `classifier ...` and one `lookup ...` path into `table` (TinyLM and TinyGPT alike)."""
+    by_path = led.path_grads(table)
+    classifier = [g for name, g in by_path.items() if name.startswith("classifier")]
+    lookup = [g for name, g in by_path.items() if name.startswith("lookup")]
+    if len(by_path) != 2 or len(classifier) != 1 or len(lookup) != 1:  # nothing else may reach it
+        raise ValueError(f"split_paths: expected exactly one classifier and one lookup path into the "
+                         f"table, the ledger has {sorted(by_path)}")
+    return np.asarray(classifier[0], dtype=np.float64), lookup[0].coalesce()
+
+
+def classifier_share(sent: dict[str, np.ndarray], rows: np.ndarray) -> float:
+    """classifier / (classifier + lookup) of the gradient traffic (summed row norms) to `rows`;
+    sent: {"classifier": (V,), "lookup": (V,)} norms summed over steps."""
+    c, k = sent["classifier"][rows].sum(), sent["lookup"][rows].sum()
+    return float(c / (c + k))

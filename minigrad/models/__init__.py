@@ -1,7 +1,8 @@
-"""Models built from minigrad's modules: TinyLM (an MLP language model) and TinyGPT (a small
-decoder-only transformer with nanoGPT's names)."""
+"""Models built from minigrad's modules: TinyLM (an MLP language model), TinyGPT (a small
+decoder-only transformer with nanoGPT's names) and SkipGram (word2vec's static embedding)."""
 
+from minigrad.models.skipgram import SkipGram
 from minigrad.models.tinygpt import TinyGPT
 from minigrad.models.tinylm import TinyLM, next_token_windows
 
-__all__ = ["TinyGPT", "TinyLM", "next_token_windows"]
+__all__ = ["SkipGram", "TinyGPT", "TinyLM", "next_token_windows"]

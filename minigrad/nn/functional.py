@@ -25,6 +25,11 @@ def sigmoid(x: Tensor) -> Tensor:
     return ops.Sigmoid.apply(x)
 
 
+def logsigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)), elementwise, without overflow or -inf for large |x| (as torch's F.logsigmoid)."""
+    return ops.LogSigmoid.apply(x)
+
+
 def exp(x: Tensor) -> Tensor:
     return ops.Exp.apply(x)
 

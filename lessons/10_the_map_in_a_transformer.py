@@ -1,0 +1,325 @@
+# %% [markdown]
+# # Lesson 10: The map in a transformer
+#
+# The cone and the frequency axis, measured on TinyGPT tied and untied beside TinyLM, three seeds each.
+#
+# ## What you will see
+#
+# Lesson 9 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
+# and found the narrow cone and the frequency axis in two of its tables (the untied output map
+# and the tied table) but not in the untied input map. The material's claims are about
+# transformers, whose input table has a tower of attention blocks above it. So here we train
+# `minigrad.models.TinyGPT` (GPT-2's block, two layers) on the same text and vocabulary as
+# lesson 8, tied and untied, beside lesson 8's TinyLM, three seeds of each, and measure on
+# every table:
+#
+# 1. the cone: the mean cosine between rows, raw and after subtracting the mean row;
+# 2. the frequency axis: the Spearman rank correlation between each row's score on the
+#    table's first principal component and the log of the token's count;
+# 3. which table shows them: the untied input map `E`, the untied output map `W`, or the one
+#    tied table that does both jobs.
+#
+# The material says learned rows occupy "a surprisingly narrow cone", that one has to "centre
+# or whiten them first", and that "often the single largest axis of variation across the table
+# tracks how common a token is". It speaks of "real tables" without saying which of the two
+# maps, and its paragraph is about the input table of a transformer.
+
+# %% [markdown]
+# ## Predict first
+#
+# In lesson 9 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
+# output map a clear one. TinyGPT reads its input table through two attention blocks and
+# normalises before its output map. Will TinyGPT's untied *input* table show a cone: none,
+# a weak one, or one as strong as its output map's? And TinyGPT's tied table, which does both
+# jobs: will its cone be closer to its input map's or to its output map's?
+
+# %%
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import minigrad as mg
+from minigrad.learn.data import Vocabulary, load_text, tokenize
+from minigrad.learn.lesson_kit import (
+    cone,
+    draw_cone,
+    draw_frequency_axis,
+    mean_cosine,
+    pair_cosines,
+    principal_axes,
+    setup,
+    warmup_cosine,
+)
+from minigrad.learn.train import split_windows, train
+from minigrad.models import TinyGPT, TinyLM
+from minigrad.optim.lr_scheduler import LambdaLR
+
+lesson = setup(10, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
+OUT, FAST = lesson.out, lesson.fast
+
+# %% [markdown]
+# ## The statistic, checked
+#
+# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 9
+# introduced it): with `u_i` each row scaled to length 1, the mean over pairs `i != j` of
+# `u_i . u_j` is `(|sum_i u_i|^2 - V) / (V (V - 1))`. The centred version subtracts the mean
+# row first; both are minigrad functions, so we check their gradients against central
+# differences (float64) before trusting either.
+
+# %%
+probe = mg.tensor(np.random.default_rng(10).standard_normal((6, 4)) + 1.0, requires_grad=True, name="table")
+print(mg.gradcheck(mean_cosine, [probe]))
+print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [probe]))
+
+# %% [markdown]
+# ## Four models, three seeds
+#
+# The text, vocabulary and split are lesson 8's: the Python reference manual, its 2,000 most
+# frequent tokens, a tenth held out from twenty places. TinyLM is lesson 8's model (width 64,
+# a tanh layer of 128, 3 tokens of context). TinyGPT has width 64, 4 heads, 2 blocks and reads
+# 32 tokens, predicting the next token at every position. Both are trained with AdamW (3e-3,
+# weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 9), each
+# seed with its own initialisation and batch order. TinyGPT sees more tokens per step (8
+# windows of 32 positions, against TinyLM's 128 windows of one), and is slower per step, so it
+# takes fewer steps; its held-out loss ends about half a nat above TinyLM's, as the table
+# shows.
+#
+# We keep each table's rows at initialisation and after training. The statistics use the rows
+# of tokens seen at least 5 times in the training text (a row read or predicted once or twice
+# has barely moved from its random start).
+
+# %%
+VOCAB = 500 if FAST else 2000
+WIDTH = 32 if FAST else 64
+LM_STEPS, LM_BATCH = (100, 64) if FAST else (800, 128)
+GPT_CONTEXT, GPT_STEPS, GPT_BATCH = (16, 60, 8) if FAST else (32, 500, 8)
+PEAK_LR, WEIGHT_DECAY = 3e-3, 0.01
+SEEDS = (0, 1, 2)
+
+words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
+vocab = Vocabulary.build(words, max_size=VOCAB)
+V = len(vocab)
+token_ids = vocab.encode(words)
+lm_data = split_windows(token_ids, 3, valid_fraction=0.1, pieces=20)
+gpt_data = split_windows(token_ids, GPT_CONTEXT, valid_fraction=0.1, pieces=20, every_position=True)
+if FAST:  # the fast run scores every fifth held-out window only
+    lm_data, gpt_data = ((windows, held_out.subset(np.arange(0, len(held_out), 5)))
+                         for windows, held_out in (lm_data, gpt_data))
+train_counts = np.bincount(lm_data[0].targets, minlength=V)  # each token's count in the training text
+seen = train_counts >= 5
+log_count = np.log(train_counts[seen])
+print(f"V = {V:,}, d = {WIDTH}; {len(lm_data[0]):,} training positions; "
+      f"rows of tokens seen >= 5 times: {seen.sum():,}")
+
+FAMILIES = {
+    "TinyLM": dict(build=lambda tied, seed: TinyLM(V, WIDTH, 2 * WIDTH, 3, tied=tied, rng=seed),
+                   data=lm_data, steps=LM_STEPS, batch=LM_BATCH, input=lambda m: m.emb.weight,
+                   output=lambda m: m.head.weight),
+    "TinyGPT": dict(build=lambda tied, seed: TinyGPT(V, GPT_CONTEXT, WIDTH, 4, 2, tied=tied, rng=seed),
+                    data=gpt_data, steps=GPT_STEPS, batch=GPT_BATCH, input=lambda m: m.transformer.wte.weight,
+                    output=lambda m: m.lm_head.weight),
+}
+TABLES = ("input map E", "output map W", "tied table")
+
+
+def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
+    """Train the family's untied and tied model; ({table: (init rows, trained rows)}, {tied?: loss})."""
+    spec, tables, losses = FAMILIES[family], {}, {}
+    for tied in (False, True):
+        model = spec["build"](tied, seed)
+        table_in, table_out = spec["input"](model), spec["output"](model)  # the same Parameter when tied
+        initial = (table_in.data.copy(), table_out.data.copy())
+        optimizer = mg.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=WEIGHT_DECAY)
+        schedule = LambdaLR(optimizer, lambda step, n=spec["steps"]: warmup_cosine(step, n, 1.0))
+        history = train(model, optimizer, *spec["data"], steps=spec["steps"], batch_size=spec["batch"],
+                        eval_every=spec["steps"], rng=seed + 1, scheduler=schedule,
+                        label=f"{family} {'tied  ' if tied else 'untied'} seed {seed}")
+        losses[tied] = history.valid_loss[-1]
+        assert history.valid_loss[-1] < history.valid_loss[0] - 1.0, f"{family} seed {seed} did not learn"
+        if tied:
+            tables["tied table"] = (initial[0], table_in.data.copy())
+        else:
+            tables["input map E"] = (initial[0], table_in.data.copy())
+            tables["output map W"] = (initial[1], table_out.data.copy())
+    return tables, losses
+
+
+runs = {(family, seed): trained_tables(family, seed) for family in FAMILIES for seed in SEEDS}
+print(f"held-out loss at the end (nats per token), min-max over {len(SEEDS)} seeds:")
+for family in FAMILIES:
+    untied, tied = (np.array([runs[family, s][1][t] for s in SEEDS]) for t in (False, True))
+    print(f"  {family:<8} untied {untied.min():.3f}-{untied.max():.3f}   "
+          f"tied {tied.min():.3f}-{tied.max():.3f}   (a uniform guess: log V = {np.log(V):.3f})")
+
+# %% [markdown]
+# ## 1. The cone
+#
+# For each table and seed: the mean cosine of its rows at initialisation, after training, and
+# after training with the mean row subtracted; and, since a mean near zero can hide structure,
+# the spread (standard deviation) of the trained rows' cosines beside that of the random start.
+
+# %%
+KEYS = [(family, table) for family in FAMILIES for table in TABLES]
+def table_rows(key: tuple[str, str], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(at init, trained) rows of one table of one seed's run."""
+    return runs[key[0], seed][0][key[1]]
+
+
+cones = {key: np.array([(cone(table_rows(key, s)[0], seen)[0], *cone(table_rows(key, s)[1], seen))
+                        for s in SEEDS]) for key in KEYS}  # (seeds, [init, trained, centred])
+spreads = {key: np.array([[pair_cosines(rows[seen]).std() for rows in table_rows(key, s)] for s in SEEDS])
+           for key in KEYS}  # (seeds, [init, trained])
+print(f"mean cosine between rows, and the spread of the cosines; min-max over {len(SEEDS)} seeds")
+print(f"{'':<22} {'at init':>17} {'trained':>17} {'trained, centred':>17} {'spread: init':>14} "
+      f"{'trained':>13}")
+for key, c in cones.items():
+    print(f"{key[0] + ' ' + key[1]:<22} " + " ".join(f"{c[:, k].min():>8.3f}-{c[:, k].max():<8.3f}"
+                                                    for k in range(3))
+          + "".join(f" {spreads[key][:, k].min():>7.3f}-{spreads[key][:, k].max():<6.3f}" for k in range(2)))
+raw = {key: c[:, 1] for key, c in cones.items()}
+for key, c in cones.items():
+    assert np.all(np.abs(c[:, 0]) < 0.01), f"{key}: random rows start with no cone"
+    assert np.all(np.abs(c[:, 2]) < 0.02), f"{key}: centring removes the shared direction in every seed"
+for family in FAMILIES:
+    assert raw[family, "input map E"].max() < 0.05, f"{family}: the untied input map forms no cone"
+    assert raw[family, "output map W"].min() > 4 * raw[family, "input map E"].max(), \
+        f"{family}: in every seed the output map's cone is far narrower than the input map's"
+if not FAST:  # the short runs keep the order but not the sizes
+    for key in [("TinyLM", "output map W"), ("TinyGPT", "output map W"), ("TinyGPT", "tied table")]:
+        assert raw[key].min() > 0.25, f"{key}: a narrow cone in every seed"
+    assert raw["TinyGPT", "tied table"].min() > 2 * raw["TinyLM", "tied table"].max(), \
+        "TinyGPT's tied table sits in a far narrower cone than TinyLM's"
+    gpt_input_spread = spreads["TinyGPT", "input map E"]
+    assert gpt_input_spread[:, 1].min() > 2 * gpt_input_spread[:, 0].max(), \
+        "TinyGPT's input rows have moved far from random: their cosines spread much wider"
+
+fig, axes = plt.subplots(2, 3, figsize=(12, 6.6), sharex=True)
+for ax, (family, table) in zip(axes.ravel(), KEYS):
+    start, end = table_rows((family, table), SEEDS[0])
+    r = raw[family, table]
+    draw_cone(ax, start[seen], end[seen],
+              f"{family} {table} (seed 0)\nmean cos {r[0]:.3f} (seeds: {r.min():.3f}-{r.max():.3f})")
+for ax in axes[:, 0]:
+    ax.set_ylabel("number of pairs")
+axes[0, 0].legend(fontsize=8)
+lesson.save(fig, "cone_by_table.png",
+            "cosines between the rows of each trained table, TinyLM (top) and TinyGPT (bottom), "
+            "before training, after, and after centring")
+
+# %% [markdown]
+# What we measured at full size (three seeds): no cone in either untied input map, TinyGPT's
+# included: mean cosine 0.012-0.016 for TinyGPT's `wte`, 0.006-0.009 for TinyLM's `E`. A clear
+# cone in both output maps, 0.43-0.44 for TinyGPT and 0.38-0.40 for TinyLM. The tied tables
+# differ: TinyLM's sits in a weak cone (0.16), TinyGPT's in one nearly as narrow as its output
+# map's (0.42-0.43). Centring takes every table to within 0.005 of zero. (The fast run, a
+# smaller model trained briefly, keeps the order: output map far above input map.)
+#
+# No cone does not mean no change. TinyGPT's input rows have moved far from their random
+# start: the spread of their cosines is 0.30-0.32, two and a half times the 0.125 of random
+# rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become
+# clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
+# input rows, read by one layer, have barely spread in this budget (0.14).
+#
+# So the transformer does not change lesson 9's verdict: the cone is a property of the output
+# side. Every output row is pushed at every position along the final hidden state `h`, in
+# proportion to its probability, and those states share a common component (lesson 9); rows of
+# tokens that are rarely the answer get nearly the same push, so they drift together. The
+# input rows of a transformer receive what the blocks above send back, which here shows no
+# such common direction. The tied table takes both pushes, and in TinyGPT it follows the
+# output side almost entirely. Lesson 6 measures what such a row receives: the classifier's
+# share of its gradient stays clearly larger over training in TinyGPT than in TinyLM. GPT-2, a
+# common subject of such measurements, ties its table; on this evidence a tied input table
+# *is* an output map, cone included. The material's advice stands either way: centre before
+# comparing; after centring no table here keeps a shared direction.
+
+# %% [markdown]
+# ## 2. Frequency as the largest axis
+#
+# Predict before you run the cell: lesson 9 found that in TinyLM the first principal component
+# of the output map follows frequency and that of the untied input map does not. TinyGPT's
+# untied input table is read by attention, which can tell a common token from a rare one by
+# context alone. Will its first principal component follow frequency, carry some other
+# structure, or carry nothing beyond noise?
+
+# %%
+found = {key: [principal_axes(table_rows(key, s)[1], log_count, seen) for s in SEEDS] for key in KEYS}
+rho_pc1 = {key: np.array([f[1][0] for f in per_seed]) for key, per_seed in found.items()}
+rho_other = {key: np.array([f[1][1:].max() for f in per_seed]) for key, per_seed in found.items()}
+pc1_share = {key: np.array([f[2] for f in per_seed]) for key, per_seed in found.items()}
+print(f"Spearman |rho| with log-frequency, and PC1's share of the variance; min-max over {len(SEEDS)} seeds")
+print(f"{'':<22} {'PC1':>11} {'best of PC2-5':>15} {'PC1 share':>15}")
+for key in KEYS:
+    print(f"{key[0] + ' ' + key[1]:<22} {rho_pc1[key].min():>5.2f}-{rho_pc1[key].max():<5.2f} "
+          f"{rho_other[key].min():>7.2f}-{rho_other[key].max():<7.2f} "
+          f"{pc1_share[key].min():>7.1%}-{pc1_share[key].max():<7.1%}")
+for family in FAMILIES:
+    assert rho_pc1[family, "input map E"].max() < 0.3, f"{family}: the input map's PC1 does not follow it"
+    for table in ("output map W", "tied table"):
+        key = (family, table)
+        assert rho_pc1[key].min() > rho_other[key].max(), f"{key}: PC1 is the component that follows it"
+        if not FAST:
+            assert rho_pc1[key].min() > 0.8, f"{key}: in every seed PC1 follows log-frequency closely"
+if not FAST:
+    assert pc1_share["TinyGPT", "input map E"].min() > 2 * pc1_share["TinyLM", "input map E"].max(), \
+        "TinyGPT's input map has a strong first axis, TinyLM's does not"
+
+fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
+for ax, key in zip(axes.ravel(), KEYS):
+    pc1, rho, share = found[key][0]
+    draw_frequency_axis(ax, train_counts[seen], pc1,
+                        f"{key[0]} {key[1]} (seed 0)\nPC1 ({share:.0%} of variance): Spearman {rho[0]:.2f} "
+                        f"(seeds {rho_pc1[key].min():.2f}-{rho_pc1[key].max():.2f})")
+for ax in axes[:, 0]:
+    ax.set_ylabel("score on the first principal component")
+lesson.save(fig, "first_component_by_table.png",
+            "each trained table's first principal component against the token's count, TinyLM (top) "
+            "and TinyGPT (bottom)")
+
+# %% [markdown]
+# The output maps and both tied tables follow frequency on their first component in every
+# seed (Spearman 0.90-0.92 at full size; the best of the next four components reaches 0.21).
+# Neither untied input map does (0.00-0.03). But TinyGPT's input table is not featureless:
+# its first component carries 27-31% of the variance, against 5% for TinyLM's input map (a
+# random table of width 64 gives each direction about 1.6%). What is on it? The tokens at its
+# two ends:
+
+# %%
+for family in FAMILIES:
+    pc1 = found[family, "input map E"][0][0]
+    ids = np.flatnonzero(seen)[np.argsort(pc1)]
+    print(f"{family} input map, PC1 one end:   ", " ".join(vocab.words[i] for i in ids[:15]))
+    print(f"{family} input map, PC1 other end: ", " ".join(vocab.words[i] for i in ids[-15:]))
+
+# %% [markdown]
+# At full size, in both models, one end holds the verbs and modal words of English prose
+# ("is", "are", "would", "should", "may") and the other the names of code ("len", "repr",
+# "getattr", "print", single letters and digits): the manual is written in two languages, and
+# the largest axis of either input table tells them apart. (We read that off the printed
+# tokens; it is not a measured verdict.) In TinyGPT that axis carries more than a quarter of
+# the table's variance, in TinyLM a twentieth. Either way it is the kind of structure the layers
+# above can use, and frequency is not what it tracks.
+#
+# So the material's frequency claim holds for the output side and for tied tables, here as
+# in lesson 9, and does not hold for the untied input table of either model. Its caution
+# before interpreting a scatter of rows as meaning fits the tables where it holds; in the
+# transformer's input table the largest axis is closer to meaning (which of the manual's two
+# registers a word belongs to) than to frequency.
+#
+# ## What this lesson cannot say
+#
+# Two blocks of width 64 for a few hundred steps are not thirty or eighty blocks of width
+# 4,096 over trillions of tokens. What we can say is that the tower above the table, at this
+# size, does not produce the cone or the frequency axis in an untied input table, and that a
+# tied table shows both because it is also the output map.
+#
+# ## Exercise
+#
+# Run `minigrad exercise 10`: it copies the stub to
+# `minigrad-exercises/10_the_map_in_a_transformer.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(10, globals())`).
+# There, write `first_component_scores(table)`: each row's score on the first principal
+# component of the centred table. Run `minigrad check 10`: it compares your scores with a
+# reference (either sign is right, since a component's direction is arbitrary) and names the
+# usual slips (the table not centred, the component's direction returned instead of the
+# scores, the scores left unscaled, rows and columns swapped).
