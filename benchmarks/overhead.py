@@ -5,12 +5,20 @@ making a Tensor and a graph node per op in the forward, visiting each node in th
 Ops alternate `x * 1.0001` and `x + 0.5`. One worker per implementation, as for the step:
     python benchmarks/overhead.py --impl minigrad --ops 10000
 prints one JSON line with the medians over repeats.
+
+Timings on a shared machine move with its load; instruction counts do not. `--marks` builds and
+backpropagates one chain between calls of `os.getppid()`, so that callgrind can count each phase
+apart (docs/performance.md, "Per-op overhead"):
+    valgrind --tool=callgrind --dump-before='os_getppid*' --callgrind-out-file=cg \
+        python benchmarks/overhead.py --impl minigrad --ops 4000 --marks
+    grep summary cg.2 cg.3    # instructions of the build, then of the backward
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -37,7 +45,18 @@ def chain(leaf: Any, n_ops: int) -> tuple[float, float]:
     return built - start, time.thread_time() - built
 
 
-def measure(impl: str, n_ops: int, repeats: int) -> dict[str, Any]:
+def marked_chain(leaf: Any, n_ops: int) -> None:
+    """One chain, its build and its backward each between two calls of os.getppid()."""
+    os.getppid()
+    x = leaf
+    for i in range(n_ops):
+        x = x * 1.0001 if i % 2 else x + 0.5
+    os.getppid()
+    x.sum().backward()
+    os.getppid()
+
+
+def measure(impl: str, n_ops: int, repeats: int, marks: bool = False) -> dict[str, Any]:
     if impl == "torch":
         import torch
 
@@ -52,6 +71,9 @@ def measure(impl: str, n_ops: int, repeats: int) -> dict[str, Any]:
             return mg.tensor(np.ones(8, dtype=np.float32), requires_grad=True)
 
     chain(make_leaf(), n_ops)  # warm up
+    if marks:
+        marked_chain(make_leaf(), n_ops)
+        return {"impl": impl, "ops": n_ops, "marks": True}
     builds, backwards = zip(*(chain(make_leaf(), n_ops) for _ in range(repeats)))
     return {
         "impl": impl, "ops": n_ops,
@@ -65,8 +87,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--impl", choices=("minigrad", "torch"), required=True)
     parser.add_argument("--ops", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--marks", action="store_true", help="one chain between os.getppid() "
+                        "calls, for callgrind's --dump-before (no timing)")
     args = parser.parse_args(argv)
-    json.dump(measure(args.impl, args.ops, args.repeats), sys.stdout)
+    json.dump(measure(args.impl, args.ops, args.repeats, args.marks), sys.stdout)
     print()
 
 

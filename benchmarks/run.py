@@ -9,6 +9,7 @@ ones, and the peak memory. See docs/performance.md.
 
     python benchmarks/run.py             # both shapes and the per-op chain (a few minutes)
     python benchmarks/run.py --quick     # 2 rounds of 2 steps: a smoke run
+    python benchmarks/run.py --per-op-only  # the per-op chain alone, 5 interleaved turns
 """
 
 from __future__ import annotations
@@ -193,30 +194,35 @@ def _verdict(target: str, ratio: float, limit: float) -> str:
     return f"- target {target}: {ratio:.2f}, {verdict}"
 
 
-def overhead_table(impls: list[str], n_ops: int, turns: int = 3) -> list[str]:
+def overhead_table(impls: list[str], n_ops: int, turns: int = 5) -> list[str]:
     """Per-op cost of building and backpropagating a chain, the implementations taking turns
-    (a fresh process each turn), medians over turns; the target is minigrad <= torch eager."""
+    (a fresh process each turn), medians over turns; the target is minigrad <= torch eager, as
+    the median over turns of the paired ratio (minigrad's total / torch's in the same turn)."""
     lines = [
         f"### Per-op overhead: a chain of {n_ops:,} ops on 8-element float32 tensors",
         "",
         "| implementation | build (us/op) | backward (us/op) | total (us/op) |",
         "|---|---:|---:|---:|",
     ]
+    load_before = os.getloadavg()[0]
     runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in impls}
     for turn in range(turns):
         for impl in impls[turn % len(impls):] + impls[:turn % len(impls)]:
             time.sleep(PAUSE_S)
             runs[impl].append(worker("overhead.py", f"--impl={impl}", f"--ops={n_ops}"))
-    totals = {}
+    totals = {impl: [r["build_us"] + r["backward_us"] for r in rs] for impl, rs in runs.items()}
     for impl, rs in runs.items():
         build = statistics.median(r["build_us"] for r in rs)
         backward = statistics.median(r["backward_us"] for r in rs)
-        totals[impl] = statistics.median(r["build_us"] + r["backward_us"] for r in rs)
-        lines.append(f"| {impl} | {build:.1f} | {backward:.1f} | {totals[impl]:.1f} |")
+        lines.append(f"| {impl} | {build:.1f} | {backward:.1f} | {statistics.median(totals[impl]):.1f} |")
     lines.append("")
     if "minigrad" in totals and "torch" in totals:
+        ratios = [a / b for a, b in zip(totals["minigrad"], totals["torch"])]
         lines.append(_verdict("per-op overhead minigrad <= torch eager (build + backward)",
-                              totals["minigrad"] / totals["torch"], 1.0))
+                              statistics.median(ratios), 1.0))
+        lines.append(f"  - per-turn ratios: {', '.join(f'{r:.2f}' for r in ratios)}")
+    lines.append(f"load average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
+                 f"on {os.cpu_count()} cores")
     return lines + [""]
 
 
@@ -229,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip", default="", help="comma-separated implementations to leave out "
                         "(e.g. torch.compile,jax.jit: compiling takes a minute)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps: a smoke run")
+    parser.add_argument("--per-op-only", action="store_true", help="only the per-op chain (a minute)")
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.steps = 2, 2
@@ -242,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
         if variable in os.environ:
             print(f"note: {variable}={os.environ[variable]} is set and may make numpy's BLAS pick a "
                   "slower kernel; see docs/performance.md")
-    for name in args.shapes.split(","):
+    for name in ([] if args.per_op_only else args.shapes.split(",")):
         load_before = os.getloadavg()[0]
         results = run_shape(SHAPES[name], impls, args.rounds, args.steps, args.threads)
         print("\n".join(step_table(name, SHAPES[name], results, skipped)), flush=True)

@@ -6,6 +6,7 @@ when the hook says no. Each fast form gives bit-identical results (tests run the
 both ways and compare the bytes); what each buys is measured in benchmarks/ (docs/performance.md).
 
     unshared(g)                      the walk may keep a gradient nobody else holds, uncopied
+    scalar(value, dtype)             a Python number as a 0-d array, made once per value and dtype
     cross_entropy_exp(logits, y)     exp(z - max z) and its row sums in a buffer recycled from
                                      step to step, in cache-sized row blocks on two threads
     reusable(ctx, array)             a backward may write its result into its own saved buffer
@@ -106,6 +107,36 @@ def _calibrate_unshared() -> int:
 
 
 _UNSHARED_GRADIENT = _calibrate_unshared()
+
+
+# ---- per-op overhead: Python numbers as 0-d arrays ------------------------------------------------
+
+SCALAR_CACHE_SIZE = 256  # distinct (value, dtype) pairs kept; a loop uses a handful
+_scalars: dict[tuple[Any, np.dtype], np.ndarray] = {}
+
+
+def scalar(value: int | float | bool, dtype: np.dtype) -> np.ndarray | None:
+    """`np.asarray(value, dtype)`, made once and handed out again (read-only), or None.
+
+    `x * 1.0001` lifts the number to x's dtype (as PyTorch keeps float32 float32), and on a small
+    tensor `np.asarray` of a Python number costs most of what the arithmetic costs. Buys about
+    1,000 of the 55,000 instructions an op of the per-op chain costs, 2% (benchmarks/overhead.py
+    --marks under callgrind; docs/performance.md). Equal numbers give equal arrays (1, 1.0 and
+    True are one key, and all three convert to the same value), except zeros, whose sign an
+    equal key would lose (0.0 == -0.0), and NaN, never equal to itself: those are left to the
+    plain form. Read-only, so no op can change a constant another op shares.
+    """
+    if not _on:
+        return None
+    key = (value, dtype)
+    array = _scalars.get(key)
+    if array is None and value and value == value:
+        if len(_scalars) >= SCALAR_CACHE_SIZE:
+            _scalars.clear()
+        array = np.asarray(value, dtype=dtype)
+        array.flags.writeable = False
+        _scalars[key] = array
+    return array
 
 
 # ---- the cross-entropy's buffer ----------------------------------------------------------------

@@ -42,13 +42,19 @@ class Context:
         still tells. Keeping the tensor would also make a cycle for an op that saves its own
         output (output -> node -> ctx -> output) that only the cycle collector frees.
         """
-        self._versions = [(t._version_counter, i, t._version_counter.value, t.name)
-                          for i, array in enumerate(self._saved or ()) for t in tensors
-                          if array is t.data]
+        versions = []
+        for i, array in enumerate(self._saved):
+            for t in tensors:
+                if array is t.data:
+                    counter = t._version_counter
+                    versions.append((counter, i, counter.value, t.name))
+        self._versions = versions
 
-    def check_versions(self, op: str) -> None:
+    def check_versions(self, node: Any) -> None:
+        """Refuse to run the backward `node` (named in the message) on an array changed since."""
         for counter, i, version, name in self._versions:
             if counter.value != version:
+                op = node.name
                 label = f"'{name}'" if name else f"of shape {np.shape(self.saved[i])}"
                 raise RuntimeError(
                     f"{op}: a tensor {label} that this op saved for backward (saved input "
@@ -65,7 +71,9 @@ class Context:
 class Function:
     """Subclass with `forward(ctx, *arrays, **kw)` and `backward(ctx, grad)`, both static.
 
-    `forward` receives numpy arrays (tensors are unwrapped) and returns one array.
+    `forward` receives numpy arrays (tensors are unwrapped) and returns one array: a new one, or
+    a numpy view of an input (which then shares that input's version counter); return
+    `a.view()` rather than an input array `a` itself.
     `backward` receives G = d(loss)/d(output) and returns one gradient per positional input
     (an array of that input's shape, or a RowSparse for a table), or None where an input needs
     none. Call `YourFunction.apply(*tensors, **kw)` to run it on tensors.

@@ -77,8 +77,6 @@ def _copy(grad: Any, dtype: np.dtype) -> Any:
 class FunctionNode(Node):
     """The backward of one call of a `Function`: holds its ctx and edges to the inputs."""
 
-    # class-level defaults, overridden per node only when set: one op costs a few microseconds
-    released = False
     forward_trace: list[str] | None = None  # set in anomaly mode
 
     def __init__(self, function: type[Function], ctx: Context, next_nodes: tuple,
@@ -93,29 +91,31 @@ class FunctionNode(Node):
         return self.function.__name__ + "Backward"
 
     def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
-        if self.released:
+        ctx = self.ctx
+        if ctx._saved is None:
             raise RuntimeError(
                 f"{self.name}: trying to backward through the graph a second time, but its "
                 "saved arrays were already freed. Pass retain_graph=True to the first "
                 "backward() if you need to backward twice."
             )
-        if self.ctx._versions:
-            self.ctx.check_versions(self.name)
-        self.ctx.last_backward = last
-        grads = self.function.backward(self.ctx, grad)
+        if ctx._versions:
+            ctx.check_versions(self)
+        ctx.last_backward = last
+        grads = self.function.backward(ctx, grad)
         grads = [*grads] if isinstance(grads, tuple) else [grads]  # a list of the engine's own
         if len(grads) != len(self.next_nodes):
             raise RuntimeError(
                 f"{self.name}: backward returned {len(grads)} gradients but forward had "
                 f"{len(self.next_nodes)} inputs (return None for inputs that need none)."
             )
-        if grad_mode.is_anomaly_enabled():
-            _check_finite(self, grads)
         return grads
 
     def release(self) -> None:
         self.ctx.release()
-        self.released = True
+
+    @property
+    def released(self) -> bool:
+        return self.ctx._saved is None
 
 
 def count_dependencies(start: Node) -> dict[Node, int]:
@@ -146,6 +146,7 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
     arrived: dict[Node, Any] = {start: grad}  # the sum of what has reached each node so far
     ours = {start}  # nodes whose sum nobody but the engine holds: it may add into it in place
     ready = [start]
+    anomaly = grad_mode.is_anomaly_enabled()  # detect_anomaly: check every gradient for NaN/Inf
     while ready:
         node = ready.pop()
         total = arrived.pop(node, None)
@@ -153,6 +154,8 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
             grads: list[Any] = [None] * len(node.next_nodes)
         else:
             grads = node.apply(total, ours=node in ours, last=not retain_graph)
+            if anomaly:
+                _check_finite(node, grads)
         del total  # a backward that passes G on (Add) must leave it held by `grads` alone
         for i, child in enumerate(node.next_nodes):
             if child is None:
@@ -160,10 +163,14 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
             g = grads[i]
             if g is not None:
                 _check_gradient(node, i, child, g)
-                if isinstance(child, AccumulateGrad):
+                leaf = isinstance(child, AccumulateGrad)
+                if leaf:
                     grad_mode.record(node, child, g)
-                unshared = fast.unshared(g)  # after the recorders: one that kept g shares it
-                _arrive(arrived, ours, child, g, unshared)
+                if leaf or child in arrived or waiting[child] > 1:  # g is stored or summed
+                    unshared = fast.unshared(g)  # after the recorders: one that kept g shares it
+                    _arrive(arrived, ours, child, g, unshared)
+                else:  # the one gradient an op's node gets: nothing to sum, nothing to store
+                    arrived[child] = g
             waiting[child] -= 1
             if waiting[child] == 0:  # every consumer has sent its gradient: run it next
                 ready.append(child)
@@ -203,6 +210,11 @@ def _adds_in_place(total: Any, g: Any) -> bool:
 
 def _check_gradient(node: Node, position: int, child: Node, g: Any) -> None:
     """A gradient has its input's shape (a RowSparse: its dense shape) and a floating dtype."""
+    try:
+        if g.shape == child.shape and g.dtype.kind == "f":
+            return
+    except AttributeError:  # not an array: said below
+        pass
     shape, dtype = getattr(g, "shape", None), getattr(g, "dtype", None)
     if shape != child.shape:
         if shape is None:
@@ -214,11 +226,10 @@ def _check_gradient(node: Node, position: int, child: Node, g: Any) -> None:
             f"{node.name} returned a gradient of shape {shape} for input {position}, "
             f"which has shape {child.shape}"
         )
-    if getattr(dtype, "kind", None) != "f":
-        raise RuntimeError(
-            f"{node.name} returned a gradient of dtype {dtype} for input {position}; "
-            "gradients are floating-point arrays"
-        )
+    raise RuntimeError(
+        f"{node.name} returned a gradient of dtype {dtype} for input {position}; "
+        "gradients are floating-point arrays"
+    )
 
 
 def record_forward_trace(node: FunctionNode) -> None:

@@ -71,7 +71,7 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a + b
 
     @staticmethod
@@ -84,7 +84,7 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.a_shape, ctx.b_shape = np.shape(a), np.shape(b)
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a - b
 
     @staticmethod
@@ -104,8 +104,8 @@ class Mul(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(ab) = G b, G a
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(grad * b, np.shape(a)) if need_a else None,
-                unbroadcast(grad * a, np.shape(b)) if need_b else None)
+        return (unbroadcast(grad * b, a.shape) if need_a else None,
+                unbroadcast(grad * a, b.shape) if need_b else None)
 
 
 class Div(Function):
@@ -119,8 +119,8 @@ class Div(Function):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad / b
-        return (unbroadcast(grad_a, np.shape(a)) if need_a else None,
-                unbroadcast(-grad_a * a / b, np.shape(b)) if need_b else None)
+        return (unbroadcast(grad_a, a.shape) if need_a else None,
+                unbroadcast(-grad_a * a / b, b.shape) if need_b else None)
 
 
 class Pow(Function):

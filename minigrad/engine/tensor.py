@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import grad_mode, graph, ops
+from minigrad.engine import fast, grad_mode, graph, ops
 from minigrad.engine.function import Context, Function
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
 from minigrad.engine.random import as_generator
@@ -51,10 +51,7 @@ def _check_can_require_grad(array: np.ndarray) -> None:
 class VersionCounter:
     """How many times a tensor's array was changed in place; shared by a tensor and its views."""
 
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+    value = 0  # a class-level default, overridden on the first bump: making one runs no Python
 
 
 class Tensor:
@@ -65,21 +62,25 @@ class Tensor:
     """
 
     __array_priority__ = 1000  # `ndarray + Tensor` calls Tensor.__radd__, not numpy's add
+    # Class-level defaults, overridden per tensor only when set: most tensors an op makes never
+    # get a name, a .grad or views, and one op costs a few microseconds.
+    grad: Any = None  # ndarray of self.shape, or a RowSparse for lookup tables
+    grad_fn: Node | None = None
+    name: str | None = None
+    requires_grad = False
+    _accumulate: weakref.ref[AccumulateGrad] | None = None  # a leaf's AccumulateGrad, while alive
     # Views (indexing, reshape, transpose that share memory), as PyTorch tracks them: a view keeps
     # its base (the tensor that is not itself a view) and the ops that remake it from that base;
-    # the base knows its views weakly. Class-level defaults: most tensors are neither.
+    # the base knows its views weakly.
     _views: list[weakref.ref] | None = None
     _base: Tensor | None = None
     _from_base: Callable[[Tensor], Tensor] | None = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None):
         self.data: np.ndarray = _infer_array(data, dtype)
-        self.grad: Any = None  # ndarray of self.shape, or a RowSparse for lookup tables
-        self.grad_fn: Node | None = None
-        self.name = name
         self._version_counter = VersionCounter()  # bumped by in-place ops, checked by backward
-        self._accumulate: weakref.ref[AccumulateGrad] | None = None
-        self.requires_grad = False
+        if name is not None:
+            self.name = name
         if requires_grad:
             _check_can_require_grad(self.data)
             self.requires_grad = True
@@ -89,12 +90,9 @@ class Tensor:
         """A tensor around an op's result array, without copying or inferring dtype."""
         t = cls.__new__(cls)
         t.data = array if type(array) is np.ndarray else np.asarray(array)
-        t.grad = None
-        t.grad_fn = None
-        t.name = None
         t._version_counter = VersionCounter()
-        t._accumulate = None
-        t.requires_grad = requires_grad
+        if requires_grad:
+            t.requires_grad = True
         return t
 
     @property
@@ -327,7 +325,8 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (int, float, bool)):
-            return np.asarray(other, dtype=self.dtype)
+            lifted = fast.scalar(other, self.data.dtype)
+            return lifted if lifted is not None else np.asarray(other, dtype=self.data.dtype)
         return np.asarray(other)
 
     def __add__(self, other: Any) -> Tensor:
@@ -641,41 +640,43 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
     """Run `cls.forward` on the inputs' arrays; when an input requires grad, record its node."""
-    arrays, needs = [], []  # one pass over the inputs: unwrap tensors, note which need a gradient
+    arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
     for a in args:
         if isinstance(a, Tensor):
             arrays.append(a.data)
             needs.append(a.requires_grad)
+            tensors.append(a)
         else:
             arrays.append(a)
             needs.append(False)
     ctx = Context()
     ctx.needs_input_grad = tuple(needs)
-    out = cls.forward(ctx, *arrays, **kwargs)
-    requires_grad = True in needs and grad_mode.is_grad_enabled()
-    result = Tensor._wrap(out, requires_grad=requires_grad)
-    _share_version_with_viewed_input(result, args)
-    if requires_grad:
-        edges = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
-        node = FunctionNode(cls, ctx, edges, result.shape)
+    result = Tensor._wrap(cls.forward(ctx, *arrays, **kwargs))
+    if result.data.base is not None:  # a numpy view, maybe of an input's array
+        _share_version_with_viewed_input(result, tensors)
+    if True in needs and grad_mode.is_grad_enabled():
+        edges = []
+        for a, need in zip(args, needs):
+            edges.append(a._grad_node() if need else None)
+        result.grad_fn = FunctionNode(cls, ctx, tuple(edges), result.data.shape)
+        result.requires_grad = True
         if ctx._saved:
-            ctx.watch_versions([a for a in args if isinstance(a, Tensor)] + [result])
+            tensors.append(result)
+            ctx.watch_versions(tensors)
         if grad_mode.is_anomaly_enabled():
-            graph.record_forward_trace(node)
-        result.grad_fn = node
+            graph.record_forward_trace(result.grad_fn)
     return result
 
 
 Function.apply = classmethod(_apply)  # type: ignore[assignment]
 
 
-def _share_version_with_viewed_input(result: Tensor, args: tuple) -> None:
+def _share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> None:
     """A result that is a view of an input's array (reshape, permute, basic slicing) shares that
     input's version counter, as in PyTorch: a change in place through either is seen by both."""
-    data = result.data
-    owner = data if data.base is None else data.base  # numpy views point at the array that owns
-    for a in args:
-        if isinstance(a, Tensor) and (a.data is owner or a.data.base is owner):
+    owner = result.data.base  # numpy views point at the array that owns the memory
+    for a in inputs:
+        if a.data is owner or a.data.base is owner:
             result._version_counter = a._version_counter
             return
 

@@ -1,0 +1,93 @@
+"""The per-op path (issue 16): Python numbers lifted once per value and dtype, an op's one
+gradient passed on without the summing machinery, and the view rule of Function.forward."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.engine import Function, fast
+
+needs_fast = pytest.mark.skipif(not fast.enabled(), reason="MINIGRAD_FAST_PATHS=0: nothing to compare")
+NUMBERS = [0.5, 1.0001, -3, 1, True, 0.0, -0.0, float("nan"), float("inf"), 1e-45, 2**40]
+
+
+def chain(x, numbers):
+    """x + c, x * c, c - x, c / x over the numbers, and the leaf's gradient."""
+    outs = []
+    for c in numbers:
+        outs += [x + c, x * c, c - x, x / c if c else x]
+    total = sum(o.sum() for o in outs)
+    total.backward()
+    return [o.data for o in outs] + [x.grad]
+
+
+@needs_fast
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_lifted_numbers_give_the_same_bits_as_the_plain_path(dtype):
+    def run():
+        x = mg.tensor(np.array([-1.5, -0.0, 0.0, 2.0], dtype=dtype), requires_grad=True)
+        with np.errstate(all="ignore"):
+            return chain(x, NUMBERS)
+
+    fast_bits = run()
+    with fast.disabled():
+        plain_bits = run()
+    for a, b in zip(fast_bits, plain_bits, strict=True):
+        assert a.dtype == b.dtype == dtype and a.tobytes() == b.tobytes()
+
+
+@needs_fast
+def test_a_lifted_number_is_shared_read_only_and_zero_and_nan_are_not_kept():
+    x32, x64 = np.float32, np.float64
+    a = fast.scalar(0.5, np.dtype(x32))
+    assert a is fast.scalar(0.5, np.dtype(x32)) and a.dtype == x32 and not a.flags.writeable
+    assert fast.scalar(0.5, np.dtype(x64)) is not a and fast.scalar(0.5, np.dtype(x64)).dtype == x64
+    assert fast.scalar(1, np.dtype(x32)) is fast.scalar(1.0, np.dtype(x32))  # one value, one key
+    for unkept in (0.0, -0.0, 0, False, float("nan")):  # -0.0 == 0.0 would lose its sign
+        assert fast.scalar(unkept, np.dtype(x32)) is None
+    with pytest.raises(ValueError, match="read-only"):
+        a[...] = 2.0
+    with fast.disabled():
+        assert fast.scalar(0.5, np.dtype(x32)) is None
+
+
+@needs_fast
+def test_the_number_cache_stays_bounded():
+    for i in range(3 * fast.SCALAR_CACHE_SIZE):
+        fast.scalar(i + 0.5, np.dtype(np.float64))
+    assert len(fast._scalars) <= fast.SCALAR_CACHE_SIZE
+
+
+def test_an_int_tensor_still_lifts_numbers_to_its_own_dtype():
+    x = mg.tensor(np.array([1, 2, 3]))
+    assert (x + 2).dtype == np.int64 and (x * 0.5).data.tolist() == [0, 0, 0]  # 0.5 -> int 0
+
+
+def test_gradients_that_meet_are_summed_and_a_lone_one_passes_on():
+    x = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x * 3.0  # one consumer: its gradient is passed on as it is
+    z = y * y + y  # y has three consumers: their gradients are summed
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad, 3.0 * (2 * 3.0 * np.array([1.0, 2.0]) + 1.0))
+
+
+class ViewOfInput(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a.view()  # the rule: a view, never the input array itself
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_a_function_returning_a_view_of_its_input_shares_its_version():
+    w = mg.tensor(np.ones(3), requires_grad=True)
+    base = w * 1.0
+    loss = (base * 2.0).sum() + ViewOfInput.apply(base).sum()
+    alias = ViewOfInput.apply(base)
+    assert alias._version_counter is base._version_counter
+    alias.data[0] = 5.0
+    alias._version += 1  # an in-place write through the alias, as add_ would record it
+    with pytest.raises(RuntimeError, match="MulBackward.*modified in place"):
+        loss.backward()
