@@ -479,8 +479,8 @@ lesson.save(fig, "tied_share_over_training.png",
 # seeds. The fast run stops at 250 steps, while both bands are still near 60%.)
 #
 # In the transformer the classifier keeps more. Over the last third of its 600 steps (about as
-# many predicted tokens as TinyLM's 1,000) a frequent word's tied row still gets 66-71% of its
-# gradient from the classifier and a rare word's 76-79%, in every seed above TinyLM's by more
+# many predicted tokens as TinyLM's 1,000) a frequent word's tied row still gets 67-71% of its
+# gradient from the classifier and a rare word's 76-78%, in every seed above TinyLM's by more
 # than ten points, and rare above frequent. Its curves fall too, and are still falling when
 # the run ends: TinyGPT learns more slowly per token here (in lesson 10, on a similar budget,
 # its held-out loss stays above TinyLM's), so its end is earlier in its own training than
