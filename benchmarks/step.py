@@ -184,6 +184,22 @@ def numpy_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
 
 # ---- the bound: the numpy step with every large elementwise pass on both cores ------------------
 
+def softmax_dz_rows(z: np.ndarray, targets: np.ndarray, total: np.ndarray, picked: np.ndarray,
+                    n: int, lo: int, hi: int) -> None:
+    """Rows lo:hi of the logits z become dz = (softmax - onehot) / n, in place.
+
+    Keeps each row's shifted target logit in `picked` and its sum of exponentials in `total`
+    (the loss is log(total) - picked). Shared by the bound step and step_parts.py.
+    """
+    block, y = z[lo:hi], targets[lo:hi]
+    np.subtract(block, block.max(axis=1, keepdims=True), out=block)
+    picked[lo:hi] = np.take_along_axis(block, y, axis=1)
+    np.exp(block, out=block)
+    np.sum(block, axis=1, keepdims=True, out=total[lo:hi])
+    block *= 1.0 / (n * total[lo:hi])
+    np.put_along_axis(block, y, np.take_along_axis(block, y, axis=1) - 1.0 / n, axis=1)
+
+
 def bound_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     """The hand-written numpy step, with every array preallocated (no page faults) and every large
     elementwise pass (the softmax and dz over the (N, V) logits, tanh, AdamW) in cache-sized row
@@ -199,14 +215,8 @@ def bound_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     h, z, slope = (np.empty(shape, np.float32) for shape in ((N, H), (N, V), (N, H)))
     total, picked = np.empty((N, 1), np.float32), np.empty((N, 1), np.float32)
 
-    def dz_rows(lo: int, hi: int) -> None:  # the rows' softmax, then dz = (p - y) / N, in place
-        block, y = z[lo:hi], targets[lo:hi]
-        np.subtract(block, block.max(axis=1, keepdims=True), out=block)
-        picked[lo:hi] = np.take_along_axis(block, y, axis=1)
-        np.exp(block, out=block)
-        np.sum(block, axis=1, keepdims=True, out=total[lo:hi])
-        block *= 1.0 / (N * total[lo:hi])
-        np.put_along_axis(block, y, np.take_along_axis(block, y, axis=1) - 1.0 / N, axis=1)
+    def dz_rows(lo: int, hi: int) -> None:
+        softmax_dz_rows(z, targets, total, picked, N, lo, hi)
 
     def tanh_rows(lo: int, hi: int) -> None:
         np.tanh(h[lo:hi], out=h[lo:hi])

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.run import SHAPES
-from benchmarks.step import initial_state, minigrad_step
+from benchmarks.step import initial_state, minigrad_step, softmax_dz_rows
 
 
 def median_ms(call: Callable[[], object], repeats: int, clock: Callable[[], float] = time.perf_counter,
@@ -104,13 +104,7 @@ def elementwise_times(shape: dict[str, int], repeats: int) -> None:
     total, picked = np.empty((N, 1), np.float32), np.empty((N, 1), np.float32)
 
     def dz_rows(lo: int, hi: int) -> None:  # the linear cross-entropy's per-row work
-        block, y_ = z[lo:hi], y[lo:hi]
-        np.subtract(block, block.max(axis=1, keepdims=True), out=block)
-        picked[lo:hi] = np.take_along_axis(block, y_, axis=1)
-        np.exp(block, out=block)
-        np.sum(block, axis=1, keepdims=True, out=total[lo:hi])
-        block *= 1.0 / (N * total[lo:hi])
-        np.put_along_axis(block, y_, np.take_along_axis(block, y_, axis=1) - 1.0 / N, axis=1)
+        softmax_dz_rows(z, y, total, picked, N, lo, hi)
 
     block_rows = max(1, fast.ROW_BLOCK_BYTES // (V * 4))
 
