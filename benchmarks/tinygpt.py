@@ -30,7 +30,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's minigrad
-sys.path.insert(0, str(ROOT / "tests"))  # the PyTorch twin the tests check TinyGPT against
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the PyTorch twin the tests check TinyGPT against
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import paired_ratio, quartiles, run_shape  # noqa: E402

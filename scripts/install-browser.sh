@@ -1,5 +1,5 @@
 #!/bin/sh
-# The browser for tests/test_lab_browser.py: Debian's chromium and chromium-driver.
+# The browser for tests/learn/test_lab_browser.py: Debian's chromium and chromium-driver.
 # `make test` runs this. Installs them when missing and we are root with apt-get; otherwise says
 # how to install them (the browser tests then skip, or fail under CI=true).
 if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then

@@ -393,7 +393,7 @@ def run_sums(rows: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
 # ---- TinyGPT: the transformer's per-row work, in row blocks --------------------------------------
 # The plain forms are in ops.py (Linear, GELU, LayerNorm, ScaledDotProductAttention), written as
 # the math reads. The forms below give the same numbers up to float32 rounding (each says where
-# the order of operations differs); tests/test_fast_transformer.py compares both ways. What each
+# the order of operations differs); tests/fast/test_fast_transformer.py compares both ways. What each
 # buys is measured by `python benchmarks/tinygpt.py --ops` (one op, fast against plain, one core).
 
 ROWWISE_PARALLEL_MIN_BYTES = 256 * 1024  # the helper's wake-up (tens of microseconds) is paid back

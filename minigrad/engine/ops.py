@@ -38,7 +38,7 @@ place: the same array may be on its way to another node.
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
-gradchecked in tests/test_ops_gradcheck.py, not the subject of a lesson).
+gradchecked in tests/engine/test_ops_gradcheck.py, not the subject of a lesson).
 """
 
 from __future__ import annotations

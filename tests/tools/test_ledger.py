@@ -250,7 +250,7 @@ def test_tied_ledger_matches_torch():
 
 
 def test_the_docs_example_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
-    page = (Path(__file__).resolve().parents[1] / "docs" / "ledger.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ledger.md").read_text()
     blocks = re.findall(r"```(python|text)\n(.*?)```", page, flags=re.S)
     monkeypatch.chdir(tmp_path)  # the page renders tied.svg into the working directory
     namespace: dict = {}

@@ -1,6 +1,6 @@
 """A nanoGPT-style TinyGPT in PyTorch, written from the parameter names alone (the test oracle).
 
-Shared by tests/test_tinygpt.py and benchmarks/tinygpt.py; import it only where torch is installed.
+Shared by tests/nn/test_tinygpt.py and benchmarks/tinygpt.py; import it only where torch is installed.
 """
 
 from __future__ import annotations

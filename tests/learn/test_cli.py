@@ -13,7 +13,7 @@ import pytest
 import minigrad
 from minigrad import cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_version_is_the_packages_and_written_once(capsys):

@@ -141,7 +141,7 @@ def test_the_generated_notebook_shows_what_the_lesson_did_not_show_itself(figure
 
 
 def test_lessons_show_every_figure_they_save():
-    root = Path(__file__).resolve().parents[1] / "lessons"
+    root = Path(__file__).resolve().parents[2] / "lessons"
     for path in sorted(root.glob("[0-9][0-9]_*.py")):
         text = path.read_text()
         assert "fig.savefig(" not in text, f"{path.name}: save with lesson.save(...) so notebooks show it"

@@ -14,7 +14,7 @@ from minigrad.engine import ops
 from minigrad.learn.tour import run
 from minigrad.tools import viz
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def seed_norms() -> dict[str, str]:

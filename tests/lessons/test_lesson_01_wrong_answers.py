@@ -9,7 +9,7 @@ import pytest
 import minigrad as mg
 from minigrad.learn import lessons as runner
 
-CHECK = runner.load_check(runner.get_lesson(1, Path(__file__).resolve().parents[1] / "lessons"))
+CHECK = runner.load_check(runner.get_lesson(1, Path(__file__).resolve().parents[2] / "lessons"))
 
 
 def softplus_with_backward(local_slope):

@@ -280,7 +280,7 @@ def test_a_base_read_then_changed_through_its_view_is_caught(make_view):
     base = w * 1.0  # a non-leaf, so in-place changes need no no_grad
     loss = (base * base).sum()  # MulBackward saves base
     view = VIEWS[make_view](base)
-    # an in-place op with history on a view is refused at once (tests/test_inplace.py); either
+    # an in-place op with history on a view is refused at once (tests/engine/test_inplace.py); either
     # way the saved base is never used with its new values
     with pytest.raises(RuntimeError, match="MulBackward.*modified in place|shares its memory with another"):
         view.mul_(2.0) if make_view != "reshape" else view.add_(1.0)

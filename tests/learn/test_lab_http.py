@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lab_server import serving_lab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

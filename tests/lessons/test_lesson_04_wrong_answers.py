@@ -8,7 +8,7 @@ import pytest
 
 from minigrad.learn import lessons as runner
 
-check = runner.load_check(runner.get_lesson(4, Path(__file__).resolve().parents[1] / "lessons"))
+check = runner.load_check(runner.get_lesson(4, Path(__file__).resolve().parents[2] / "lessons"))
 
 
 def answers(function):

@@ -8,7 +8,7 @@ import pytest
 
 from minigrad.learn import lessons as runner
 
-CHECK = runner.load_check(runner.get_lesson(2, Path(__file__).resolve().parents[1] / "lessons"))
+CHECK = runner.load_check(runner.get_lesson(2, Path(__file__).resolve().parents[2] / "lessons"))
 
 
 def each_element(estimate):
