@@ -30,7 +30,7 @@ def check(number: int, answers: object) -> object:
     a result whose `passed` is a bool and that displays as `minigrad check N` prints (the
     same verdict and diagnosis). Loaded on first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.lessons import check as check_lesson
+    from minigrad.learn.grading import check as check_lesson
 
     return check_lesson(number, answers)
 

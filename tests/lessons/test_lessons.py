@@ -17,6 +17,7 @@ import pytest
 
 from minigrad import cli
 from minigrad.learn import lessons as runner
+from minigrad.learn import runner as lesson_runner
 
 REPO = Path(__file__).resolve().parents[2]
 LESSONS = runner.find_lessons(REPO / "lessons")
@@ -318,7 +319,7 @@ def test_cli_pauses_only_on_a_terminal_without_no_pause(tiny, monkeypatch, tty, 
         seen["pause"], seen["fast"] = pause, fast
         return runner.LessonRun(lesson, True, 0.0, [])
 
-    monkeypatch.setattr(runner, "run_lesson", fake_run)
+    monkeypatch.setattr(lesson_runner, "run_lesson", fake_run)  # the module the CLI calls
     monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self: tty})())
     assert cli.main(["lesson", "3"] + (["--no-pause"] if no_pause else [])) == 0
     assert seen["pause"] is pauses and seen["fast"] is False

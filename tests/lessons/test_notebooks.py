@@ -197,3 +197,14 @@ def test_the_jupytext_route_shows_the_figures_too(figure_lesson, tmp_path):
     (tmp_path / "run").mkdir()
     outputs = executed(notebook, tmp_path / "run")
     assert shown_images(outputs) == ["image/png", "image/svg+xml"]  # what the lesson shows itself
+
+
+def test_there_is_one_in_notebook_and_a_kernel_shell_of_any_class_counts(monkeypatch):
+    from minigrad.learn import lesson_kit
+
+    assert lesson_kit.in_notebook is figures.in_notebook
+    colab_like = type("Shell", (), {"kernel": object()})  # Colab's shell subclasses ipykernel's
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = colab_like
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    assert figures.in_notebook()
