@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import minigrad
@@ -69,13 +70,18 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 
 def command_lessons(args: argparse.Namespace) -> int:
-    for lesson in catalog.find_lessons():
-        if lesson.check_path.is_file():
-            result = grading.check_answers(lesson)
-            mine = lesson.answers_path == lesson.working_copy
-            status = f"{result.status}: {result.source}" if mine else result.status
-        else:
+    found = catalog.find_lessons()
+    marked = [lesson for lesson in found if lesson.check_path.is_file()]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # each check runs in its own process
+        results = dict(zip((lesson.number for lesson in marked), pool.map(grading.check_answers, marked)))
+    for lesson in found:
+        result = results.get(lesson.number)
+        if result is None:
             status = "no exercise"
+        elif lesson.answers_path == lesson.working_copy:
+            status = f"{result.status}: {result.source}"  # say which file was marked
+        else:
+            status = result.status
         print(f"{lesson.number:2d}. {lesson.title}  [{status}]")
         print(textwrap.fill(lesson.summary, width=96, initial_indent="    ", subsequent_indent="    "))
     print("\nRun one with `minigrad lesson N`; copy its exercise with `minigrad exercise N`, "
@@ -112,8 +118,15 @@ def command_lesson(args: argparse.Namespace) -> int:
 
 
 def command_check(args: argparse.Namespace) -> int:
-    result = grading.check_answers(catalog.get_lesson(args.number), args.file)
-    print(result)
+    result = grading.check_answers(catalog.get_lesson(args.number), args.file, timeout=args.timeout)
+    if result.output:
+        print("what your code printed while it was checked:")
+        print("\n".join(runner.OUTPUT_MARK + line for line in result.output.splitlines()))
+    if result.traceback and args.traceback:
+        print(result.traceback, end="")
+    print(result)  # the verdict, always
+    if result.traceback and not args.traceback:
+        print(f"  (`minigrad check {args.number} --traceback` shows the whole traceback)")
     return {grading.PASS: 0, grading.NOT_ATTEMPTED: 3}.get(result.status, 1)
 
 
@@ -122,7 +135,7 @@ def command_exercise(args: argparse.Namespace) -> int:
     confirm = _confirm_on_terminal if sys.stdin.isatty() else None
     try:
         path, what = grading.copy_exercise(lesson, force=args.force, confirm=confirm)
-    except FileExistsError as exc:
+    except (FileExistsError, grading.ExerciseCopyError) as exc:  # nothing was written
         print(f"minigrad exercise: {exc}", file=sys.stderr)
         return 1
     print(f"{display_path(path)}: {what}. Fill in its functions, then run `minigrad check {lesson.number}`.")
@@ -154,6 +167,10 @@ def _add_lesson_commands(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--file", default=None,
                        help=f"your answers (default: your copy in ./{WORKING_FOLDER}/ if there is one, "
                             "else the lesson's stub)")
+    check.add_argument("--traceback", action="store_true",
+                       help="when your code raised an error, show its whole traceback")
+    check.add_argument("--timeout", type=float, default=grading.TIME_LIMIT, metavar="SECONDS",
+                       help=f"stop your code after this long, a FAIL (default {grading.TIME_LIMIT:g})")
     check.set_defaults(handler=command_check)
 
     exercise = sub.add_parser("exercise", help=f"copy lesson N's exercise stub to ./{WORKING_FOLDER}/ "

@@ -226,8 +226,9 @@ def contract_problems(lesson: Lesson) -> list[str]:
 
 
 def display_path(path: Path) -> str:
-    """`path` relative to the current folder when it is under it (what a learner types), else as is."""
+    """`path` relative to the current folder when it is under it (what a learner types), else as is.
+    A symbolic link is named as itself, not as where it points."""
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd()))
     except ValueError:
         return str(path)

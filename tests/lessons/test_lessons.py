@@ -90,6 +90,38 @@ def test_stub_reports_not_attempted(lesson):
     assert result.status == runner.NOT_ATTEMPTED, result.message
 
 
+def _stub_with_a_bug(lesson: runner.Lesson) -> tuple[str, set[int]]:
+    """The lesson's stub with each `raise NotImplementedError(...)` replaced by a line that raises
+    IndexError (line numbers kept); and the numbers of those lines."""
+    import ast
+
+    text = lesson.exercise_path.read_text()
+    lines = text.splitlines()
+    buggy = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node):
+            indent = lines[node.lineno - 1][: node.col_offset]
+            lines[node.lineno - 1] = indent + "return [][1]  # a bug"
+            for continuation in range(node.lineno, node.end_lineno):
+                lines[continuation] = ""
+            buggy.add(node.lineno)
+    return "\n".join(lines) + "\n", buggy
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lesson_ids)
+def test_a_crash_in_the_learners_code_is_reported_with_its_file_and_line(lesson, tmp_path):
+    text, buggy = _stub_with_a_bug(lesson)
+    assert buggy, "the stub has no NotImplementedError to replace"
+    mine = tmp_path / "mine.py"
+    mine.write_text(text)
+    result = runner.check_answers(lesson, mine)
+    assert result.status == runner.FAIL
+    named = [line for line in buggy if f"IndexError: list index out of range (in mine.py, line {line})"
+             in result.message]
+    assert named, result.message
+    assert f'mine.py", line {named[0]}' in result.traceback
+
+
 # ---- the runner on small lessons written for the test ------------------------------------------
 
 LESSON_TEXT = '''\
@@ -428,6 +460,74 @@ def test_exercise_of_a_lesson_without_a_stub_says_so(tiny, capsys):
     (tiny / "exercises" / "04_tiny.py").unlink()
     assert cli.main(["exercise", "4"]) == 2
     assert capsys.readouterr().err.startswith("minigrad exercise: lesson 4 has no exercise stub (")
+
+
+def _files_under(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_exercise_onto_a_folder_says_so_and_writes_nothing(tiny, tmp_path, capsys):
+    (tmp_path / "minigrad-exercises" / "03_tiny.py").mkdir(parents=True)
+    before = _files_under(tmp_path)
+    assert cli.main(["exercise", "3"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minigrad exercise: minigrad-exercises/03_tiny.py is a folder: the copy needs")
+    assert _files_under(tmp_path) == before
+
+
+def test_exercise_keeps_an_edited_copy_that_is_not_utf8(tiny, tmp_path, capsys):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    copy.parent.mkdir()
+    copy.write_bytes(b"# caf\xe9 (latin-1)\ndef double(x):\n    return 2 * x\n")
+    assert cli.main(["exercise", "3"]) == 1
+    assert "03_tiny.py already exists and differs from the stub: it is kept" in capsys.readouterr().err
+    assert copy.read_bytes().startswith(b"# caf\xe9")
+    assert cli.main(["exercise", "3", "--force"]) == 0
+    assert copy.read_text() == (tiny / "exercises" / "03_tiny.py").read_text()
+
+
+@pytest.mark.parametrize("dangling", [True, False], ids=["dangling link", "link to a file"])
+def test_exercise_never_writes_through_a_link_outside_the_folder(tiny, tmp_path, capsys, dangling):
+    outside = tmp_path / "outside" / "victim.py"
+    outside.parent.mkdir()
+    if not dangling:
+        outside.write_text("someone else's file\n")
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    copy.parent.mkdir()
+    copy.symlink_to(outside)
+    for force in ([], ["--force"]):
+        assert cli.main(["exercise", "3", *force]) == 1
+        err = capsys.readouterr().err
+        assert f"minigrad-exercises/03_tiny.py is a symbolic link (to {outside})" in err
+        assert "copied" not in err and copy.is_symlink()
+        assert outside.exists() is not dangling
+        assert dangling or outside.read_text() == "someone else's file\n"
+
+
+def test_exercise_into_a_folder_it_cannot_write_says_so(tiny, tmp_path, capsys, monkeypatch):
+    from minigrad.learn import grading
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(grading, "open", refused, raising=False)  # what a read-only folder does
+    assert cli.main(["exercise", "3"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minigrad exercise: cannot write minigrad-exercises/03_tiny.py: Permission denied")
+    assert "MINIGRAD_EXERCISES" in err and not (tmp_path / "minigrad-exercises" / "03_tiny.py").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="a read-only folder does not stop root")
+def test_exercise_into_a_read_only_folder_says_so(tiny, tmp_path, capsys):
+    folder = tmp_path / "minigrad-exercises"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert cli.main(["exercise", "3"]) == 1
+        assert "cannot write minigrad-exercises/03_tiny.py: Permission denied" in capsys.readouterr().err
+    finally:
+        folder.chmod(0o755)
 
 
 def test_working_folder_comes_from_the_environment(tiny, tmp_path, monkeypatch):
