@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import textwrap
@@ -94,7 +95,7 @@ def command_lesson(args: argparse.Namespace) -> int:
     out_dir = _out_dir(args)
     if args.notebook:
         path = notebook.write_notebook(lesson, out_dir)
-        print(f"wrote {display_path(path)}  (open it with: jupyter lab {display_path(path)})")
+        print(f"wrote {display_path(path)}\n{_how_to_open(display_path(path))}")
         return 0
     problem = extra_problem("lessons", f"lesson {lesson.number}")
     if problem is not None:
@@ -115,6 +116,16 @@ def command_lesson(args: argparse.Namespace) -> int:
         for path in run.files:
             print(f"  {display_path(path)}")
     return 0 if run.ok else 1
+
+
+def _how_to_open(notebook_path: str) -> str:
+    """How to open a notebook from here: JupyterLab when this Python has it (its kernel then
+    imports this minigrad), else how to install it. No extra of minigrad installs it."""
+    if importlib.util.find_spec("jupyterlab") is not None:
+        return f"open it with: jupyter lab {notebook_path}"
+    return (f"to open it, install JupyterLab beside minigrad ({sys.executable} -m pip install jupyterlab), "
+            f"then run: jupyter lab {notebook_path}\n(or open it in an editor that runs notebooks, "
+            "such as VS Code, with this Python as its kernel)")
 
 
 def command_check(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import traceback
@@ -70,7 +71,7 @@ class CheckResult:
             else:
                 todo = f"Fill in the functions in {self.source}, then `minigrad check {n}` again."
             return head + f"NOT ATTEMPTED\n  {self.message}\n  {todo}"
-        return head + "FAIL\n" + _indent(self.message)
+        return head + "FAIL\n" + textwrap.indent(self.message, "  ")
 
     def __repr__(self) -> str:
         return str(self)
@@ -269,7 +270,10 @@ def _mark_in_child(lesson: Lesson, path: Path, timeout: float) -> CheckResult:
 
 def _end_process_group(child: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(child.pid, signal.SIGKILL)  # the child's own session: it and what it started
+        else:
+            child.kill()
     child.wait()
 
 
@@ -401,7 +405,3 @@ def _write_in_folder(target: Path, content: bytes, replace: bool) -> None:
         raise ExerciseCopyError(
             f"cannot write {display_path(target)}: {reason} (in the folder {display_path(folder)}). "
             "Make the folder writable, or set MINIGRAD_EXERCISES to a folder you can write to") from exc
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())

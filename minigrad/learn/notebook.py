@@ -27,7 +27,7 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     number, so no path of the machine that wrote it is baked in), sends figures next to the
     notebook (MINIGRAD_OUT = the kernel's working folder, which Jupyter sets to the
     notebook's), and shows each image a cell writes there. `out_dir` is unused in the JSON: it
-    is where `write_notebook` puts the file.
+    is where `write_notebook` puts the file. The exercise comes last (`exercise_cells`).
     """
     setup = (
         f"# Added by `minigrad lesson {lesson.number} --notebook`: finds lesson {lesson.number} on this "
@@ -37,7 +37,7 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     )
     cells = [Cell(c.kind, with_learners_paths(c.source, lesson), c.line) if c.kind == "markdown" else c
              for c in lesson.cells()]
-    sequence = cells[:1] + [Cell("code", setup, 0)] + cells[1:]
+    sequence = cells[:1] + [Cell("code", setup, 0)] + cells[1:] + exercise_cells(lesson)
     notebook_cells = []
     for i, cell in enumerate(sequence):
         entry: dict[str, Any] = {"cell_type": cell.kind, "id": f"cell-{i}", "metadata": {},
@@ -54,6 +54,22 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
         "nbformat": 4,
         "nbformat_minor": 5,
     }
+
+
+def exercise_cells(lesson: Lesson) -> list[Cell]:
+    """The exercise, to do in the notebook: the stub's code to fill in, then its check on this
+    notebook's definitions. None when the lesson has no stub."""
+    if not lesson.exercise_path.is_file():
+        return []
+    n = lesson.number
+    intro = (f"## Your answer, in this notebook\n\n"
+             f"The cell below is lesson {n}'s exercise as `minigrad exercise {n}` would copy it. Fill in "
+             "its functions here and run it, then run the check under it: it marks the definitions of "
+             f"this notebook the way `minigrad check {n}` marks a file, and says NOT ATTEMPTED until "
+             "you have written them.")
+    stub = lesson.exercise_path.read_text(encoding="utf-8").rstrip("\n")
+    check = f"import minigrad\n\nminigrad.check({n}, globals())"
+    return [Cell("markdown", intro, 0), Cell("code", stub, 0), Cell("code", check, 0)]
 
 
 def write_notebook(lesson: Lesson, out_dir: Path | str) -> Path:

@@ -597,6 +597,33 @@ def test_check_in_a_notebook_takes_a_module_a_namespace_or_globals(tiny):
     assert stub.status == runner.NOT_ATTEMPTED and "Fill in the functions in your notebook" in str(stub)
 
 
+def test_check_with_nothing_defined_is_not_attempted_as_on_the_command_line(tiny):
+    import minigrad
+
+    result = minigrad.check(3, {})
+    assert result.status == runner.NOT_ATTEMPTED and result.passed is False
+    assert str(result) == ("lesson 3 exercise (your notebook's definitions): NOT ATTEMPTED\n"
+                           "  none of the exercise's functions is defined yet (double())\n"
+                           "  Fill in the functions in your notebook, then run the check again.")
+    empty = _answers(tiny, "# nothing yet\n")
+    assert runner.check_answers(runner.get_lesson(3), empty).status == runner.NOT_ATTEMPTED
+
+
+def test_check_prints_its_verdict_in_a_plain_script_and_not_twice_at_a_prompt(tiny, capsys, monkeypatch):
+    script = tiny.parent / "script.py"
+    script.write_text("import minigrad\n\ndef double(x):\n    return x\n\nminigrad.check(3, globals())\n")
+    done = _run([str(script)], tiny.parent, MINIGRAD_LESSONS=str(tiny))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("lesson 3 exercise (your notebook's definitions): FAIL\n"
+                           "  you returned the input unchanged: multiply it by 2\n")
+    runner.check(3, {"double": lambda x: 2 * x})
+    passed = "lesson 3 exercise (your notebook's definitions): PASS, every check passed\n"
+    assert capsys.readouterr().out == passed
+    monkeypatch.setattr(sys, "ps1", ">>> ", raising=False)  # the prompt shows the returned result itself
+    assert runner.check(3, {"double": lambda x: 2 * x}).passed
+    assert capsys.readouterr().out == ""
+
+
 def test_notebook_and_command_line_give_the_same_diagnosis(tiny, capsys):
     path = _answers(tiny, "def double(x):\n    return x + 1\n")
     assert cli.main(["check", "3", "--file", str(path)]) == 1
@@ -621,7 +648,11 @@ def test_notebook_is_nbformat_4_with_every_cell(tiny, tmp_path, capsys):
     notebook = json.loads(path.read_text())
     assert (notebook["nbformat"], notebook["nbformat_minor"]) == (4, 5)
     kinds = [cell["cell_type"] for cell in notebook["cells"]]
-    assert kinds == ["markdown", "code", "code", "markdown", "code"]  # title, setup, then the lesson
+    # title, setup, the lesson, then the exercise: what to do, the stub to fill in, its check
+    assert kinds == ["markdown", "code", "code", "markdown", "code", "markdown", "code", "code"]
+    stub = (tiny / "exercises" / "03_tiny.py").read_text()
+    assert "".join(notebook["cells"][-2]["source"]) == stub.rstrip()
+    assert "".join(notebook["cells"][-1]["source"]).endswith("minigrad.check(3, globals())")
     assert "".join(notebook["cells"][0]["source"]).startswith("# Lesson 3: Tiny")
     setup = "".join(notebook["cells"][1]["source"])
     assert "__file__ = notebook_setup(3)" in setup  # found by number where the notebook runs
@@ -645,7 +676,47 @@ def test_notebook_code_runs_in_order_like_the_script(tiny, tmp_path, capsys, mon
             exec("".join(cell["source"]), namespace)
     assert namespace["__file__"] == str(tiny / "03_tiny.py")
     assert (tmp_path / "nb" / "lesson-03" / "figure.svg").is_file()
-    assert "twice: 42" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "twice: 42" in out
+    assert "lesson 3 exercise (your notebook's definitions): NOT ATTEMPTED" in out  # the stub as it is
+    exec("def double(x):\n    return 2 * x\n", namespace)  # the learner fills it in
+    exec("".join(notebook["cells"][-1]["source"]), namespace)
+    assert "lesson 3 exercise (your notebook's definitions): PASS" in capsys.readouterr().out
+
+
+def test_notebook_hint_says_how_to_get_jupyterlab_when_it_is_missing(tiny, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    for installed in (False, True):
+        def find_spec(name, *args, installed=installed):
+            if name == "jupyterlab":
+                return object() if installed else None
+            return real(name, *args)
+
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+        assert cli.main(["lesson", "3", "--notebook", "--out", "nb"]) == 0
+        out = capsys.readouterr().out
+        if installed:
+            assert "open it with: jupyter lab nb/03_tiny.ipynb" in out
+        else:
+            assert f"{sys.executable} -m pip install jupyterlab" in out and "open it with" not in out
+
+
+def test_the_real_hint_matches_what_is_installed(tiny, capsys):
+    import importlib.util
+
+    assert cli.main(["lesson", "3", "--notebook", "--out", "nb"]) == 0
+    out = capsys.readouterr().out
+    assert ("open it with: jupyter lab" in out) == (importlib.util.find_spec("jupyterlab") is not None)
+
+
+def test_working_copies_are_ignored_by_git():
+    patterns = (REPO / ".gitignore").read_text().splitlines()
+    assert "minigrad-exercises/" in patterns  # the README runs `minigrad exercise 1` at the root
+    if (REPO / ".git").exists():
+        done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", "minigrad-exercises/01_x.py"])
+        assert done.returncode == 0
 
 
 # ---- packaging -----------------------------------------------------------------------------------
