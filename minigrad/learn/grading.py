@@ -174,14 +174,16 @@ def _with_where(message: str, where: str) -> str:
     return first + where + newline + rest
 
 
-def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None) -> CheckResult:
+def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None,
+          stop_on_interrupt: bool = True) -> CheckResult:
     """Run lesson's check on what `load_answers()` gives (it runs the learner's file, if any),
-    in this process. Whatever the learner's code raises, SystemExit included, becomes a verdict."""
-    check = load_check(lesson)
+    in this process. Whatever the learner's code raises, SystemExit included, becomes a verdict;
+    KeyboardInterrupt too unless `stop_on_interrupt` (a notebook's Stop button must stop)."""
+    check, names = load_check(lesson), exercise_functions(lesson)
+    learners_errors = (Exception, SystemExit) if stop_on_interrupt else (BaseException,)
     answers = None
     try:
         answers = load_answers()
-        names = exercise_functions(lesson)
         if names and not any(callable(getattr(answers, name, None)) for name in names):
             listed = ", ".join(f"{name}()" for name in names)
             return CheckResult(lesson, NOT_ATTEMPTED, f"none of the exercise's functions is defined yet "
@@ -190,7 +192,7 @@ def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None) ->
     except NotImplementedError as exc:
         message = str(exc) or "a function still raises NotImplementedError"
         return CheckResult(lesson, NOT_ATTEMPTED, message, path)
-    except (Exception, SystemExit) as exc:  # a diagnosis, or the learner's code crashed or quit
+    except learners_errors as exc:  # a diagnosis, or the learner's code crashed or quit
         learners = _learners_files(path, answers if answers is not None else SimpleNamespace())
         where = _where_in(exc, learners, path)
         if isinstance(exc, AssertionError):
@@ -201,7 +203,8 @@ def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None) ->
                        "The check decides the verdict: remove the call and let your functions "
                        "return their answers")
         else:
-            message = f"your code raised {type(exc).__name__}: {exc}{where}"
+            detail = f": {exc}" if str(exc) else ""
+            message = f"your code raised {type(exc).__name__}{detail}{where}"
         # A diagnosis alone is the check's own word; an error of the learner's code has a traceback.
         learners_error = where or not isinstance(exc, AssertionError)
         full = "".join(traceback.format_exception(exc)) if learners_error else ""
@@ -307,8 +310,12 @@ def _report_from_child(root: str, number: str, file: str, report: str) -> None:
     lesson = get_lesson(int(number), Path(root))
     path = Path(file)
     sys.argv[:] = [file]  # as `python file` would see it; the report's path is not the learner's business
-    result = _mark(lesson, lambda: load_module(path), path)
-    verdict = {"status": result.status, "message": result.message, "traceback": result.traceback}
+    try:
+        result = _mark(lesson, lambda: load_module(path), path, stop_on_interrupt=False)
+        verdict = {"status": result.status, "message": result.message, "traceback": result.traceback}
+    except Exception as exc:  # the lesson's check or stub could not be read: not the learner's doing
+        verdict = {"status": FAIL, "traceback": "".join(traceback.format_exception(exc)),
+                   "message": f"the check of lesson {number} could not run: {type(exc).__name__}: {exc}"}
     Path(report).write_text(json.dumps(verdict), encoding="utf-8")
     sys.stdout.flush()
     sys.stderr.flush()

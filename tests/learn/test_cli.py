@@ -92,6 +92,8 @@ HOSTILE = {
                                                             "(exit status 0): os._exit"),
     "os._exit(0) in the checked function": ("import os\ndef double(x):\n    os._exit(0)\n",
                                             "(exit status 0): os._exit"),
+    "KeyboardInterrupt in the checked function": ("def double(x):\n    raise KeyboardInterrupt\n",
+                                                  "your code raised KeyboardInterrupt (in mine.py, line 2)"),
     "a crash of the interpreter": ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
                                    "(signal SIGSEGV)"),
 }
@@ -135,6 +137,13 @@ def test_a_crash_names_the_learners_line_and_traceback_shows_it_whole(lesson_thr
     status, out = _check(lesson_three, body, capsys, "--traceback")
     assert 'mine.py", line 5, in double' in out and 'mine.py", line 2, in helper' in out
     assert out.rstrip().endswith("(in mine.py, line 2)")  # the verdict comes last
+
+
+def test_a_check_that_cannot_be_loaded_is_not_blamed_on_the_learner(lesson_three, capsys):
+    (lesson_three / "lessons" / "checks" / "03_double.py").write_text("def check(answers) oops\n")
+    status, out = _check(lesson_three, "def double(x):\n    return 2 * x\n", capsys)
+    assert status == 1
+    assert "FAIL\n  the check of lesson 3 could not run: SyntaxError" in out
 
 
 def test_a_file_in_the_learners_folder_does_not_shadow_what_the_check_imports(lesson_three, capsys):

@@ -609,6 +609,21 @@ def test_check_with_nothing_defined_is_not_attempted_as_on_the_command_line(tiny
     assert runner.check_answers(runner.get_lesson(3), empty).status == runner.NOT_ATTEMPTED
 
 
+def test_check_in_a_notebook_turns_sys_exit_into_a_fail_but_lets_the_stop_button_stop(tiny):
+    import minigrad
+
+    def quits(x):
+        sys.exit(0)
+
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    result = minigrad.check(3, {"double": quits})
+    assert result.status == runner.FAIL and "as sys.exit(0) does (in quits, line" in result.message
+    with pytest.raises(KeyboardInterrupt):
+        minigrad.check(3, {"double": interrupted})
+
+
 def test_check_prints_its_verdict_in_a_plain_script_and_not_twice_at_a_prompt(tiny, capsys, monkeypatch):
     script = tiny.parent / "script.py"
     script.write_text("import minigrad\n\ndef double(x):\n    return x\n\nminigrad.check(3, globals())\n")
