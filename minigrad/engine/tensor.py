@@ -211,8 +211,11 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     def _lift(self, other: Any, reflected: bool = False, floating: bool = False) -> tuple[Any, Any]:
         """(self, other) as the op's operands, in the dtype PyTorch's promotion gives (dtypes.py):
         float32 meets a Python number as float32, an int tensor times 0.5 is float32."""
-        if type(other) is float and self.data.dtype.kind == "f":  # x * 0.5: the common case, quickly
-            pair = self, np.asarray(other, dtype=self.data.dtype)
+        dtype = self.data.dtype
+        if dtype.kind == "f" and type(other) in (float, int, bool):  # x * 0.5: the common cases first
+            pair = self, np.asarray(other, dtype=dtype)
+        elif isinstance(other, Tensor) and other.data.dtype is dtype and (dtype.kind == "f" or not floating):
+            pair = self, other
         else:
             pair = promote(self, other, floating)  # floating: true division of ints gives floats
         return (pair[1], pair[0]) if reflected else pair

@@ -252,3 +252,19 @@ def test_in_place_ops_match_pytorch(op):
                                    rtol=1e-3, err_msg=f"{op} {dtype} {other}")
         compared += 1
     assert compared > 50 and refused > 10
+
+
+@pytest.mark.parametrize("a, b", [("int", 0.5), (0.5, "int"), ("int", "float32"), (1.0, 0.0),
+                                  ("float32", 0), ("bool", 2)])
+def test_where_promotes_its_two_sides_as_pytorch(a, b):
+    torch = pytest.importorskip("torch")
+    from minigrad.nn import functional as F
+
+    condition = np.array([True, False, True])
+    sides = {"int": np.array([1, 2, 3]), "float32": np.array([1.5, 2.5, 3.5], dtype=np.float32),
+             "bool": np.array([True, False, False])}
+    ours = F.where(condition, *(mg.tensor(sides[s]) if isinstance(s, str) else s for s in (a, b)))
+    theirs = torch.where(torch.from_numpy(condition),
+                         *(torch.from_numpy(sides[s]) if isinstance(s, str) else s for s in (a, b)))
+    assert ours.dtype == theirs.numpy().dtype
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
