@@ -147,7 +147,8 @@ class InPlaceAndViews:
                 f"{op}: this tensor (shape {self.shape}) shares its memory with another tensor (it "
                 "was made by indexing, reshape or transpose) and the op must record a gradient; "
                 "writing into it would change the other tensor behind its graph's back. Use the "
-                "out-of-place op (y = y * 3), or clone() the view first."
+                "out-of-place op (y = y * 3; for y[i] += v, y[i] = y[i] + v), or clone() the view "
+                "first."
             )
         check_can_require_grad(self.data)
         return True

@@ -101,3 +101,29 @@ def test_a_real_view_is_still_refused_when_a_gradient_must_be_recorded(make):
     with pytest.raises(RuntimeError, match="shares its memory with another tensor"):
         view.mul_(3.0)
     assert y.data.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_item_augmented_assignment_with_history_names_the_out_of_place_form():
+    """`y[0] += 1` runs y[0].__iadd__ on a view (a row): refused with the spelling that works."""
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1.0
+    with pytest.raises(RuntimeError, match=r"for y\[i\] \+= v, y\[i\] = y\[i\] \+ v"):
+        y[0] += 1.0
+    y[0] = y[0] + 1.0  # Add keeps nothing, so changing y after it is fine
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad, [[4.0, 6.0], [6.0, 8.0]])
+
+
+def test_item_augmented_assignment_of_one_element_is_recorded_as_pytorch_does():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    y[0] *= 5.0  # y[0] is a new 0-d tensor (numpy gives a scalar), then written back into y
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, [5.0, 1.0])
+
+
+def test_item_augmented_assignment_without_history_writes_once_through():
+    y = mg.tensor([1, 2, 3])
+    y[1] += 5
+    y[np.array([0, 2])] *= 2
+    assert y.data.tolist() == [2, 7, 6]
