@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops
-from minigrad.engine.dtypes import promote
+from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops, promote
 
 
 def relu(x: Tensor) -> Tensor:
