@@ -22,5 +22,6 @@ __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "no_grad", "ones", "positive_int",
-    "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense", "unbroadcast", "use", "zeros", "fast_ops", "ops",
+    "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense", "unbroadcast",
+    "use", "zeros", "fast_ops", "ops",
 ]
