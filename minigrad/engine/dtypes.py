@@ -48,12 +48,19 @@ def is_number(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic))
 
 
+def _number_kind(x: Any) -> int:
+    """kind_order of a number, read from its type (a Python int of any size is an integer)."""
+    if isinstance(x, np.generic):
+        return kind_order(x.dtype)
+    return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 2 if isinstance(x, float) else 3
+
+
 def result_type(*operands: Any) -> np.dtype:
     """The dtype of an elementwise op on `operands` (tensors, arrays, Python or numpy numbers)."""
     ranked: list[np.dtype | None] = [None, None, None]  # tensors with axes, 0-d tensors, numbers
     for x in operands:
         if is_number(x):
-            rank, dtype = 2, _NUMBER_DTYPE[kind_order(np.asarray(x).dtype)]
+            rank, dtype = 2, _NUMBER_DTYPE[_number_kind(x)]
         else:
             x = x if hasattr(x, "ndim") else np.asarray(x)  # a Tensor or array; a list
             rank, dtype = (0 if x.ndim else 1), np.dtype(x.dtype)
@@ -96,8 +103,8 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
 
 def cast(x: Any, dtype: np.dtype) -> Any:
     """`x` as `dtype`: itself when it has that dtype already."""
-    if is_number(x):  # wraps around as in PyTorch: uint8 tensor - 3 is uint8
-        return np.asarray(x).astype(dtype, copy=False)
+    if is_number(x):  # an int wraps around as in PyTorch: uint8 tensor + (-3) is uint8
+        return np.asarray(x, dtype=dtype) if dtype.kind in "fc" else np.asarray(x).astype(dtype)
     if not hasattr(x, "requires_grad"):  # an array or a list
         return np.asarray(x, dtype=dtype)
     if x.dtype == dtype:

@@ -112,7 +112,7 @@ class InPlaceAndViews:
     def _check_result_fits(self, op: str, other: Any, floating: bool = False) -> None:
         """Refuse, as PyTorch does, a result of a higher kind than this tensor's dtype: an int
         tensor cannot take `*= 0.5` (nor `/= 2`) in place, a bool tensor cannot take `+= 1`."""
-        if type(other) is float and self.data.dtype.kind == "f":  # the common case, quickly
+        if self.data.dtype.kind == "f":  # every real result fits a float tensor
             return
         result = result_type(self, other)
         result = float_dtype(result) if floating else result
