@@ -208,7 +208,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         return self
 
     # ---- arithmetic -------------------------------------------------------------------------
-    def _lift(self, other: Any, reflected: bool = False, floating: bool = False) -> tuple[Any, Any]:
+    def _operands(self, other: Any, reflected: bool = False, floating: bool = False) -> tuple[Any, Any]:
         """(self, other) as the op's operands, in the dtype PyTorch's promotion gives (dtypes.py):
         float32 meets a Python number as float32, an int tensor times 0.5 is float32."""
         dtype = self.data.dtype
@@ -221,40 +221,40 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         return (pair[1], pair[0]) if reflected else pair
 
     def __add__(self, other: Any) -> Tensor:
-        return ops.Add.apply(*self._lift(other))
+        return ops.Add.apply(*self._operands(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return ops.Add.apply(*self._lift(other, reflected=True))
+        return ops.Add.apply(*self._operands(other, reflected=True))
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(*self._lift(other))
+        return ops.Sub.apply(*self._operands(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(*self._lift(other, reflected=True))
+        return ops.Sub.apply(*self._operands(other, reflected=True))
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(*self._lift(other))
+        return ops.Mul.apply(*self._operands(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(*self._lift(other, reflected=True))
+        return ops.Mul.apply(*self._operands(other, reflected=True))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(*self._lift(other, floating=True))
+        return ops.Div.apply(*self._operands(other, floating=True))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(*self._lift(other, reflected=True, floating=True))
+        return ops.Div.apply(*self._operands(other, reflected=True, floating=True))
 
     def __pow__(self, exponent: float) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
             raise TypeError("** supports a scalar exponent only (tensor ** 2.0); use exp/log otherwise")
-        base, n = self._lift(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
+        base, n = self._operands(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
         return ops.Pow.apply(base, exponent=n.item())
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(*self._lift(other))
+        return ops.MatMul.apply(*self._operands(other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(*self._lift(other, reflected=True))
+        return ops.MatMul.apply(*self._operands(other, reflected=True))
 
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
