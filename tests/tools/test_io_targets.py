@@ -31,7 +31,8 @@ def test_saving_onto_a_fifo_is_refused_without_blocking_and_the_fifo_stays(tmp_p
     try:
         never_replace(monkeypatch)
         with pytest.raises(mgio.NotARegularFileError,
-                           match=r"save: cannot write '.*pipe': it is a FIFO \(named pipe\), not a regular file"):
+                           match=r"save: cannot write '.*pipe': it is a FIFO \(named pipe\), "
+                                 r"not a regular file"):
             mg.save(TinyLM(), fifo)
         assert os.read(reader, 16) == b""  # nothing was written into it
     finally:
