@@ -49,8 +49,7 @@ from minigrad.engine import (
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import (
-    Ledger,
+from minigrad.tools.labels import (
     describe_layout,
     grad_norm,
     grad_row,
@@ -58,6 +57,7 @@ from minigrad.tools.ledger import (
     param_names,
     sum_grads,
 )
+from minigrad.tools.ledger import Ledger
 
 RANKDIRS = ("auto", "LR", "RL", "TB", "BT")
 RENDERERS = ("auto", "dot", "wasm")

@@ -305,3 +305,23 @@ def test_the_ledger_and_its_tables_display_as_html_tables():
     for r in range(V):
         assert f"<td style=\"text-align:right\">{table.norm(r, 'total'):.4f}</td>" in body
     assert "became dense" in body
+
+
+# ---- printing the ledger itself ----------------------------------------------------------------
+
+def test_print_ledger_shows_what_it_recorded_not_an_address():
+    model, led = audited(tied=True)
+    text = str(led)
+    assert "object at 0x" not in text and "object at 0x" not in repr(led)
+    assert text.splitlines()[0] == "gradient ledger: 1 parameter received gradient"
+    assert led.summary() in text  # one line per parameter: its paths, layouts, norms
+    assert LOOKUP in text and CLASSIFIER in text
+    assert repr(led) == "<Ledger: emb.weight = head.weight (2 paths)>"
+
+
+def test_print_an_empty_or_recording_ledger():
+    led = mg.ledger()
+    assert str(led) == "gradient ledger: nothing recorded yet"
+    assert repr(led) == "<Ledger: nothing recorded yet>"
+    with led:
+        assert repr(led) == "<Ledger (recording): nothing recorded yet>"
