@@ -12,7 +12,6 @@ from seed_bridge import CAT, starting_weights, tied_paths, untied_paths
 from minigrad.cli import main
 from minigrad.engine import ops
 from minigrad.learn.tour import run
-from minigrad.tools import viz
 
 ROOT = Path(__file__).resolve().parents[2]
 
