@@ -176,7 +176,8 @@ def test_no_renderer_says_what_to_install_and_still_writes_the_dot(tmp_path, mon
 
 def test_system_dot_is_preferred_when_on_path(tmp_path, monkeypatch):
     fake = tmp_path / "dot"
-    fake.write_text(f"#!{sys.executable}\nimport sys\nsource = sys.stdin.read()\nargs = ' '.join(sys.argv[1:])\n"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsource = sys.stdin.read()\n"
+                    "args = ' '.join(sys.argv[1:])\n"
                     "sys.stdout.write('<svg>' + args + ' ' + str(len(source)) + '</svg>')\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
