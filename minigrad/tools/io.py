@@ -89,8 +89,8 @@ class NotARegularFileError(OSError):
 
 class Checkpoint(dict):
     """What `load` returns: the saved dict (a state dict, or the nested checkpoint) with
-    `.metadata`, the text {key: value} that `save(metadata=...)` wrote (minigrad's own entry
-    left out; for a file from another tool, its header metadata)."""
+    `.metadata`, the text {key: value} that `save(metadata=...)` wrote, sorted by key
+    (minigrad's own entry left out; for a file from another tool, its header metadata)."""
 
     def __init__(self, content: Mapping[Any, Any], metadata: Mapping[str, str]):
         super().__init__(content)
@@ -347,7 +347,8 @@ def load(f: Target) -> Checkpoint:
     state = {name: stored[names[0]] for names in groups for name in names}
     if info is not None and "tree" in info:
         state = _rebuild_tree(where, info, state)
-    return Checkpoint(state, {k: v for k, v in metadata.items() if k != METADATA_KEY})
+    # sorted: safetensors keeps header entries in no fixed order
+    return Checkpoint(state, {k: metadata[k] for k in sorted(metadata) if k != METADATA_KEY})
 
 
 def _read_regular_file(path: str) -> bytes:

@@ -206,3 +206,20 @@ def test_a_flipped_byte_in_the_layout_of_a_nested_checkpoint_is_caught(tmp_path)
     path.write_bytes(blob.replace(b"12345", b"12346"))
     with pytest.raises(mg.CheckpointError, match=r"layout does not match the checksum"):
         mg.load(path)
+
+
+def test_the_checkpoint_page_runs_and_prints_what_it_shows(tmp_path, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "checkpoints.md").read_text()
+    blocks = re.findall(r"```(python|text)\n(.*?)```", page, flags=re.S)
+    assert [kind for kind, _ in blocks].count("python") == 3
+    monkeypatch.chdir(tmp_path)  # the page writes its files into the working directory
+    namespace: dict = {}
+    for kind, body in blocks:
+        if kind == "python":
+            exec(compile(body, "docs/checkpoints.md", "exec"), namespace)
+        else:  # each text block is what the python block before it printed
+            assert capsys.readouterr().out == body
+    assert (tmp_path / "run.safetensors").exists()
