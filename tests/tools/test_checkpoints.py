@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import safetensors
+from doc_pages import run_page
 from tiny_lm import IDS, TARGETS, TinyLM
 
 import minigrad as mg
@@ -209,17 +210,6 @@ def test_a_flipped_byte_in_the_layout_of_a_nested_checkpoint_is_caught(tmp_path)
 
 
 def test_the_checkpoint_page_runs_and_prints_what_it_shows(tmp_path, monkeypatch, capsys):
-    import re
-    from pathlib import Path
-
-    page = (Path(__file__).resolve().parents[2] / "docs" / "checkpoints.md").read_text()
-    blocks = re.findall(r"```(python|text)\n(.*?)```", page, flags=re.S)
-    assert [kind for kind, _ in blocks].count("python") == 3
     monkeypatch.chdir(tmp_path)  # the page writes its files into the working directory
-    namespace: dict = {}
-    for kind, body in blocks:
-        if kind == "python":
-            exec(compile(body, "docs/checkpoints.md", "exec"), namespace)
-        else:  # each text block is what the python block before it printed
-            assert capsys.readouterr().out == body
+    assert run_page("checkpoints.md", capsys) == 3
     assert (tmp_path / "run.safetensors").exists()
