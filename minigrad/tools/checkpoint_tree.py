@@ -30,7 +30,7 @@ from minigrad.engine import RowSparse, Tensor
 
 PLAIN_KEYS = (str, int, float, bool, type(None))
 WHAT_IT_HOLDS = ("a checkpoint holds arrays, Tensors, numbers, strings, None, lists, tuples and "
-                 "dicts (save an optimizer's or a scheduler's state_dict(), not the object)")
+                 "dicts (save a module's, an optimizer's or a scheduler's state_dict(), not the object)")
 
 
 def is_flat_state(state: Mapping[Any, Any]) -> bool:

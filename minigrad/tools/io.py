@@ -99,14 +99,15 @@ class Checkpoint(dict):
 
 # ---- saving ----------------------------------------------------------------------------------
 
-def save(obj: Module | Mapping[Any, Any], f: Target, metadata: Mapping[str, str] | None = None) -> None:
+def save(obj: Module | Mapping[Any, Any], path: Target, metadata: Mapping[str, str] | None = None) -> None:
     """Write a module's parameters, a state dict, or a nested checkpoint in the safetensors format.
 
     obj: a Module; {name: array or Tensor} (names that share one array, as a tied module's
          `state_dict()` gives them, are one tensor in the file plus recorded aliases); or a dict
          of nested plain data: state dicts, optimizer and scheduler `state_dict()`s, numbers,
          strings, None, lists, tuples, dicts and arrays
-    f: a path, or a binary file object open for writing
+    path: a path, or a binary file object open for writing (the name is kept from when only
+         paths were taken, so `save(model, path=...)` still works)
     metadata: extra text {key: value} for the header (the key "minigrad" is ours); `load`
          gives it back as `.metadata`
     A path is written atomically: a temporary file in the same directory, then `os.replace`, so
@@ -134,10 +135,10 @@ def save(obj: Module | Mapping[Any, Any], f: Target, metadata: Mapping[str, str]
         info.update(tree=tree, tree_sha256=_names_digest(tree))
     header[METADATA_KEY] = json.dumps(info)
     blob = safetensors.numpy.save(tensors, metadata=header)
-    if _is_file_object(f, "write"):
-        _write_to_file_object(f, blob)
+    if _is_file_object(path, "write"):
+        _write_to_file_object(path, blob)
     else:
-        _write_atomically(_writable_target(os.fspath(f)), blob)
+        _write_atomically(_writable_target(os.fspath(path)), blob)
 
 
 def _as_stored(name: str, array: np.ndarray) -> np.ndarray:
@@ -323,23 +324,22 @@ def _create_temp_file(directory: str, base: str) -> tuple[int, str]:
 
 # ---- loading ---------------------------------------------------------------------------------
 
-def load(f: Target) -> Checkpoint:
+def load(path: Target) -> Checkpoint:
     """Read a checkpoint: {every name: array}, tied names sharing one (writable) array object;
     for a nested checkpoint, the dict that was saved (arrays as numpy arrays).
 
-    f: a path, or a binary file object open for reading.
+    path: a path, or a binary file object open for reading.
     Returns a Checkpoint: that dict, with `.metadata` = the text `save(metadata=...)` wrote.
     Raises FileNotFoundError for a missing file, an OSError naming what else stands in the way
     (a folder, a FIFO, permission), and CheckpointError for a truncated or corrupted file, one
     whose minigrad metadata does not match its tensors, or a dtype numpy cannot hold.
     """
-    if _is_file_object(f, "read"):
-        where, blob = f"the file object {_file_object_name(f)}", f.read()
+    if _is_file_object(path, "read"):
+        where, blob = f"the file object {_file_object_name(path)}", path.read()
         if not isinstance(blob, bytes | bytearray):
             raise TypeError(f"load: {where} gives text, not bytes; open it in binary mode ('rb')")
     else:
-        path = os.fspath(f)
-        where, blob = repr(path), _read_regular_file(path)
+        where, blob = repr(os.fspath(path)), _read_regular_file(os.fspath(path))
     metadata, stored = _deserialize(where, bytes(blob))
     info = _minigrad_metadata(where, metadata)
     groups = _read_names(where, info, stored)
@@ -421,13 +421,13 @@ def _rebuild_tree(where: str, info: dict[str, Any], state: dict[str, np.ndarray]
     return tree
 
 
-def load_into(module: Module, f: Target, strict: bool = True) -> Module:
-    """`module.load_state_dict(load(f), strict)`, every failure a CheckpointError naming
+def load_into(module: Module, path: Target, strict: bool = True) -> Module:
+    """`module.load_state_dict(load(path), strict)`, every failure a CheckpointError naming
     the file: a bad file, and names, shapes, dtypes or ties the module does not have.
     On any error the module is unchanged. Returns the module.
     """
-    state = load(f)
-    where = _file_object_name(f) if _is_file_object(f, "read") else repr(os.fspath(f))
+    state = load(path)
+    where = _file_object_name(path) if _is_file_object(path, "read") else repr(os.fspath(path))
     if not is_flat_state(state):
         raise CheckpointError(f"load_into: {where} holds a checkpoint of several parts "
                               f"({list(state)}), not one state dict: load it with minigrad.load and "
