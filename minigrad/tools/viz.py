@@ -1,4 +1,4 @@
-"""Drawing the backward graph with Graphviz, and rendering it without a system install.
+"""Building the drawing of the backward graph: the DOT that Graphviz lays out.
 
 `draw(loss, params=model, ledger=led)` walks the backward graph from `loss` and returns a
 `graphviz.Digraph`: one box per backward op, one node per parameter (labelled with every name it
