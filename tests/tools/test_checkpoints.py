@@ -213,3 +213,17 @@ def test_the_checkpoint_page_runs_and_prints_what_it_shows(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)  # the page writes its files into the working directory
     assert run_page("checkpoints.md", capsys) == 3
     assert (tmp_path / "run.safetensors").exists()
+
+
+def test_paths_that_join_to_the_same_name_get_distinct_tensors(tmp_path):
+    a, b = np.zeros(2), np.ones(2)
+    mg.save({"a/b": a, "a": {"b": b}, "n": 1}, tmp_path / "x.safetensors")
+    back = mg.load(tmp_path / "x.safetensors")
+    np.testing.assert_array_equal(back["a/b"], a)
+    np.testing.assert_array_equal(back["a"]["b"], b)
+
+
+def test_a_checkpoint_must_be_a_dict_at_the_top():
+    with pytest.raises(TypeError, match=r"save: expected a Module, a state dict or a dict of checkpoint "
+                                        r"parts, got list"):
+        mg.save([np.ones(2)], io.BytesIO())
