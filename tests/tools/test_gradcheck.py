@@ -94,43 +94,35 @@ def test_works_for_inputs_that_are_not_c_contiguous():
 
 # ---- a backward that returns the wrong shape, the wrong type, or raises: FAILED, never a crash ----
 
-class RowShaped(mg.Function):
-    """Doubles x, but its backward returns a (1, n) gradient for an (n,) input."""
+class Doubles(mg.Function):
+    """2x; the classes below keep this forward and get its backward wrong, each in one way."""
 
     @staticmethod
     def forward(ctx, x):
         return 2 * x
+
+
+class RowShaped(Doubles):
+    """Its backward returns a (1, n) gradient for an (n,) input."""
 
     @staticmethod
     def backward(ctx, grad):
         return (2 * grad)[None, :]
 
 
-class Raises(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class Raises(Doubles):
     @staticmethod
     def backward(ctx, grad):
         raise ValueError("this backward is broken")
 
 
-class IntegerGradient(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class IntegerGradient(Doubles):
     @staticmethod
     def backward(ctx, grad):
         return np.full(grad.shape, 2)
 
 
-class ListGradient(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class ListGradient(Doubles):
     @staticmethod
     def backward(ctx, grad):
         return (2 * grad).tolist()
@@ -213,12 +205,8 @@ def test_gradcheck_names_a_wrong_shape_that_reached_grad_without_an_edge_check()
 # (`error > tol` is False for NaN, so a comparison alone lets NaN pass: every one of these
 # passed as "max abs error nan" before the check looked for non-finite values)
 
-class NanBackward(mg.Function):
-    """Doubles x; its backward is right except one NaN, in element 1."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
+class NanBackward(Doubles):
+    """Its backward is right except one NaN, in element 1."""
 
     @staticmethod
     def backward(ctx, grad):
