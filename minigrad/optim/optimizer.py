@@ -73,9 +73,9 @@ class Optimizer:
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Raise a clear error for an option value this optimizer cannot use."""
-        _check_number(self._name, "lr", group["lr"], low=0.0)
+        check_number(self._name, "lr", group["lr"], low=0.0)
         if "initial_lr" in group:
-            _check_number(self._name, "initial_lr", group["initial_lr"], low=0.0)
+            check_number(self._name, "initial_lr", group["initial_lr"], low=0.0)
 
     # ---- stepping ---------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -204,7 +204,7 @@ class Optimizer:
 
 
 # ---- argument checking -------------------------------------------------------------------------
-def _check_number(name: str, arg: str, value: Any, *, low: float, high: float | None = None,
+def check_number(name: str, arg: str, value: Any, *, low: float, high: float | None = None,
                   low_inclusive: bool = True, high_inclusive: bool = False) -> None:
     """Raise unless low <= value < high (ends as given); NaN fails every comparison."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Tensor, fast
-from minigrad.optim.optimizer import _check_number
+from minigrad.optim.optimizer import check_number
 from minigrad.optim.rows import DECAY_MODES, RowOptimizer, StepRows, check_rows, zeros_written
 
 
@@ -41,8 +41,8 @@ class SGD(RowOptimizer):
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
-        _check_number(self._name, "momentum", group["momentum"], low=0.0)
-        _check_number(self._name, "dampening", group["dampening"], low=0.0, high=1.0, high_inclusive=True)
+        check_number(self._name, "momentum", group["momentum"], low=0.0)
+        check_number(self._name, "dampening", group["dampening"], low=0.0, high=1.0, high_inclusive=True)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(f"SGD: nesterov=True needs momentum > 0 and dampening = 0, got "
                              f"momentum={group['momentum']}, dampening={group['dampening']}")
@@ -92,9 +92,9 @@ class Adam(RowOptimizer):
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
-            _check_number(name, f"betas[{i}]", beta, low=0.0, high=1.0)
+            check_number(name, f"betas[{i}]", beta, low=0.0, high=1.0)
         group["betas"] = (float(betas[0]), float(betas[1]))
-        _check_number(name, "eps", group["eps"], low=0.0, low_inclusive=False)
+        check_number(name, "eps", group["eps"], low=0.0, low_inclusive=False)
 
     def _unsupported_decay_message(self, decay: str) -> str:
         return (f"{self._name}: decay={decay!r} needs decoupled weight decay (use AdamW): Adam adds "

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import RowSparse, Tensor, check_in_range, no_grad
-from minigrad.optim.optimizer import Optimizer, _check_number
+from minigrad.optim.optimizer import Optimizer, check_number
 
 DECAY_MODES = ("dense", "touched", "catch_up")
 
@@ -106,7 +106,7 @@ class RowOptimizer(Optimizer):
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
         name = self._name
-        _check_number(name, "weight_decay", group["weight_decay"], low=0.0)
+        check_number(name, "weight_decay", group["weight_decay"], low=0.0)
         decay, lazy, wd = group["decay"], group["lazy"], group["weight_decay"]
         if not isinstance(lazy, bool):
             raise TypeError(f"{name}: lazy must be True or False, got {lazy!r}")
