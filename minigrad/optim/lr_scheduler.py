@@ -39,8 +39,9 @@ def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.
     5% of the steps (at least one), then a cosine decay to floor * peak at the end: how language
     models are usually trained. With peak=1.0 it is a factor for `LambdaLR`.
 
-    The same numbers (to rounding) as SequentialLR of LinearLR(start_factor=1/w, total_iters=w-1)
-    and CosineAnnealingLR(T_max=total-w, eta_min=floor*peak) at milestone w = max(1, total // 20).
+    The same numbers (to rounding) as SequentialLR of LinearLR(start_factor=1/w,
+    total_iters=max(1, w-1)) and CosineAnnealingLR(T_max=total-w, eta_min=floor*peak) at
+    milestone w = max(1, total // 20) (tests/optim/test_lr_scheduler.py checks it against torch).
     """
     warm = max(1, total // 20)
     if step < warm:

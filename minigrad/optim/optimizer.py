@@ -297,7 +297,7 @@ def _zeroed(grad: Any) -> Any:
         return None
     if isinstance(grad, RowSparse):
         return RowSparse.zeros(grad.shape, grad.values.dtype)
-    if isinstance(grad, np.ndarray):
+    if isinstance(grad, np.ndarray) and grad.flags.writeable:
         grad[...] = 0
         return grad
-    return np.zeros_like(grad)  # a 0-d gradient may be a numpy scalar, which cannot change in place
+    return np.zeros_like(grad)  # a 0-d numpy scalar or a read-only array cannot change in place
