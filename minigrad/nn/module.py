@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor
-from minigrad.nn.utils import zeroed_grad
+from minigrad.engine import Tensor, zeroed
 
 
 class Parameter(Tensor):
@@ -121,7 +120,7 @@ class Module:
         """Forget every gradient: `.grad = None` (PyTorch's default), or with set_to_none=False
         zeros of the same layout (an array zeroed in place, a RowSparse with no rows)."""
         for p in self.parameters():
-            p.grad = None if set_to_none else zeroed_grad(p.grad)
+            p.grad = None if set_to_none else zeroed(p.grad)
 
     def train(self, mode: bool = True) -> Module:
         for _, m in self.named_modules():

@@ -69,19 +69,6 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, f
             p.grad = _clipped(np.asarray(grad), clip_value)
 
 
-def zeroed_grad(grad: Any) -> Any:
-    """`grad` set to zero in its own layout, for zero_grad(set_to_none=False): None stays None,
-    an array is zeroed in place (as in PyTorch), a RowSparse keeps its shape and names no row."""
-    if grad is None:
-        return None
-    if isinstance(grad, RowSparse):
-        return RowSparse.zeros(grad.shape, grad.values.dtype)
-    if isinstance(grad, np.ndarray) and grad.flags.writeable:
-        grad[...] = 0
-        return grad
-    return np.zeros_like(grad)  # a 0-d numpy scalar or a read-only array cannot change in place
-
-
 # ---- norms ------------------------------------------------------------------------------------
 def _vector_norm(x: np.ndarray, order: float) -> float:
     """The norm of order `order` of the elements of x, as torch.linalg.vector_norm defines it."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import RowSparse, Tensor, enable_grad, no_grad
+from minigrad.engine import RowSparse, Tensor, enable_grad, no_grad, zeroed
 
 # Options a group may hold beyond the optimizer's defaults: a scheduler records each group's
 # starting lr as "initial_lr" (as in PyTorch), and it travels with the optimizer's state.
@@ -84,7 +84,7 @@ class Optimizer:
         RowSparse becomes one with no rows, so a lookup table's gradient stays sparse)."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None if set_to_none else _zeroed(p.grad)
+                p.grad = None if set_to_none else zeroed(p.grad)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; return `closure()`'s loss if given.
@@ -289,15 +289,3 @@ def _read_grad(p: Tensor, name: str, index: int, position: int) -> np.ndarray | 
         raise ValueError(f"{name}.step: {_label(p, index, position)} has a gradient of shape {grad.shape}")
     return grad.astype(p.dtype, copy=False)
 
-
-def _zeroed(grad: Any) -> Any:
-    """`grad` set to zero in its own layout: None stays None, an array is zeroed in place (as
-    PyTorch's zero_grad(set_to_none=False) does), a RowSparse keeps its shape and names no row."""
-    if grad is None:
-        return None
-    if isinstance(grad, RowSparse):
-        return RowSparse.zeros(grad.shape, grad.values.dtype)
-    if isinstance(grad, np.ndarray) and grad.flags.writeable:
-        grad[...] = 0
-        return grad
-    return np.zeros_like(grad)  # a 0-d numpy scalar or a read-only array cannot change in place

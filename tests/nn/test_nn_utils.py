@@ -224,3 +224,19 @@ def test_zero_grad_set_to_none_false_keeps_a_table_gradient_sparse(via):
     np.testing.assert_array_equal(table.weight.data, before)
     table(mg.tensor([4])).sum().backward()
     np.testing.assert_array_equal(to_dense(table.weight.grad)[4], [1.0, 1.0])
+
+
+def test_zeroed_keeps_each_gradient_layout():
+    from minigrad.engine import zeroed
+
+    assert zeroed(None) is None
+    held = np.ones((2, 3))
+    assert zeroed(held) is held and not held.any()
+    scalar = zeroed(np.float64(2.5))  # a 0-d sum can come back as a numpy scalar
+    assert scalar.shape == () and scalar == 0.0
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    fresh = zeroed(frozen)
+    assert fresh is not frozen and not fresh.any() and frozen.all(), "a read-only array is not written"
+    sparse = zeroed(table_grad())
+    assert isinstance(sparse, RowSparse) and sparse.shape == (50, 3) and sparse.indices.size == 0
