@@ -105,7 +105,8 @@ class Optimizer:
 
     def _step_param(self, p: Tensor, grad: np.ndarray | RowSparse, group: dict[str, Any]) -> None:
         """One step of this optimizer's rule on `p`, in place; grad has p's shape and dtype."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{self._name} has no update rule: define step() (as a PyTorch "
+                                  "optimizer does) or _step_param(p, grad, group)")
 
     # ---- state -----------------------------------------------------------------------------
     def _state_of(self, p: Tensor) -> dict[str, Any]:
