@@ -25,7 +25,8 @@ class Optimizer:
     """Parameter groups and per-parameter state, as `torch.optim.Optimizer` keeps them.
 
     defaults: every option and its default; a group leaves out what it takes from here.
-    A subclass defines `_step_param(p, grad, group)` and may extend `_check_group(group)`.
+    A subclass overrides `step()` as in PyTorch, or defines `_step_param(p, grad, group)` for
+    the loop here to call; it may extend `_check_group(group)`.
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
