@@ -90,7 +90,9 @@ class LRScheduler:
                 if key not in self._not_saved}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Continue from what `state_dict()` returned; this scheduler keeps its optimizer."""
+        """Continue from what `state_dict()` returned; this scheduler keeps its optimizer, whose
+        groups get the lrs the schedule was at (so it does not matter whether the optimizer's
+        state was loaded before this scheduler was built, which applied epoch 0, or after)."""
         self._check_keys(state_dict)
         self._restore(state_dict)
 
@@ -106,10 +108,16 @@ class LRScheduler:
             raise ValueError(f"{name}.load_state_dict: the state does not fit this scheduler "
                              f"(missing {missing}, unexpected {unexpected}); was it saved from "
                              "another kind of scheduler?")
+        groups = len(self.optimizer.param_groups)
+        if len(state_dict["base_lrs"]) != groups:
+            raise ValueError(f"{name}.load_state_dict: the state is for {len(state_dict['base_lrs'])} "
+                             f"parameter groups, this optimizer has {groups}")
 
     def _restore(self, state_dict: dict[str, Any]) -> None:
         for key in [k for k in self.__dict__ if k not in self._not_saved]:
             setattr(self, key, copy.deepcopy(state_dict[key]))
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
 
 
 class LambdaLR(LRScheduler):
@@ -256,6 +264,6 @@ class SequentialLR(LRScheduler):
                              f"this sequence has {len(self._schedulers)}")
         for scheduler, state in zip(self._schedulers, saved):
             scheduler._check_keys(state)  # all checked before anything changes
-        self._restore(state_dict)
         for scheduler, state in zip(self._schedulers, saved):
             scheduler.load_state_dict(state)
+        self._restore(state_dict)  # last: the lr of the scheduler that ran last

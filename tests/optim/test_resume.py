@@ -126,6 +126,32 @@ def test_resumed_run_equals_an_uninterrupted_torch_run(opt_kind, sched_kind):
         np.testing.assert_allclose(ours.data, theirs, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("sched_kind", SCHEDULES)
+def test_resuming_does_not_depend_on_building_the_scheduler_before_loading_the_optimizer(sched_kind):
+    def resumed(scheduler_first):
+        params = mg_params()
+        opt = make_optimizer(optim, "AdamW", params)
+        sched = make_scheduler(S, sched_kind, opt)
+        run(opt, sched, params, BEFORE, lambda p: p.data, mg_write)
+        saved = pickle.loads(pickle.dumps((opt.state_dict(), sched.state_dict())))
+        params = [mg.nn.Parameter(p.data.copy()) for p in params]
+        opt = make_optimizer(optim, "AdamW", params)
+        if scheduler_first:
+            sched = make_scheduler(S, sched_kind, opt)
+            opt.load_state_dict(saved[0])
+        else:  # building the scheduler now applies its epoch 0 over the loaded lrs
+            opt.load_state_dict(saved[0])
+            sched = make_scheduler(S, sched_kind, opt)
+        sched.load_state_dict(saved[1])
+        lrs = run(opt, sched, params, AFTER, lambda p: p.data, mg_write)
+        return lrs, [p.data for p in params]
+
+    (lrs_a, params_a), (lrs_b, params_b) = resumed(True), resumed(False)
+    assert lrs_a == lrs_b
+    for a, b in zip(params_a, params_b):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("opt_kind", OPTIMIZERS)
 def test_a_scheduled_optimizers_state_loads_into_a_fresh_one(opt_kind):
     opt = make_optimizer(optim, opt_kind, mg_params())
@@ -252,3 +278,7 @@ def test_scheduler_load_errors_name_the_problem():
     with pytest.raises(ValueError, match=r"missing \['T_max'\]"):
         seq.load_state_dict(state)
     assert seq.last_epoch == epoch, "a refused state changed nothing"
+    one_group = make_scheduler(S, "step", optim.SGD([mg.nn.Parameter(np.zeros(1))], lr=0.1))
+    with pytest.raises(ValueError, match="StepLR.load_state_dict: the state is for 1 parameter groups, "
+                                         "this optimizer has 2"):
+        make_scheduler(S, "step", opt).load_state_dict(one_group.state_dict())
