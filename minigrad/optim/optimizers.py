@@ -135,8 +135,8 @@ def adam_step(p: np.ndarray, m: np.ndarray, v: np.ndarray, g: np.ndarray, *, lr:
     """One Adam step, in place on arrays of one shape (every row, or a block of rows).
 
     decay: AdamW's factor (1 - lr*wd) for p, applied first in this same pass, or None.
-    Written with one temporary array, `scratch`, as torch's step is: a (V, d) table and its two
-    moments are the biggest arrays of a step.
+    Written with one temporary array, `scratch`: a (V, d) table and its two moments are the
+    biggest arrays of a training step, and each extra temporary would cost one more pass.
     """
     if decay is not None:
         p *= decay                                 # AdamW's p <- p (1 - lr wd)
