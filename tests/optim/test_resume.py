@@ -282,3 +282,23 @@ def test_scheduler_load_errors_name_the_problem():
     with pytest.raises(ValueError, match="StepLR.load_state_dict: the state is for 1 parameter groups, "
                                          "this optimizer has 2"):
         make_scheduler(S, "step", opt).load_state_dict(one_group.state_dict())
+
+
+@pytest.mark.parametrize("sched_kind", SCHEDULES)
+def test_optimizer_and_scheduler_state_round_trip_through_one_checkpoint_file(sched_kind, tmp_path):
+    params = mg_params()
+    opt = make_optimizer(optim, "AdamW", params)
+    sched = make_scheduler(S, sched_kind, opt)
+    run(opt, sched, params, BEFORE, lambda p: p.data, mg_write)
+    mg.save({"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}, tmp_path / "run.safetensors")
+    back = mg.load(tmp_path / "run.safetensors")
+    assert back["scheduler"] == sched.state_dict()
+    fresh = make_optimizer(optim, "AdamW", [mg.nn.Parameter(p.data.copy()) for p in params])
+    fresh_sched = make_scheduler(S, sched_kind, fresh)
+    fresh.load_state_dict(back["optimizer"])
+    fresh_sched.load_state_dict(back["scheduler"])
+    for _ in range(3):
+        sched.step()
+        fresh_sched.step()
+    assert fresh_sched.get_last_lr() == sched.get_last_lr()
+    assert [g["lr"] for g in fresh.param_groups] == [g["lr"] for g in opt.param_groups]
