@@ -234,13 +234,14 @@ def _check_ids_are_kept(embedding: type, rng: np.random.Generator) -> None:
 def _check_padding(embedding: type, rng: np.random.Generator) -> None:
     ids, vocab_size, width, padding_idx = PADDING
     upstream = rng.standard_normal((*ids.shape, width))
-    ctx, _ = _forward(embedding, rng.standard_normal((vocab_size, width)), ids.copy(), padding_idx=padding_idx)
+    weight = rng.standard_normal((vocab_size, width))
+    ctx, _ = _forward(embedding, weight, ids.copy(), padding_idx=padding_idx)
     got = _check_layout(_backward(embedding, ctx, upstream), ids, (vocab_size, width), upstream, True,
                         padding_idx=padding_idx)
     expected = _expected(ids, upstream, (vocab_size, width), padding_idx)
     if np.any(got[padding_idx]):
-        raise AssertionError(f"with padding_idx={padding_idx}, row {padding_idx} must get no gradient (a padding "
-                             "position carries no token), but yours gave it one")
+        raise AssertionError(f"with padding_idx={padding_idx}, row {padding_idx} must get no gradient (a "
+                             "padding position carries no token), but yours gave it one")
     _compare(got, expected, ids, upstream)
 
 
@@ -252,7 +253,8 @@ def _check_finite_differences(embedding: type, rng: np.random.Generator) -> None
         report = mg.gradcheck(lambda w, s=sparse: embedding.apply(w, ids, sparse=s), [table],
                               raise_exception=False)
         if not report.ok:
-            raise AssertionError(f"your Embedding disagrees with finite differences (sparse={sparse}):\n{report}")
+            raise AssertionError(f"your Embedding disagrees with finite differences (sparse={sparse}):"
+                                 f"\n{report}")
 
 
 def check(answers: ModuleType) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
