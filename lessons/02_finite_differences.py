@@ -74,6 +74,7 @@ leaf = mg.tensor(points, requires_grad=True)
 f(leaf).sum().backward()
 exact = leaf.grad  # f'(x) at every point, from the engine, in float64
 
+# %%
 steps = np.logspace(-14, 0, 57)
 METHODS = ("forward", "backward", "central")
 

@@ -189,6 +189,7 @@ def traced_peak(route, *args) -> int:
     return peak
 
 
+# %%
 routes = {"one-hot @ E": one_hot_route, "lookup E[ids]": lookup_route}
 seconds = {name: [] for name in routes}
 held_bytes = {name: [] for name in routes}
