@@ -310,7 +310,7 @@ def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple
                          else f"{what} should be 0, got {value:.6g}")
 
 
-# ---- answers that are one number (added for lessons 8 and 9) ---------------------------------
+# ---- answers that are one number (added for lessons 8 and 11) ---------------------------------
 
 def as_number(value: Any, what: str, integer: bool = False) -> float:
     """The learner's answer as one finite float (or, with `integer`, a whole number).

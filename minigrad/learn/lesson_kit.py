@@ -8,9 +8,9 @@ says how long it takes. The returned `LessonSetup` saves figures with a one-line
 
 Also here: what more than one lesson measures, so there is one of each: the statistics
 (`spearman`), the geometry of a table (`unit_rows`, `pair_cosines`, `mean_cosine`, `cone`,
-`principal_axes`: lessons 5, 9 and 10), the warm-up + cosine learning rate (`warmup_cosine`) and
+`principal_axes`: lessons 5, 11 and 12), the warm-up + cosine learning rate (`warmup_cosine`) and
 a tied table's gradient split by path (`split_paths`, `classifier_share`: lesson 6), and the
-panels lessons 9 and 10 both draw (`draw_cone`, `draw_frequency_axis`, each filling a
+panels lessons 11 and 12 both draw (`draw_cone`, `draw_frequency_axis`, each filling a
 matplotlib Axes it is given).
 
 Environment: MINIGRAD_OUT (figure folder, default ./minigrad-out), MINIGRAD_FAST=1 (small
@@ -171,7 +171,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
 
 
-# ---- the geometry of a table (lessons 9 and 10) -------------------------------------------------
+# ---- the geometry of a table (lessons 11 and 12) -------------------------------------------------
 
 def pair_cosines(table: np.ndarray) -> np.ndarray:
     """Cosines of every unordered pair of different rows of a (V, d) table: (V (V - 1) / 2,)."""

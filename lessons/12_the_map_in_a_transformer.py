@@ -1,11 +1,11 @@
 # %% [markdown]
-# # Lesson 10: The map in a transformer
+# # Lesson 12: The map in a transformer
 #
 # The cone and the frequency axis, measured on TinyGPT tied and untied beside TinyLM, three seeds each.
 #
 # ## What you will see
 #
-# Lesson 9 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
+# Lesson 11 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
 # and found the narrow cone and the frequency axis in two of its tables (the untied output map
 # and the tied table) but not in the untied input map. The material's claims are about
 # transformers, whose input table has a tower of attention blocks above it. So here we train
@@ -27,7 +27,7 @@
 # %% [markdown]
 # ## Predict first
 #
-# In lesson 9 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
+# In lesson 11 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
 # output map a clear one. TinyGPT reads its input table through two attention blocks and
 # normalises before its output map. Will TinyGPT's untied *input* table show a cone: none,
 # a weak one, or one as strong as its output map's? And TinyGPT's tied table, which does both
@@ -55,13 +55,13 @@ from minigrad.learn.train import split_windows, train
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
-lesson = setup(10, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(12, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
 OUT, FAST = lesson.out, lesson.fast
 
 # %% [markdown]
 # ## The statistic, checked
 #
-# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 9
+# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 11
 # introduced it): with `u_i` each row scaled to length 1, the mean over pairs `i != j` of
 # `u_i . u_j` is `(|sum_i u_i|^2 - V) / (V (V - 1))`. The centred version subtracts the mean
 # row first; both are minigrad functions, so we check their gradients against central
@@ -79,7 +79,7 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 # frequent tokens, a tenth held out from twenty places. TinyLM is lesson 8's model (width 64,
 # a tanh layer of 128, 3 tokens of context). TinyGPT has width 64, 4 heads, 2 blocks and reads
 # 32 tokens, predicting the next token at every position. Both are trained with AdamW (3e-3,
-# weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 9), each
+# weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 11), each
 # seed with its own initialisation and batch order. TinyGPT sees more tokens per step (8
 # windows of 32 positions, against TinyLM's 128 windows of one), and is slower per step, so it
 # takes fewer steps; its held-out loss ends about half a nat above TinyLM's, as the table
@@ -221,13 +221,13 @@ lesson.save(fig, "cone_by_table.png",
 # clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
 # input rows, read by one layer, have barely spread in this budget (0.14).
 #
-# So the transformer does not change lesson 9's verdict: the cone is a property of the output
+# So the transformer does not change lesson 11's verdict: the cone is a property of the output
 # side. Every output row is pushed at every position along the final hidden state `h`, in
-# proportion to its probability, and those states share a common component (lesson 9); rows of
+# proportion to its probability, and those states share a common component (lesson 11); rows of
 # tokens that are rarely the answer get nearly the same push, so they drift together. The
 # input rows of a transformer receive what the blocks above send back, which here shows no
 # such common direction. The tied table takes both pushes, and in TinyGPT it follows the
-# output side almost entirely. Lesson 6 measures what such a row receives: the classifier's
+# output side almost entirely. Lesson 10 measures what such a row receives: the classifier's
 # share of its gradient stays clearly larger over training in TinyGPT than in TinyLM. GPT-2, a
 # common subject of such measurements, ties its table; on this evidence a tied input table
 # *is* an output map, cone included. The material's advice stands either way: centre before
@@ -236,7 +236,7 @@ lesson.save(fig, "cone_by_table.png",
 # %% [markdown]
 # ## 2. Frequency as the largest axis
 #
-# Predict before you run the cell: lesson 9 found that in TinyLM the first principal component
+# Predict before you run the cell: lesson 11 found that in TinyLM the first principal component
 # of the output map follows frequency and that of the untied input map does not. TinyGPT's
 # untied input table is read by attention, which can tell a common token from a rare one by
 # context alone. Will its first principal component follow frequency, carry some other
@@ -301,7 +301,7 @@ for family in FAMILIES:
 # above can use, and frequency is not what it tracks.
 #
 # So the material's frequency claim holds for the output side and for tied tables, here as
-# in lesson 9, and does not hold for the untied input table of either model. Its caution
+# in lesson 11, and does not hold for the untied input table of either model. Its caution
 # before interpreting a scatter of rows as meaning fits the tables where it holds; in the
 # transformer's input table the largest axis is closer to meaning (which of the manual's two
 # registers a word belongs to) than to frequency.
@@ -315,11 +315,11 @@ for family in FAMILIES:
 #
 # ## Exercise
 #
-# Run `minigrad exercise 10`: it copies the stub to
-# `minigrad-exercises/10_the_map_in_a_transformer.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(10, globals())`).
+# Run `minigrad exercise 12`: it copies the stub to
+# `minigrad-exercises/12_the_map_in_a_transformer.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(12, globals())`).
 # There, write `first_component_scores(table)`: each row's score on the first principal
-# component of the centred table. Run `minigrad check 10`: it compares your scores with a
+# component of the centred table. Run `minigrad check 12`: it compares your scores with a
 # reference (either sign is right, since a component's direction is arbitrary) and names the
 # usual slips (the table not centred, the component's direction returned instead of the
 # scores, the scores left unscaled, rows and columns swapped).
