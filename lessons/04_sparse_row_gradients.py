@@ -35,9 +35,9 @@ from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
-from minigrad.engine.seam import whose
 
 import minigrad as mg
+from minigrad.engine.seam import whose
 from minigrad.learn.lesson_kit import setup
 from minigrad.learn.your_pieces import yours
 from minigrad.nn import functional as F

@@ -8,6 +8,7 @@ wrong backwards are recomputed and named.
 from __future__ import annotations
 
 from types import ModuleType
+
 import numpy as np
 
 import minigrad as mg
@@ -49,8 +50,9 @@ def _forward(cross_entropy: type, logits: np.ndarray, targets: np.ndarray, reduc
     what = f"CrossEntropy.forward (reduction={reduction!r})"
     got = common.as_array(loss, what)
     if got.shape != ():
+        divide = " and divide by their count" if reduction == "mean" else ""
         raise AssertionError(f"{what} returned shape {got.shape}: the loss is one number, a 0-d array "
-                             f"(sum the positions{' and divide by their count' if reduction == 'mean' else ''})")
+                             f"(sum the positions{divide})")
     expected = F.cross_entropy(mg.tensor(logits.astype(np.float64)), targets, reduction=reduction).item()
     if not common.close(got, expected):
         per_position = -np.log(np.take_along_axis(_softmax(logits), targets[..., None], axis=-1)).sum()
@@ -71,7 +73,8 @@ def _backward(cross_entropy: type, ctx: Context, upstream: float, shape: tuple[i
         raise AssertionError(
             "CrossEntropy.backward must return two gradients, one per input of forward: (dL/dlogits, None), "
             "where None stands for the targets (integers get no gradient); yours returned "
-            f"{type(grads).__name__}" + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
+            f"{type(grads).__name__}"
+            + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
     if grads[1] is not None:
         raise AssertionError("CrossEntropy.backward returned a gradient for the targets; they are class ids, "
                              "not numbers to nudge: return None in their place")
@@ -92,25 +95,26 @@ def _mistakes(logits: np.ndarray, targets: np.ndarray, reduction: str, upstream:
     mistakes = [
         (-expected, "the sign is flipped: raising the target's logit must lower the loss, so its gradient is "
                     "negative, and every other logit's positive"),
-        (P * scale, "every logit gets its probability p_i, but the target's logit also appears in the loss by "
-                    "itself (-z_target): its gradient needs one more term, -1"),
-        (-Y * scale, "only the target's logit has a gradient (-1), but the log of the sum of exps in the loss "
-                     "depends on every logit: each logit also gets its share, its probability"),
-        (Y * (P - 1) * scale, "only the target's logit has a gradient, but every logit sits in the sum of exps: "
-                              "a wrong class's logit gets a gradient of its probability too"),
+        (P * scale, "every logit gets its probability p_i, but the target's logit also appears in the "
+                    "loss by itself (-z_target): its gradient needs one more term, -1"),
+        (-Y * scale, "only the target's logit has a gradient (-1), but the log of the sum of exps in the "
+                     "loss depends on every logit: each logit also gets its share, its probability"),
+        (Y * (P - 1) * scale, "only the target's logit has a gradient, but every logit sits in the sum of "
+                              "exps: a wrong class's logit gets a gradient of its probability too"),
         ((P - Y) * upstream / logits.shape[-1],
-         "the factor in front is 1/C (the number of classes) where it should be 1/N, the number of positions"),
+         "the factor in front is 1/C (the number of classes) where it should be 1/N, the "
+         "number of positions"),
     ]
     if upstream != 1.0:
         unscaled = (P - Y) * (1 / n if reduction == "mean" else 1.0)
-        mistakes.append((unscaled, f"you ignored grad (here {upstream:g}), the gradient arriving at the loss: "
-                                   "the chain rule multiplies your dL/dlogits by it"))
+        mistakes.append((unscaled, f"you ignored grad (here {upstream:g}), the gradient arriving at the "
+                                   "loss: the chain rule multiplies your dL/dlogits by it"))
     if reduction == "mean" and n > 1:
         mistakes.append(((P - Y) * upstream, f"it is {n} times too large: with reduction='mean' the loss is "
                                              f"divided by the N = {n} positions, and so is its gradient"))
     if reduction == "sum":
-        mistakes.append(((P - Y) * upstream / n, "you divided by the number of positions, but reduction='sum' "
-                                                 "adds them up without dividing"))
+        mistakes.append(((P - Y) * upstream / n, "you divided by the number of positions, but "
+                                                 "reduction='sum' adds them up without dividing"))
     if logits.ndim > 1:
         wrong_axis = _softmax(logits, axis=0)
         mistakes.append(((wrong_axis - Y) * scale, "the softmax runs over the wrong axis (the positions): "
@@ -166,7 +170,7 @@ def _overflow_message(cross_entropy: type) -> str | None:
         try:
             loss = cross_entropy.forward(ctx, logits, np.array([1]), reduction="mean")
             grad = cross_entropy.backward(ctx, np.asarray(1.0))[0]
-        except Exception:  # noqa: BLE001 - anything else is diagnosed by the ordinary path
+        except Exception:
             return None
     if np.all(np.isfinite(loss)) and np.all(np.isfinite(grad)):
         return None

@@ -54,7 +54,8 @@ def test_the_stub_and_the_lesson_before_the_exercise_give_no_formula_away():
     lesson = LESSON.path.read_text()
     before = lesson[: lesson.index("## Build it")]
     for text in (stub, before):
-        assert not re.search(r"p\s*-\s*y|p_i\s*-\s*y_i|\(p - |p - onehot|y - p", text), "the rule is given away"
+        rule = r"p\s*-\s*y|p_i\s*-\s*y_i|\(p - |p - onehot|y - p"
+        assert not re.search(rule, text), "the rule is given away"
 
 
 def test_sign_flipped():
@@ -93,7 +94,8 @@ def test_softmax_over_the_positions():
 
 
 def test_overflow_without_the_shift():
-    with pytest.raises(AssertionError, match="exp\\(1000\\) overflows. Subtract each position's largest logit"):
+    with pytest.raises(AssertionError, match="exp\\(1000\\) overflows. Subtract each position's largest "
+                                             "logit"):
         check(cross_entropy_with(right, shift=False))
 
 
