@@ -50,8 +50,8 @@ def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: 
             f"the Parameter itself: {head_name} = {table_name}")
     if isinstance(head, mg.Tensor) and head.shape == table.shape and np.array_equal(head.data, table.data):
         raise AssertionError(
-            f"{name}: you copied the table's numbers into the output map; they are equal now and part ways at "
-            f"the first optimizer step. A tie makes {pair} the same Parameter object")
+            f"{name}: you copied the table's numbers into the output map; they are equal now and part ways "
+            f"at the first optimizer step. A tie makes {pair} the same Parameter object")
     raise AssertionError(f"{name}: the model is not tied: {pair} are different Parameters with different "
                          "values")
 
@@ -59,8 +59,9 @@ def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: 
 def _check_listed_once(name: str, model: Any, table: Any, untied_count: int) -> None:
     params = list(model.parameters())
     if sum(p is table for p in params) != 1:
-        raise AssertionError(f"{name}: model.parameters() lists the tied table {sum(p is table for p in params)} "
-                             "times; it must list it once")
+        listed = sum(p is table for p in params)
+        raise AssertionError(f"{name}: model.parameters() lists the tied table {listed} times; it must list "
+                             "it once")
     saved = untied_count - sum(p.size for p in params)
     if saved != table.size:
         raise AssertionError(f"{name}: tying should remove exactly one (V, d) table of {table.size} numbers "
@@ -76,8 +77,8 @@ def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets
     paths = sorted(led.path_grads(table))
     roles = sorted(path.split(" ")[0] for path in paths)
     if roles != ["classifier", "lookup"]:
-        raise AssertionError(f"{name}: after one backward the table should receive two gradients, one from the "
-                             f"lookup and one from the classifier; the ledger shows {paths}")
+        raise AssertionError(f"{name}: after one backward the table should receive two gradients, one from "
+                             f"the lookup and one from the classifier; the ledger shows {paths}")
 
     def loss_at() -> float:
         with mg.no_grad():
@@ -100,7 +101,8 @@ def check(answers: ModuleType) -> None:
         hint = f"Here model is {name}(..., tied=False); return the model after tying it"
         returned = common.call_answer(tie_weights, model, hint=hint)
         if returned is not None and not isinstance(returned, mg.nn.Module):
-            raise AssertionError(f"{name}: tie_weights returned a {type(returned).__name__}; return the model")
+            raise AssertionError(f"{name}: tie_weights returned a {type(returned).__name__}; return "
+                                 "the model")
         tied = model if returned is None else returned
         table_name, head_name = (("emb.weight", "head.weight") if name == "TinyLM"
                                  else ("transformer.wte.weight", "lm_head.weight"))

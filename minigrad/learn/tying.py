@@ -20,7 +20,8 @@ def tie_weights(model: Module) -> Module:
     if not tables:
         raise ValueError("tie_weights: the model has no nn.Embedding to tie its output map to")
     table = max(tables, key=lambda m: m.weight.shape[0])  # the token table: positions are fewer
-    heads = [m for _, m in model.named_modules() if isinstance(m, Linear) and m.weight.shape == table.weight.shape]
+    heads = [m for _, m in model.named_modules()
+             if isinstance(m, Linear) and m.weight.shape == table.weight.shape]
     if len(heads) != 1:
         raise ValueError(f"tie_weights: expected one nn.Linear with the token table's weight shape "
                          f"{tuple(table.weight.shape)}, found {len(heads)}")
