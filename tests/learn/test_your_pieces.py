@@ -63,8 +63,8 @@ def test_a_stub_copy_is_not_attempted(folder):
     lesson = runner.get_lesson(6)
     _copy(6, folder, lesson.exercise_path.read_text())
     pieces = yours(6, announce=False)
-    assert str(pieces) == ("using minigrad's tie_weights: your copy does not pass yet (not attempted: lesson 6: "
-                           "write tie_weights(model); `minigrad check 6` says more)")
+    assert str(pieces) == ("using minigrad's tie_weights: your copy does not pass yet (not attempted: "
+                           "lesson 6: write tie_weights(model); `minigrad check 6` says more)")
 
 
 def test_a_failing_copy_gives_the_first_line_of_its_diagnosis_cut_to_length(folder):
