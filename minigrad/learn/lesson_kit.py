@@ -7,7 +7,8 @@ The pieces live in four modules, re-exported here so the lessons' imports stay s
 - `lesson_geometry`: `spearman`, `unit_rows`, `pair_cosines`, `mean_cosine`, `cone`,
   `principal_axes`;
 - `lesson_plots`: `draw_cone`, `draw_frequency_axis`;
-- `lesson_training`: `warmup_cosine`, `split_paths`, `classifier_share`.
+- `lesson_training`: `warmup_cosine`, `split_paths`, `classifier_share`, `train_on_text`,
+  `tables_of`, `predicts_every_position`.
 """
 
 from minigrad.engine import tensor
@@ -30,11 +31,19 @@ from minigrad.learn.lesson_setup import (
     in_notebook,
     setup,
 )
-from minigrad.learn.lesson_training import classifier_share, split_paths, warmup_cosine
+from minigrad.learn.lesson_training import (
+    classifier_share,
+    predicts_every_position,
+    split_paths,
+    tables_of,
+    train_on_text,
+    warmup_cosine,
+)
 
 __all__ = [
     "DEFAULT_BLAS_THREADS", "LessonSetup", "average_ranks", "blas_thread_cap", "cap_blas_threads",
-    "classifier_share", "cone", "draw_cone", "draw_frequency_axis", "expected_duration", "in_notebook",
-    "mean_cosine", "pair_cosines", "principal_axes", "setup", "spearman", "split_paths", "tensor",
-    "unit_rows", "warmup_cosine",
+    "classifier_share", "cone", "draw_cone", "draw_frequency_axis", "expected_duration",
+    "in_notebook", "mean_cosine", "pair_cosines", "predicts_every_position", "principal_axes",
+    "setup", "spearman", "split_paths", "tables_of", "tensor", "train_on_text", "unit_rows",
+    "warmup_cosine",
 ]
