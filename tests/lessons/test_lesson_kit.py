@@ -215,3 +215,33 @@ def test_split_paths_names_what_it_found_when_a_path_is_missing():
                                          r"path into the table, the ledger has "
                                          r"\['lookup emb \(EmbeddingBackward\)'\]"):
         kit.split_paths(led, model.emb.weight)
+
+
+# ---- sizes chosen in one place, and verdicts the fast mode does not test -----------------------
+
+def test_sizes_pick_the_mode(tmp_path):
+    full, fast = dict(steps=4000, vocab=2000), dict(steps=300, vocab=500)
+    assert kit.LessonSetup(8, tmp_path, fast=False).sizes(full=full, fast=fast).steps == 4000
+    small = kit.LessonSetup(8, tmp_path, fast=True).sizes(full=full, fast=fast)
+    assert (small.steps, small.vocab) == (300, 500)
+
+
+def test_sizes_name_a_setting_only_one_mode_has(tmp_path):
+    lesson = kit.LessonSetup(8, tmp_path, fast=True)
+    with pytest.raises(ValueError, match=r"only in full: \['vocab'\], only in fast: \[\]"):
+        lesson.sizes(full=dict(steps=1, vocab=2), fast=dict(steps=1))
+
+
+def test_verdict_tested_says_what_the_fast_mode_skips(tmp_path, capsys):
+    assert kit.LessonSetup(6, tmp_path, fast=False).verdict_tested("the bands separate")
+    assert capsys.readouterr().out == ""
+    assert not kit.LessonSetup(6, tmp_path, fast=True).verdict_tested("the bands separate")
+    assert "fast mode: not testing that the bands separate" in capsys.readouterr().out
+
+
+def test_the_facade_re_exports_the_split_modules():
+    from minigrad.learn import lesson_geometry, lesson_plots, lesson_setup, lesson_training
+    for module in (lesson_geometry, lesson_plots, lesson_setup, lesson_training):
+        public = [name for name in vars(module) if not name.startswith("_") and callable(vars(module)[name])
+                  and getattr(vars(module)[name], "__module__", "") == module.__name__]
+        assert public and all(getattr(kit, name) is getattr(module, name) for name in public), module.__name__
