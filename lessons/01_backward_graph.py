@@ -43,7 +43,8 @@ from minigrad.engine.graph import count_dependencies
 from minigrad.learn.lesson_kit import setup
 
 lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(deepest=18), fast=dict(deepest=12))  # the doubling depths, in one place
 
 x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
 w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")
@@ -231,7 +232,7 @@ def eager_backward(node: Node, grad: np.ndarray, leaf_grads: dict, runs: list[in
             eager_backward(child, child_grad, leaf_grads, runs)
 
 
-depths = list(range(1, 13 if FAST else 19))
+depths = list(range(1, size.deepest + 1))
 eager_runs, counted_runs = [], []
 for k in depths:
     out = doubled(new_a(), k)

@@ -39,10 +39,11 @@ from minigrad.learn.your_pieces import yours
 from minigrad.nn import functional as F
 
 lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
 rng = np.random.default_rng(5)
-# the sizes that change with MINIGRAD_FAST=1, in one place
-big_V, big_d, round_V = (500, 32, 500) if FAST else (5000, 64, 1000)
+size = lesson.sizes(full=dict(big_V=5000, big_d=64, round_V=1000),  # MINIGRAD_FAST=1: fast
+                    fast=dict(big_V=500, big_d=32, round_V=500))
+big_V, big_d, round_V = size.big_V, size.big_d, size.round_V
 pieces = yours(5)  # your CrossEntropy from minigrad-exercises/, if it passes `minigrad check 5`
 
 

@@ -60,12 +60,14 @@ from minigrad.optim import SGD
 from minigrad.tools.viz import GraphvizNotFoundError
 
 lesson = setup(6)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
 rng = np.random.default_rng(6)
-# the sizes that change with MINIGRAD_FAST=1, in one place: the real-text run, its frequency
-# bands (rank edges) and the window in which absent rows are watched
-vocab_size, batch, steps, window = (800, 128, 40, 15) if FAST else (2000, 192, 120, 30)
-band_edges = [1, 11, 101, 401] if FAST else [1, 11, 101, 501, 1001]
+# the sizes, in one place: the real-text run, its frequency bands (rank edges) and the window
+# in which absent rows are watched
+size = lesson.sizes(
+    full=dict(vocab_size=2000, batch=192, steps=120, window=30, band_edges=[1, 11, 101, 501, 1001]),
+    fast=dict(vocab_size=800, batch=128, steps=40, window=15, band_edges=[1, 11, 101, 401]))
+vocab_size, batch, steps, window = size.vocab_size, size.batch, size.steps, size.window
 pieces = yours(6)  # your tie_weights from minigrad-exercises/, if it passes `minigrad check 6`
 tie = pieces.get("tie_weights", minigrads_tie)
 
@@ -242,7 +244,7 @@ assert np.allclose(displacement, -lr * both, atol=1e-4), "with SGD a row moves b
 along_classifier = np.einsum("vd,vd->v", net["classifier"], both) / np.einsum("vd,vd->v", both, both)
 traffic_share = traffic["classifier"] / (traffic["classifier"] + traffic["lookup"])
 
-edges = band_edges + [V]
+edges = size.band_edges + [V]
 print(f"{'ranks':>11} {'corpus count':>13} {'lookup arrives':>15} {'classifier arrives':>19} "
       f"{'classifier share':>17} {'share of displacement':>22}")
 bins = []
