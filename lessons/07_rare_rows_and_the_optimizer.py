@@ -79,7 +79,7 @@ your_row_step = pieces.get("lazy_adamw_rows", None)  # None: minigrad's own Adam
 # ## Build it: the two steps of a rare row
 #
 # Run `minigrad exercise 7`: it copies the stub to
-# `minigrad-exercises/07_rare_rowsand_the_optimizer.py`, in the folder you run it from (in a
+# `minigrad-exercises/07_rare_rows_and_the_optimizer.py`, in the folder you run it from (in a
 # notebook, define the functions in a cell instead and run `minigrad.check(7, globals())`).
 # There, write
 #
