@@ -67,6 +67,8 @@ pieces = yours(4)  # your Embedding from minigrad-exercises/, if it passes `mini
 # check, every lookup below goes through yours (`pieces.use()` puts it in place of minigrad's
 # with `minigrad.use(Embedding=...)`), and its backward node is called
 # `EmbeddingBackward (yours)`. Until then the lesson runs minigrad's and says why.
+# In a notebook, `pieces = yours(4, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %% [markdown]
 # ## One batch, read row by row

@@ -74,6 +74,8 @@ def softmax(z: np.ndarray) -> np.ndarray:
 # the numbers it produces.
 #
 # ## One position, every row
+# In a notebook, `pieces = yours(5, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %%
 vocab = ["the", "cat", "sat", "on", "mat", "dog", "ran", "<eos>"]

@@ -86,6 +86,8 @@ tie = pieces.get("tie_weights", minigrads_tie)
 #
 # The line printed above says whose `tie_weights` this lesson runs: every tied model below is
 # built untied and then tied by it, so the ledger and the drawing show the model you wired.
+# In a notebook, `pieces = yours(6, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %% [markdown]
 # ## One parameter, two roles, one node

@@ -99,6 +99,8 @@ your_row_step = pieces.get("lazy_adamw_rows", None)  # None: minigrad's own Adam
 # step after a pause comes from your first function, and the touched-only and catch-up
 # tables of the AdamW part are trained with your second (wrapped in a small optimizer,
 # `minigrad.learn.rare_rows.RowAdamW`, that keeps the moments and the step counts).
+# In a notebook, `pieces = yours(7, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %% [markdown]
 # ## Adam's memory of a silent row
@@ -208,8 +210,8 @@ print(f"beta2^k for the same k: {BETA2 ** pauses[[0, 4, -1]]}")
 def predicted_step_back(k: int, w: int = warmup, lazy: bool = False) -> float:
     """The step back after a pause of k steps / the step of a row that never paused (k = 0)."""
     m, v = (1 - BETA1**w) * g, (1 - BETA2**w) * g**2
-    step = lambda pause: np.linalg.norm(  # noqa: E731
-        adam_step_after_silence(m, v, w, int(pause), g, LR, (BETA1, BETA2), 1e-8, lazy))
+    step = lambda pause: np.linalg.norm(  # noqa: E731  (copies: the function may change its inputs)
+        adam_step_after_silence(m.copy(), v.copy(), w, int(pause), g.copy(), LR, (BETA1, BETA2), 1e-8, lazy))
     return step(k) / step(0)
 
 

@@ -22,6 +22,7 @@ from . import _common as common
 CASES = [
     (np.array([[1, 3, 1, 6]]), 8, 3),                     # row 1 twice
     (np.array([[2, 0, 2, 5], [2, 7, 0, 1]]), 9, 2),      # row 2 three times, row 0 twice
+    (np.array([4, 1, 4, 4, 0]), 6, 2),                   # a flat batch of ids (T,), row 4 three times
 ]
 PADDING = (np.array([[4, 2, 4, 0, 2]]), 6, 3, 2)          # (ids, V, d, padding_idx): row 2 is padding
 
