@@ -103,15 +103,15 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
     answers: a module, namespace or dict (a notebook's `globals()`) to mark instead of the file.
     announce: print the verdict (a lesson always does; tests and `minigrad lessons` may not).
     """
-    from minigrad.learn import lessons as runner
+    from minigrad.learn import catalog
 
     if number not in PIECES:
         raise LookupError(f"lesson {number} has no piece of yours to run (lessons with one: "
                           f"{', '.join(map(str, sorted(PIECES)))})")
-    lesson = runner.get_lesson(number)
+    lesson = catalog.get_lesson(number)
     pieces = PIECES[number]
     if answers is None and not lesson.working_copy.is_file():
-        copy = runner._display_path(lesson.working_copy)
+        copy = catalog.display_path(lesson.working_copy)
         result = YourPieces(number, pieces, MINIGRAD,
                             f"you have not built yours yet (`minigrad exercise {number}` copies the "
                             f"stub to {copy}; `minigrad check {number}` marks it)", "")
@@ -124,26 +124,26 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
 
 def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
     """Run the lesson's check on the learner's copy (or `answers`) and keep what it defines."""
-    from minigrad.learn import lessons as runner
+    from minigrad.learn import catalog, grading
 
     if answers is None:
         path = lesson.working_copy
-        source = runner._display_path(path)
-        verdict = runner.check_answers(lesson, path)
+        source = catalog.display_path(path)
+        verdict = grading.check_answers(lesson, path)
     else:
         source = "your notebook's definitions"
-        verdict = runner.check_answers(lesson, answers=answers)
+        verdict = grading.check_answers(lesson, answers=answers)
     number = lesson.number
     if not verdict.passed:
         first = verdict.message.strip().splitlines()[0] if verdict.message.strip() else verdict.status
         if len(first) > REASON_LENGTH:
             first = first[: REASON_LENGTH - 3] + "..."
-        status = "not attempted: " if verdict.status == runner.NOT_ATTEMPTED else ""
+        status = "not attempted: " if verdict.status == grading.NOT_ATTEMPTED else ""
         reason = (f"your copy does not pass yet ({status}{first}; `minigrad check {number}` "
                   "says more)")
         return YourPieces(number, pieces, MINIGRAD, reason, source)
     # Load a fresh copy of what passed: the check ran on another module object.
-    module = runner.load_module(lesson.working_copy) if answers is None else _namespace(answers)
+    module = grading.load_module(lesson.working_copy) if answers is None else _namespace(answers)
     found = {piece.name: getattr(module, piece.name) for piece in pieces}
     return YourPieces(number, pieces, YOURS, "", source, found)
 

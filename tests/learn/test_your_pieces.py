@@ -127,3 +127,15 @@ def test_status_line_for_the_lessons_list():
     assert status_line(4, True) == "you build Embedding: the lesson runs yours"
     assert status_line(7, False) == ("you build adam_step_after_silence and lazy_adamw_rows: the lesson runs "
                                      "minigrad's until yours passes")
+
+
+def test_the_lessons_list_shows_the_pieces_you_have_built(folder, capsys):
+    from minigrad import cli
+
+    _copy(6, folder)
+    assert cli.main(["lessons"]) == 0
+    out = capsys.readouterr().out
+    assert " 6. Tying the two maps  [pass: mine/06_tying.py]" in out
+    assert "    you build tie_weights: the lesson runs yours\n" in out
+    assert "    you build Embedding: the lesson runs minigrad's until yours passes\n" in out
+    assert out.count("    you build ") == len(PIECES)
