@@ -92,7 +92,7 @@ class YourPieces:
         overrides = self.overrides()
         if not overrides:
             return contextlib.nullcontext()
-        from minigrad.engine.seam import use
+        from minigrad.engine import use
 
         return use(**overrides)
 
