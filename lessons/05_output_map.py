@@ -160,8 +160,8 @@ lesson.save(fig, "rows_touched_per_position.png",
 # For a wrong token the push has length `|dL/dw_i| = p_i |h|`: proportional to its probability.
 # With a bigger vocabulary the probabilities spread over several orders of magnitude, so we can
 # see the whole range. We let the correct token be the one the model already ranks first, so
-# the near-miss is the runner-up. The lengths are measured from the engine's gradient, not
-# computed from the formula.
+# the near-miss is the runner-up. The lengths are measured from the backward (yours, once it
+# passes), not computed from the formula.
 
 # %%
 big_head = mg.nn.Linear(big_d, big_V, bias=False, dtype=np.float64, rng=2)
