@@ -82,18 +82,8 @@ def _backward(embedding: type, ctx: Context, upstream: np.ndarray) -> Any:
     """The table's gradient from the learner's backward, after checking what else it returned."""
     with _without_coalesce():
         grads = embedding.backward(ctx, upstream.copy())
-    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-        raise AssertionError(
-            "Embedding.backward must return two gradients, one per input of forward: "
-            "(dL/dweight, None), where None stands for ids (integers get no gradient); "
-            f"yours returned {type(grads).__name__}"
-            + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
-    if grads[1] is not None:
-        raise AssertionError("Embedding.backward returned a gradient for ids; ids are integer "
-                             "positions in the table, not numbers to nudge: return None in their place")
-    if grads[0] is None:
-        raise AssertionError("Embedding.backward returned None for the table: return its gradient")
-    return grads[0]
+    return common.float_input_gradient(grads, "Embedding", "dL/dweight", "ids",
+                                       "integer positions in the table")
 
 
 def _check_layout(grad: Any, ids: np.ndarray, shape: tuple[int, ...], upstream: np.ndarray,

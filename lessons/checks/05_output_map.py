@@ -69,16 +69,8 @@ def _forward(cross_entropy: type, logits: np.ndarray, targets: np.ndarray, reduc
 def _backward(cross_entropy: type, ctx: Context, upstream: float, shape: tuple[int, ...]) -> np.ndarray:
     with np.errstate(all="ignore"):
         grads = cross_entropy.backward(ctx, np.asarray(upstream))
-    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-        raise AssertionError(
-            "CrossEntropy.backward must return two gradients, one per input of forward: (dL/dlogits, None), "
-            "where None stands for the targets (integers get no gradient); yours returned "
-            f"{type(grads).__name__}"
-            + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
-    if grads[1] is not None:
-        raise AssertionError("CrossEntropy.backward returned a gradient for the targets; they are class ids, "
-                             "not numbers to nudge: return None in their place")
-    got = common.as_array(grads[0], "dL/dlogits")
+    gradient = common.float_input_gradient(grads, "CrossEntropy", "dL/dlogits", "the targets", "class ids")
+    got = common.as_array(gradient, "dL/dlogits")
     common.expect_shape(got, shape, "dL/dlogits", known={
         shape[:-1]: "one number per position: the loss depends on every logit, so every logit needs its own "
                     "gradient, shaped like the logits",
