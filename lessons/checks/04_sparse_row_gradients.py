@@ -52,16 +52,6 @@ def _without_coalesce() -> Iterator[None]:
         RowSparse.coalesce = original
 
 
-def _learners_class(answers: ModuleType) -> type:
-    embedding = getattr(answers, "Embedding", None)
-    if embedding is None:
-        raise AssertionError("the exercise file has no class named Embedding; keep the stub's name")
-    if not (isinstance(embedding, type) and issubclass(embedding, mg.Function)):
-        raise AssertionError("Embedding must be a class that subclasses minigrad.Function "
-                             "(class Embedding(mg.Function)), as in the stub")
-    return embedding
-
-
 def _forward(embedding: type, weight: np.ndarray, ids: np.ndarray, **options: Any) -> tuple[Context, Any]:
     ctx = Context()
     ctx.needs_input_grad = (True, False)
@@ -249,7 +239,7 @@ def _check_finite_differences(embedding: type, rng: np.random.Generator) -> None
 
 
 def check(answers: ModuleType) -> None:
-    embedding = _learners_class(answers)
+    embedding = common.answer_function_class(answers, "Embedding")
     rng = np.random.default_rng(44)
     for ids, vocab_size, width in CASES:
         _check_case(embedding, ids, vocab_size, width, rng)

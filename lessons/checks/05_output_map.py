@@ -27,16 +27,6 @@ CASES = [
 ]
 
 
-def _learners_class(answers: ModuleType) -> type:
-    cross_entropy = getattr(answers, "CrossEntropy", None)
-    if cross_entropy is None:
-        raise AssertionError("the exercise file has no class named CrossEntropy; keep the stub's name")
-    if not (isinstance(cross_entropy, type) and issubclass(cross_entropy, mg.Function)):
-        raise AssertionError("CrossEntropy must be a class that subclasses minigrad.Function "
-                             "(class CrossEntropy(mg.Function)), as in the stub")
-    return cross_entropy
-
-
 def _softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -172,7 +162,7 @@ def _overflow_message(cross_entropy: type) -> str | None:
 
 
 def check(answers: ModuleType) -> None:
-    cross_entropy = _learners_class(answers)
+    cross_entropy = common.answer_function_class(answers, "CrossEntropy")
     rng = np.random.default_rng(55)
     for targets, classes, reduction, upstream in CASES:
         _check_case(cross_entropy, targets, classes, reduction, upstream, rng)

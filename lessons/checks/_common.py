@@ -357,3 +357,14 @@ def float_input_gradient(grads: Any, op: str, grad_name: str, ids_name: str, ids
     if grads[0] is None:
         raise AssertionError(f"{op}.backward returned None for {grad_name}: return that gradient")
     return grads[0]
+
+
+def answer_function_class(answers: ModuleType, name: str) -> type:
+    """The learner's class `name`, which must subclass minigrad.Function, or a diagnosis."""
+    found = getattr(answers, name, None)
+    if found is None:
+        raise AssertionError(f"the exercise file has no class named {name}; keep the stub's name")
+    if not (isinstance(found, type) and issubclass(found, mg.Function)):
+        raise AssertionError(f"{name} must be a class that subclasses minigrad.Function "
+                             f"(class {name}(mg.Function)), as in the stub")
+    return found
