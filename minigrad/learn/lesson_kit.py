@@ -36,6 +36,7 @@ from minigrad.learn.lesson_training import (
     predicts_every_position,
     split_paths,
     tables_of,
+    tied_share_curve,
     train_on_text,
     warmup_cosine,
 )
@@ -44,6 +45,6 @@ __all__ = [
     "DEFAULT_BLAS_THREADS", "LessonSetup", "average_ranks", "blas_thread_cap", "cap_blas_threads",
     "classifier_share", "cone", "draw_cone", "draw_frequency_axis", "expected_duration",
     "in_notebook", "mean_cosine", "pair_cosines", "predicts_every_position", "principal_axes",
-    "setup", "spearman", "split_paths", "tables_of", "tensor", "train_on_text", "unit_rows",
-    "warmup_cosine",
+    "setup", "spearman", "split_paths", "tables_of", "tensor", "tied_share_curve", "train_on_text",
+    "unit_rows", "warmup_cosine",
 ]

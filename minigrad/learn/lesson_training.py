@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Tensor, no_grad
-from minigrad.learn.train import History, split_windows, train
+from minigrad.learn.train import History, Windows, batches, split_windows, train
 from minigrad.optim import AdamW
-from minigrad.tools.ledger import Ledger
+from minigrad.tools.ledger import Ledger, ledger
 
 
 def warmup_cosine(step: int, total: int, peak: float) -> float:
@@ -45,6 +45,45 @@ def classifier_share(sent: dict[str, np.ndarray], rows: np.ndarray) -> float:
     sent: {"classifier": (V,), "lookup": (V,)} norms summed over steps."""
     c, k = sent["classifier"][rows].sum(), sent["lookup"][rows].sum()
     return float(c / (c + k))
+
+
+def tied_share_curve(model: Any, windows: Windows, *, batch_size: int, steps: int, every: int, window: int,
+                     bands: dict[str, np.ndarray], seed: int, lr: float = 3e-3,
+                     weight_decay: float = 0.01) -> tuple[list[int], dict[str, list[float]]]:
+    """Train a tied model with AdamW on `windows` and, for the first `window` steps out of every
+    `every`, split its table's gradient by path with the ledger (split_paths).
+
+    bands: {name: row ids}. Returns (the first step of each ledger window, {band name: the
+    classifier's share of the traffic to the band's rows in each window}).
+    """
+    table = model.input_table
+    if table is not model.output_table:
+        raise ValueError("tied_share_curve: the model is untied (input_table is not output_table); "
+                         "the split by path is about one table in both roles")
+    optimizer = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    stream = batches(windows, batch_size, np.random.default_rng(seed + 1))
+    starts: list[int] = []
+    shares: dict[str, list[float]] = {band: [] for band in bands}
+    sent = {"classifier": np.zeros(table.shape[0]), "lookup": np.zeros(table.shape[0])}
+    for step in range(steps):
+        loss = model.loss(*next(stream))
+        optimizer.zero_grad()
+        if step % every >= window:  # between windows: train without recording
+            loss.backward()
+        else:
+            with ledger(names=model) as led:
+                loss.backward()
+            classifier, lookup = split_paths(led, table)
+            if step % every == 0:
+                sent = {"classifier": np.zeros(table.shape[0]), "lookup": np.zeros(table.shape[0])}
+            sent["classifier"] += np.linalg.norm(classifier, axis=1)
+            sent["lookup"][lookup.indices] += np.linalg.norm(lookup.values, axis=1)
+            if step % every == window - 1:
+                starts.append(step - window + 1)
+                for band, rows in bands.items():
+                    shares[band].append(classifier_share(sent, rows))
+        optimizer.step()
+    return starts, shares
 
 
 # ---- a language model trained on a text, lesson 8's way (lessons 9 to 13) ------------------------
