@@ -56,7 +56,10 @@ def batch(V: int, T: int, B: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray
 
 
 def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
+    from minigrad.engine import fast
     from minigrad.optim import AdamW
+
+    fast.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
 
     model = build_model(*(shape[k] for k in ("V", "T", "d", "heads", "layers")))
     ids, targets = batch(shape["V"], shape["T"], shape["B"])

@@ -15,6 +15,7 @@ from minigrad.engine import (
     randn,
     tensor,
     unbroadcast,
+    use,
     zeros,
 )
 from minigrad.nn.functional import cat, concatenate, stack, where
@@ -58,7 +59,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
-    "randn", "tensor", "unbroadcast", "zeros",
+    "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
 ]

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import fast
 from minigrad.engine.checks import check_in_range
 
 
@@ -79,13 +78,15 @@ class RowSparse:
         """Bytes held: the indices plus the stored rows (compare with the dense V * d * itemsize)."""
         return int(self.indices.nbytes + self.values.nbytes)
 
-    def coalesce(self) -> RowSparse:
+    def coalesce(self, sum_runs: Any = None) -> RowSparse:
         """Unique sorted rows with duplicates summed (never `dense[idx] += g`, which drops repeats).
 
         Sort the ids (stably, so each row's contributions are added in the order they came),
         find where each run of equal ids starts, and sum each run into one row. Two coalesced
         gradients concatenated are two sorted runs, which the stable sort (timsort) merges in
         linear time: accumulating into a `.grad` stays cheap.
+        sum_runs(rows, starts): another way to sum the runs (the fast twin of Embedding passes
+        one); None, or a None result, uses the plain way below.
         """
         if self.coalesced:
             return self
@@ -96,8 +97,8 @@ class RowSparse:
         run_starts_here = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
         starts = np.flatnonzero(run_starts_here)
         rows = self.values[order]
-        sums = fast.run_sums(rows, starts)
-        if sums is None:  # the plain form: each run's first row, then the others added in order
+        sums = None if sum_runs is None else sum_runs(rows, starts)
+        if sums is None:  # each run's first row, then the run's other rows added in order
             sums = rows[starts]
             later = ~run_starts_here
             run_of_row = np.cumsum(run_starts_here) - 1

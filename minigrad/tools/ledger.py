@@ -342,7 +342,7 @@ class Ledger:
     def _role_and_module(self, param: Tensor, sender: Node) -> tuple[str | None, str | None]:
         """The role word and the module path (module paths joined by ' = ' when shared) for what
         `sender` sent into `param`; None for what is not known."""
-        op = sender.function.__name__ if isinstance(sender, FunctionNode) else None
+        op = sender.op.__name__ if isinstance(sender, FunctionNode) else None
         owners = [(path, m) for path, m in self.owners.get(id(param), []) if type(m).__name__ == op]
         module = " = ".join(path for path, _ in owners) or None
         role = self.roles.get(op) if op else None

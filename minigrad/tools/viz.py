@@ -273,7 +273,7 @@ class _Builder:
             self._add_param(self._new_id(node, "param"), node.variable)
             return
         run = runs.get(node, [node])
-        forward = node.function.__name__ if isinstance(node, FunctionNode) else type(node).__name__
+        forward = node.op.__name__ if isinstance(node, FunctionNode) else type(node).__name__
         lines = [forward + (f" ×{len(run)}" if len(run) > 1 else ""), node.name]
         shape = getattr(run[0], "shape", None)
         if self.show_shapes and shape is not None:
@@ -336,7 +336,7 @@ def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
     def link(node: Node) -> Node | None:
         children = [c for c in node.next_nodes if c is not None]
         if (len(children) == 1 and isinstance(node, FunctionNode) and isinstance(children[0], FunctionNode)
-                and children[0].function is node.function and consumers[children[0]] == 1):
+                and children[0].op is node.op and consumers[children[0]] == 1):
             return children[0]
         return None
 
