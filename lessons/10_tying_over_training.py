@@ -154,8 +154,8 @@ lesson.save(fig, "tied_share_over_training.png",
 # frequent word's row gets 54-55% of its gradient from the classifier and a rare word's row
 # 56-59%, and the frequent band is still drifting down. (Run to lesson 8's full 4,000 steps,
 # with `MINIGRAD_CURVE_STEPS=4000 minigrad lesson 10 --no-pause`, the last third gives
-# LONG_RUN_PLACEHOLDER. The fast run, `minigrad lesson 10 --fast`, stops at 250 steps, while both
-# bands are still near 60%.)
+# 50-52% for frequent words and 61-64% for rare ones, three seeds. The fast run, `minigrad
+# lesson 10 --fast`, stops at 250 steps, while both bands are still near 60%.)
 #
 # In the transformer the classifier keeps more. Over the last third of its 600 steps (about as
 # many predicted tokens as TinyLM's 1,000) a frequent word's tied row still gets 67-71% of its
