@@ -28,6 +28,11 @@
 # - TinyGPT (`minigrad.models.TinyGPT`), a two-block transformer with GPT-2's layout and
 #   nanoGPT's parameter names: its block, what each name holds, and a short run with the same
 #   `train()`. Lessons 9 to 13 train it beside TinyLM.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first

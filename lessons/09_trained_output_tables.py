@@ -16,6 +16,11 @@
 #   directly?
 # - The essay singles out function words ("the", "of", "and"): is their input row conspicuously
 #   unlike their output row, compared with content words of the same frequency?
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 9 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %%
 import keyword

@@ -20,6 +20,11 @@
 # in favour of production", and tying mattered most when the table was a large share of the
 # model, to the point that two untied maps "could easily be most of a one-billion-parameter
 # model".
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 10 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first

@@ -22,6 +22,11 @@
 #
 # We look at three tables: the input map `E` and the output map `W` of an untied model, and
 # the one table of a tied model, which does both jobs.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 11 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first

@@ -23,6 +23,11 @@
 # or whiten them first", and that "often the single largest axis of variation across the table
 # tracks how common a token is". It speaks of "real tables" without saying which of the two
 # maps, and its paragraph is about the input table of a transformer.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 12 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first

@@ -22,6 +22,11 @@
 #
 # Every number is measured over three seeds (initialisation, subsampling, pairs and batch
 # order) and printed as a min-max range; the checks assert on those ranges.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 13 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first
