@@ -556,6 +556,8 @@ with mg.no_grad():
 gpt_optimizer = mg.optim.AdamW(gpt.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 gpt_history = train(gpt, gpt_optimizer, gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
                     eval_every=max(1, S.gpt_steps // 10), rng=SEED + 1, label="TinyGPT")
+
+# %%
 gpt_tokens = S.gpt_steps * S.gpt_batch * S.gpt_context
 lm_tokens = np.array(histories["tied"].eval_steps) * BATCH
 lm_then = float(np.interp(gpt_tokens, lm_tokens, histories["tied"].valid_loss))

@@ -126,6 +126,12 @@ def round_trip_measures(E: np.ndarray, W: np.ndarray, shuffle: np.ndarray) -> di
             "direct, shuffled": np.sum(unit_rows(E) * unit_rows(W[shuffle]), axis=1)}
 
 
+def spread(kind: str, measure) -> tuple[float, float]:
+    """(min, max) over the seeds of measure(run)."""
+    values = [measure(r) for r in runs[kind].values()]
+    return min(values), max(values)
+
+
 # %%
 runs = {kind: {seed: trained_untied(kind, seed) for seed in SEEDS} for kind in MODELS}
 shuffle = np.random.default_rng(55).permutation(vocab_size)  # pairs each token with another's row
@@ -147,12 +153,6 @@ for kind, by_seed in runs.items():
 
 
 # %%
-def spread(kind: str, measure) -> tuple[float, float]:
-    """(min, max) over the seeds of measure(run)."""
-    values = [measure(r) for r in runs[kind].values()]
-    return min(values), max(values)
-
-
 weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the fast run's "
                                          "250 fitting rows are too few for a 32 x 32 bridge)")
 for kind in runs:
