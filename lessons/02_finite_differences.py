@@ -61,7 +61,8 @@ import minigrad as mg
 from minigrad.learn.lesson_kit import setup
 
 lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(widths=[16, 32, 64, 100, 150]), fast=dict(widths=[16, 32, 64]))  # one place
 
 
 def f(x: mg.Tensor) -> mg.Tensor:
@@ -74,6 +75,7 @@ leaf = mg.tensor(points, requires_grad=True)
 f(leaf).sum().backward()
 exact = leaf.grad  # f'(x) at every point, from the engine, in float64
 
+# %%
 steps = np.logspace(-14, 0, 57)
 METHODS = ("forward", "backward", "central")
 
@@ -205,7 +207,7 @@ def layer(weight: mg.Tensor) -> mg.Tensor:
     return ((mg.tensor(batch[:, :n]) @ weight).tanh() ** 2).mean()
 
 
-sizes = [16, 32, 64] if FAST else [16, 32, 64, 100, 150]
+sizes = size.widths
 timings = {"full": [], "fast": []}
 for n in sizes:
     weight = mg.tensor(rng.normal(size=(n, n)) / np.sqrt(n), requires_grad=True, name="W")

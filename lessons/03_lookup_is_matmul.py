@@ -41,7 +41,9 @@ from minigrad.learn.lesson_kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(3)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(vocab_sizes=[256, 1024, 4096, 16384, 65536]),  # one place for the sizes
+                    fast=dict(vocab_sizes=[256, 1024, 4096, 16384]))
 rng = np.random.default_rng(3)
 
 
@@ -150,7 +152,7 @@ print(mg.gradcheck(lambda table: F.embedding(ids, table), [E]))
 
 # %%
 N_TOKENS, WIDTH = 256, 64
-vocab_sizes = [256, 1024, 4096, 16384] if FAST else [256, 1024, 4096, 16384, 65536]
+vocab_sizes = size.vocab_sizes
 REPEATS = 5
 
 
@@ -189,6 +191,7 @@ def traced_peak(route, *args) -> int:
     return peak
 
 
+# %%
 routes = {"one-hot @ E": one_hot_route, "lookup E[ids]": lookup_route}
 seconds = {name: [] for name in routes}
 held_bytes = {name: [] for name in routes}

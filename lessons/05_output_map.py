@@ -10,13 +10,12 @@
 # `h W^T` for a batch, exactly `nn.Linear(d, V, bias=False)`. Softmax turns the logits into
 # probabilities `p`, and the loss is cross-entropy, `-log p_c` for the correct next token `c`.
 #
-# - The gradient for row `i` of `W` is `(p_i - y_i) h`, where `y` is one at `c` and zero
-#   elsewhere. Softmax never gives an exact zero (short of floating-point underflow), so each
-#   position sends a nonzero gradient to every row: the output map is trained densely, the input
-#   map (lessons 3 and 4) sparsely.
-# - The push on a wrong row is proportional to the probability it was given: the near-miss is
-#   pushed hardest, a token already judged impossible barely moves.
-# - The gradient sent down into the network is `dL/dh = sum_i (p_i - y_i) w_i`.
+# - You write cross-entropy yourself, forward and backward, as a minigrad `Function`: the
+#   gradient of the loss with respect to the logits is yours to derive. The lesson then runs
+#   its measurements on your version.
+# - Which rows of `W` receive a gradient from one position, and which row is pushed hardest:
+#   the output map is trained differently from the input map of lessons 3 and 4.
+# - What is sent down into the network, `dL/dh`.
 # - Unembedding is not the inverse of embedding, even when the two share one table: measured
 #   here on random tables. Lesson 9 asks the same question of trained tables, after lesson 8
 #   has shown how a language model is trained.
@@ -34,12 +33,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.engine.seam import whose
 from minigrad.learn.lesson_kit import setup
+from minigrad.learn.your_pieces import yours
 from minigrad.nn import functional as F
 
 lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
 rng = np.random.default_rng(5)
+size = lesson.sizes(full=dict(big_V=5000, big_d=64, round_V=1000),  # MINIGRAD_FAST=1: fast
+                    fast=dict(big_V=500, big_d=32, round_V=500))
+big_V, big_d, round_V = size.big_V, size.big_d, size.round_V
+pieces = yours(5)  # your CrossEntropy from minigrad-exercises/, if it passes `minigrad check 5`
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -49,7 +54,28 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 # %% [markdown]
+# ## Build it: cross-entropy and its backward
+#
+# Run `minigrad exercise 5`: it copies the stub to `minigrad-exercises/05_output_map.py`, in
+# the folder you run it from (in a notebook, define the class in a cell instead and run
+# `minigrad.check(5, globals())`). There, write `CrossEntropy`, a minigrad `Function` with the
+# signature of minigrad's own: `forward(ctx, logits, targets, reduction="mean")` returns the
+# loss, the mean over positions of `-log softmax(z)[target]`, and `backward(ctx, grad)`
+# returns its gradient with respect to the logits (and `None` for the targets).
+#
+# Derive the backward on paper first, for one position: write the loss as a function of the
+# logits `z`, and differentiate it by one logit `z_i`, once for the target and once for any
+# other class. Then account for the mean over positions and for `grad`. Run
+# `minigrad check 5`: it compares your backward with finite differences and names the usual
+# slips (a sign, a forgotten term, a missing factor, an `exp` that overflows).
+#
+# The line printed above says whose `CrossEntropy` this lesson runs. Once your copy passes,
+# every loss below is computed by yours (`pieces.use()`), and the rule it follows is read off
+# the numbers it produces.
+#
 # ## One position, every row
+# In a notebook, `pieces = yours(5, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %%
 vocab = ["the", "cat", "sat", "on", "mat", "dog", "ran", "<eos>"]
@@ -59,8 +85,11 @@ head = mg.nn.Linear(d, V, bias=False, dtype=np.float64, rng=0)  # head.weight is
 h = mg.tensor(rng.standard_normal((1, d)), requires_grad=True, name="h")
 
 logits = head(h)  # (1, V): z_i = h . w_i
-loss = F.cross_entropy(logits, np.array([target]))
-loss.backward()
+with pieces.use():
+    assert (whose("CrossEntropy") == "yours") == pieces.are_yours  # else minigrad's, or its fast twin
+    loss = F.cross_entropy(logits, np.array([target]))
+    print("the loss's backward node:", loss.grad_fn.name)  # named while it runs
+    loss.backward()
 
 W = head.weight.data
 p = softmax(logits.data[0])
@@ -101,7 +130,8 @@ touched_out = np.zeros((positions, V), dtype=bool)
 touched_in = np.zeros((positions, V), dtype=bool)
 for n in range(positions):
     head.zero_grad()
-    F.cross_entropy(head(mg.tensor(H[n : n + 1])), targets[n : n + 1]).backward()
+    with pieces.use():
+        F.cross_entropy(head(mg.tensor(H[n : n + 1])), targets[n : n + 1]).backward()
     touched_out[n] = np.any(head.weight.grad != 0, axis=1)
     embedding.zero_grad()
     embedding(input_ids[n : n + 1]).sum().backward()
@@ -134,7 +164,6 @@ lesson.save(fig, "rows_touched_per_position.png",
 # computed from the formula.
 
 # %%
-big_V, big_d = (500, 32) if FAST else (5000, 64)
 big_head = mg.nn.Linear(big_d, big_V, bias=False, dtype=np.float64, rng=2)
 with mg.no_grad():
     big_head.weight.mul_(3.0)  # wider logits, so the probabilities span many decades
@@ -142,7 +171,8 @@ h_big = mg.tensor(rng.standard_normal((1, big_d)))
 big_logits = big_head(h_big)
 p_big = softmax(big_logits.data[0])
 big_target = int(np.argmax(p_big))  # the model is right, but not sure: a runner-up is close behind
-F.cross_entropy(big_logits, np.array([big_target])).backward()
+with pieces.use():
+    F.cross_entropy(big_logits, np.array([big_target])).backward()
 push = np.linalg.norm(big_head.weight.grad, axis=1)
 wrong = np.arange(big_V) != big_target
 
@@ -195,7 +225,8 @@ print("sum_i (p_i - y_i) w_i:", by_formula)
 W_check = mg.tensor(rng.standard_normal((V, d)), requires_grad=True, name="W")
 H_check = mg.tensor(rng.standard_normal((5, d)), requires_grad=True, name="H")
 check_targets = np.array([1, 0, 1, 7, 3])
-print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets), [W_check, H_check]))
+with pieces.use():
+    print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets), [W_check, H_check]))
 
 # %% [markdown]
 # ## Unembedding is not the inverse of embedding
@@ -216,7 +247,6 @@ print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets)
 # argmax returns `t`, as `d` grows.
 
 # %%
-round_V = 500 if FAST else 1000
 widths = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
@@ -269,13 +299,10 @@ assert max(untied) < 10 / round_V, "an untied output map favours t only by chanc
 # decide. Whether training builds an inverse where one is possible is lesson 9's question.
 
 # %% [markdown]
-# ## Exercise
+# ## Your CrossEntropy, looking back
 #
-# Run `minigrad exercise 5`: it copies the stub to
-# `minigrad-exercises/05_output_map.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(5, globals())`).
-# There, write
-# `output_map_grads(H, W, targets)`: for logits `H W^T` and the mean cross-entropy over the `N`
-# positions, return the pair `(dL/dW, dL/dH)`. Derive it for one position first, then average.
-# Run `minigrad check 5`: the check compares your answer with finite differences and names the
-# mistake (a flipped sign, a forgotten target term, a missing 1/N).
+# Every gradient in the first half of this lesson, the rule `(p_i - y_i) h` read off them, the
+# push against probability on 5,000 rows (500 with `MINIGRAD_FAST=1`) and the gradcheck came
+# from the `CrossEntropy` named at the top: yours, once your copy passed `minigrad check 5`.
+# The rule you derived for the logits, `dL/dz = (p - y) / N`, is all of it: the output map's
+# gradients are that vector times `h`, and what flows down is that vector times `W`.

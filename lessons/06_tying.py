@@ -7,7 +7,7 @@
 #
 # Lessons 3 to 5 met two tables of the same shape `(V, d)`: the embedding `E`, read by a lookup
 # at the bottom of the model, and the output map `W`, which scores every token at the top.
-# Weight tying makes them one parameter: `head.weight = emb.weight`. Then:
+# Weight tying makes them one parameter, and in this lesson you wire that tie yourself. Then:
 #
 # - The backward graph has one parameter node with two incoming edges: a sparse one from the
 #   lookup and a dense one from the classifier. We draw it.
@@ -18,6 +18,8 @@
 #   is lesson 10, after lesson 8 has shown how the models are trained.)
 # - A tied row moves on every step, even while its token never appears in the input; an untied
 #   input row in the same situation does not move at all.
+#
+# Every tied model in this lesson is tied by your `tie_weights` once it passes `minigrad check 6`.
 #
 # First, the concept page's own three-number demo, recomputed.
 #
@@ -50,26 +52,56 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn import data, tour
 from minigrad.learn.lesson_kit import setup, split_paths
+from minigrad.learn.tying import tie_weights as minigrads_tie
+from minigrad.learn.your_pieces import yours
 from minigrad.models import TinyLM, next_token_windows
 from minigrad.nn import functional as F
 from minigrad.optim import SGD
 from minigrad.tools.viz import GraphvizNotFoundError
 
 lesson = setup(6)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
 rng = np.random.default_rng(6)
+# the sizes, in one place: the real-text run, its frequency bands (rank edges) and the window
+# in which absent rows are watched
+size = lesson.sizes(
+    full=dict(vocab_size=2000, batch=192, steps=120, window=30, band_edges=[1, 11, 101, 501, 1001]),
+    fast=dict(vocab_size=800, batch=128, steps=40, window=15, band_edges=[1, 11, 101, 401]))
+vocab_size, batch, steps, window = size.vocab_size, size.batch, size.steps, size.window
+pieces = yours(6)  # your tie_weights from minigrad-exercises/, if it passes `minigrad check 6`
+tie = pieces.get("tie_weights", minigrads_tie)
+
+# %% [markdown]
+# ## Build it: the tie
+#
+# Run `minigrad exercise 6`: it copies the stub to `minigrad-exercises/06_tying.py`, in the
+# folder you run it from (in a notebook, define the function in a cell instead and run
+# `minigrad.check(6, globals())`). There, write `tie_weights(model)`: given a language model
+# built untied (`TinyLM(..., tied=False)` or `TinyGPT(..., tied=False)`), make its output map
+# and its token table one table, and return the model. Equal numbers are not enough: the tie
+# has to survive training. Then run `minigrad check 6`: it ties a TinyLM and a TinyGPT with your
+# function, and tells you if the two roles are still two tables (copied numbers, or two
+# parameters over one array), if the tied table is not listed exactly once, or if its gradient
+# does not come from both roles and agree with finite differences.
+#
+# The line printed above says whose `tie_weights` this lesson runs: every tied model below is
+# built untied and then tied by it, so the ledger and the drawing show the model you wired.
+# In a notebook, `pieces = yours(6, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %% [markdown]
 # ## One parameter, two roles, one node
 #
 # `TinyLM` (in `minigrad.models`) is the smallest next-token model in which both maps learn:
 # it reads the previous tokens through `emb`, mixes them in a small network, and scores every
-# token with `head`. With `tied=True` the head's weight *is* the embedding's weight. We run one
-# backward with the ledger recording and draw the graph.
+# token with `head`. We build it untied and tie it with `tie_weights` (yours once it passes),
+# after which the head's weight *is* the embedding's weight. We run one backward with the
+# ledger recording and draw the graph.
 
 # %%
 toy_vocab = ["the", "cat", "sat", "on", "mat", "<eos>"]
-toy = TinyLM(len(toy_vocab), embedding_dim=4, hidden=5, context=1, tied=True, dtype=np.float64, rng=0)
+toy = tie(TinyLM(len(toy_vocab), embedding_dim=4, hidden=5, context=1, tied=False, dtype=np.float64,
+                 rng=0))
 toy_ids = np.array([[0], [1], [2], [1]])   # the cat sat cat
 toy_targets = np.array([1, 2, 1, 3])       # cat sat cat on
 toy_loss = toy.loss(toy_ids, toy_targets)
@@ -88,7 +120,7 @@ assert toy.emb.weight is toy.head.weight and isinstance(toy.emb.weight.grad, np.
 svg_path = OUT / "tied_graph.svg"
 try:
     mg.tools.viz.render(graph, path=svg_path)
-    lesson.announce(svg_path, "TinyLM with tied=True: one parameter node with two incoming edges, the "
+    lesson.announce(svg_path, "TinyLM tied by tie_weights: one parameter node with two incoming edges, the "
                               "lookup's sparse rows and the classifier's dense table")
 except GraphvizNotFoundError as error:  # the .dot file is written either way
     print("could not render the drawing:", error)
@@ -155,7 +187,6 @@ print("tied row, by path:", {path: round(n, 4) for path, n in tied_cat_paths.ite
 #   exactly `-lr` times the sum of both).
 
 # %%
-vocab_size, batch, steps = (800, 128, 40) if FAST else (2000, 192, 120)
 width, hidden, context, lr = 32, 64, 2, 0.5
 words = data.tokenize(data.load_text())
 vocab = data.Vocabulary.build(words, max_size=vocab_size)
@@ -165,10 +196,10 @@ print(f"corpus: {len(words):,} tokens; vocabulary: {V} words "
       f"(the rest map to <unk>); {len(next_tokens):,} training positions")
 print("most frequent:", vocab.words[1:11])
 
-
+# %%
 # split_paths(led, table) (minigrad/learn/lesson_kit.py): the classifier's dense (V, d) gradient and
 # the lookup's RowSparse, as the ledger recorded them
-model = TinyLM(V, width, hidden, context=context, tied=True, rng=0)
+model = tie(TinyLM(V, width, hidden, context=context, tied=False, rng=0))
 table = model.emb.weight
 optimizer = SGD(model.parameters(), lr=lr)
 start = table.data.astype(np.float64)
@@ -215,7 +246,7 @@ assert np.allclose(displacement, -lr * both, atol=1e-4), "with SGD a row moves b
 along_classifier = np.einsum("vd,vd->v", net["classifier"], both) / np.einsum("vd,vd->v", both, both)
 traffic_share = traffic["classifier"] / (traffic["classifier"] + traffic["lookup"])
 
-edges = [1, 11, 101, 501, 1001, V] if not FAST else [1, 11, 101, 401, V]
+edges = size.band_edges + [V]
 print(f"{'ranks':>11} {'corpus count':>13} {'lookup arrives':>15} {'classifier arrives':>19} "
       f"{'classifier share':>17} {'share of displacement':>22}")
 bins = []
@@ -259,8 +290,9 @@ lesson.save(fig, "tied_row_gradient_sources.png",
             "it, nearly all for rare words")
 
 # %% [markdown]
-# What we measured (a full run: 120 steps of 192 positions, vocabulary 2,000; the reduced run
-# prints slightly different numbers, with the same pattern):
+# What we measured (a full run: 120 steps of 192 positions, vocabulary 2,000, tied the way
+# `TinyLM(tied=True)` ties, the head taking the table's starting values; the reduced run, or a
+# tie made the other way round, prints slightly different numbers with the same pattern):
 #
 # - **How often.** The classifier path sends every row a gradient on every step, as the essay
 #   says. The lookup path reaches the ten most frequent words on every step, and the rarest
@@ -288,7 +320,6 @@ lesson.save(fig, "tied_row_gradient_sources.png",
 # the same shape trained on the same batches.
 
 # %%
-window = 15 if FAST else 30
 window_batches = [rng.integers(0, len(next_tokens), batch) for _ in range(window)]
 read_in_window = np.unique(np.concatenate([inputs[rows].ravel() for rows in window_batches]))
 absent = np.setdiff1d(np.arange(1, V), read_in_window)
@@ -312,6 +343,7 @@ for rows in window_batches:
         moved[name].append(np.linalg.norm(after[name] - before[name], axis=1))
 moved = {name: np.array(steps_moved) for name, steps_moved in moved.items()}  # (window, absent rows)
 
+# %%
 for name, per_step in moved.items():
     print(f"{name:>20}: median row change per step {np.median(per_step):.2e}, "
           f"rows that moved on every step: {np.mean(np.all(per_step > 0, axis=0)):.0%}")
@@ -323,6 +355,7 @@ untied_input_rows_per_step = [len(np.unique(inputs[rows])) / V for rows in windo
 print(f"share of rows that change per step: tied 100%, untied input table "
       f"{np.mean(untied_input_rows_per_step):.0%} on average")
 
+# %%
 fig, ax = plt.subplots(figsize=(7, 4.3))
 step_axis = np.arange(1, window + 1)
 for name, colour in zip(moved, ["C1", "C0", "C2"]):
@@ -370,15 +403,10 @@ def tied_loss(E: mg.Tensor) -> mg.Tensor:
 print(mg.gradcheck(tied_loss, [E_check]))
 
 # %% [markdown]
-# ## Exercise
+# ## Your tie, looking back
 #
-# Run `minigrad exercise 6`: it copies the stub to
-# `minigrad-exercises/06_tying.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(6, globals())`).
-# There, write
-# `tied_row_gradient(row, ids, upstream, H, P, targets)`: the full gradient of one row of a
-# tied table, given what each path needs. The lookup path needs the gradient that arrived at
-# every position that read the row; the classifier path needs `h`, `p` and the targets at every
-# scoring position. Then run `minigrad check 6`. The check compares your answer with finite
-# differences and says which part is missing: a whole path, one occurrence of a repeated id, or
-# a piece of the classifier's formula.
+# The toy model whose graph was drawn with one parameter and two incoming edges, and the model
+# whose ledger split every row's gradient into a lookup path and a classifier path over real
+# text, were both built untied and tied by the `tie_weights` named at the top: yours, once your
+# copy passed `minigrad check 6`. What made them tied is one object in two places; everything
+# this lesson measured follows from that.
