@@ -225,8 +225,8 @@ lesson.save(fig, "input_row_vs_output_row.png",
 #   TinyGPT's: a rank-64 projection is far from the identity, but each token still wins its own
 #   row. So a width of 64 is no obstacle.
 # - The trained output maps give back one token in 2,000 (TinyLM, every seed: chance) and two
-#   or three (TinyGPT). The token itself lands at a median rank of 970-1,025 in TinyLM, where a
-#   random rank's median is 1,000, and 700-788 in TinyGPT: a little better than chance, no
+#   (TinyGPT, every seed). The token itself lands at a median rank of 970-1,025 in TinyLM, where
+#   a random rank's median is 1,000, and 697-785 in TinyGPT: a little better than chance, no
 #   more. The heat maps show it: the pseudo-inverse's round trip is a diagonal; the trained
 #   ones have none, only columns (tokens that score high whatever was read) and blocks.
 # - The two rows of one token are related, weakly. Through the linear bridge fitted on the other
@@ -425,16 +425,16 @@ lesson.save(fig, "function_vs_content_words.png",
 # the seeds, with its 95% bootstrap interval):
 #
 # - **Neighbourhoods agree more for function words, not less.** A function word shares 8.4-9.5%
-#   of its 10 nearest neighbours between the two tables in TinyLM and 7.1-7.7% in TinyGPT; the
-#   content word of the same frequency shares 1.7-2.7% and 3.1-4.8% (chance: 0.5%). The gap is
-#   positive in every seed; pooled it is +0.067 [+0.043, +0.093] (TinyLM) and +0.036 [+0.010,
-#   +0.061] (TinyGPT). The figure shows where: function words seen 30 to 1,000 times; the rare
+#   of its 10 nearest neighbours between the two tables in TinyLM and 7.2-8.0% in TinyGPT; the
+#   content word of the same frequency shares 1.7-2.7% and 2.8-4.8% (chance: 0.5%). The gap is
+#   positive in every seed; pooled it is +0.067 [+0.043, +0.093] (TinyLM) and +0.039 [+0.014,
+#   +0.065] (TinyGPT). The figure shows where: function words seen 30 to 1,000 times; the rare
 #   ones look like content words. Both tables sort words by the slot they fill: " the" sits
 #   beside " a" and " an" in the input table and in the output map alike, and a class of words
 #   that fill one slot is visible to both jobs.
 # - **The bridged cosine depends on the model.** In TinyGPT a function word's output row follows
-#   from its input row less well than a content word's: gap -0.072 to -0.101 per seed, pooled
-#   -0.091 [-0.145, -0.040]. That is the essay's direction. In TinyLM the gap is +0.015 to
+#   from its input row less well than a content word's: gap -0.076 to -0.100 per seed, pooled
+#   -0.092 [-0.146, -0.041]. That is the essay's direction. In TinyLM the gap is +0.015 to
 #   +0.047 and its pooled interval, [-0.018, +0.081], contains zero: no difference.
 # - **Lengths.** A function word's input row is 5-9% longer, relative to its table's median,
 #   than the content word's of the same count (pooled +0.055 TinyLM, +0.082 TinyGPT, both
