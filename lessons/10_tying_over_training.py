@@ -20,6 +20,11 @@
 # in favour of production", and tying mattered most when the table was a large share of the
 # model, to the point that two untied maps "could easily be most of a one-billion-parameter
 # model".
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 10 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first
@@ -28,19 +33,19 @@
 # model is that table, and what share would tying save in Llama-2-7B?
 
 # %%
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
 from minigrad.learn import data
-from minigrad.learn.lesson_kit import classifier_share, setup, split_paths
-from minigrad.learn.train import batches, split_windows
+from minigrad.learn.lesson_kit import setup, split_paths, tied_share_curve
+from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import functional as F
 
 lesson = setup(10, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
-rng = np.random.default_rng(10)
 words = data.tokenize(data.load_text())
 
 # %% [markdown]
@@ -63,57 +68,34 @@ words = data.tokenize(data.load_text())
 # tied row's gradient end up larger than in TinyLM, about the same, or smaller?
 
 # %%
+S = lesson.sizes(  # ledger windows: `window` recorded steps out of every `every`
+    full=dict(lm_steps=1000, lm_every=100, lm_window=10, gpt_steps=600, gpt_every=60, gpt_window=6,
+              gpt_context=32),
+    fast=dict(lm_steps=250, lm_every=50, lm_window=5, gpt_steps=60, gpt_every=20, gpt_window=3,
+              gpt_context=16),
+)
+LM_STEPS = int(os.environ.get("MINIGRAD_CURVE_STEPS", S.lm_steps))  # TinyLM's run; lesson 8 trains 4,000
 CURVE_SEEDS = (0, 1, 2)
-CURVE_STEPS, CURVE_EVERY, CURVE_WINDOW = (250, 50, 5) if FAST else (1000, 100, 10)  # same model, shorter
-GPT_STEPS, GPT_EVERY, GPT_WINDOW, GPT_CONTEXT = (60, 20, 3, 16) if FAST else (600, 60, 6, 32)
 lm_vocab = data.Vocabulary.build(words, max_size=2000)
 lm_windows, _ = split_windows(lm_vocab.encode(words), 3, valid_fraction=0.1, pieces=20)
-gpt_windows, _ = split_windows(lm_vocab.encode(words), GPT_CONTEXT, valid_fraction=0.1, pieces=20,
+gpt_windows, _ = split_windows(lm_vocab.encode(words), S.gpt_context, valid_fraction=0.1, pieces=20,
                                every_position=True)
 share_bands = {"100 most frequent": np.arange(1, 101),
                "rank 1,000 and beyond": np.arange(1000, len(lm_vocab))}
-CURVE_MODELS = {  # name -> (build(seed), its tied table, training windows, batch, steps, every, window)
+CURVE_MODELS = {  # name -> (build(seed), training windows, and the run: batch, steps, every, window)
     # TinyLM predicts 128 tokens a step, TinyGPT 8 x 32 = 256: over the run they see about as many
-    "TinyLM": (lambda seed: TinyLM(len(lm_vocab), 64, 128, context=3, tied=True, rng=seed),
-               lambda m: m.emb.weight, lm_windows, 128, CURVE_STEPS, CURVE_EVERY, CURVE_WINDOW),
-    "TinyGPT": (lambda seed: TinyGPT(len(lm_vocab), GPT_CONTEXT, 64, 4, 2, tied=True, rng=seed),
-                lambda m: m.transformer.wte.weight, gpt_windows, 8, GPT_STEPS, GPT_EVERY, GPT_WINDOW),
+    "TinyLM": (lambda seed: TinyLM(len(lm_vocab), 64, 128, context=3, tied=True, rng=seed), lm_windows,
+               dict(batch_size=128, steps=LM_STEPS, every=S.lm_every * LM_STEPS // S.lm_steps,
+                    window=S.lm_window)),
+    "TinyGPT": (lambda seed: TinyGPT(len(lm_vocab), S.gpt_context, 64, 4, 2, tied=True, rng=seed),
+                gpt_windows, dict(batch_size=8, steps=S.gpt_steps, every=S.gpt_every, window=S.gpt_window)),
 }
 
-
-def share_curve(name: str, seed: int) -> tuple[list[int], dict[str, list[float]]]:
-    """Train one tied model; return the first step of each ledger window and each band's share."""
-    build, table_of, windows_, batch_size, n_steps, every, width_ = CURVE_MODELS[name]
-    lm = build(seed)
-    tied_table = table_of(lm)
-    opt = mg.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.01)
-    stream = batches(windows_, batch_size, np.random.default_rng(seed + 1))
-    starts, shares = [], {band: [] for band in share_bands}
-    for step in range(n_steps):
-        ids, targets = next(stream)
-        loss = lm.loss(ids, targets)
-        opt.zero_grad()
-        if step % every >= width_:
-            loss.backward()
-        else:
-            with mg.ledger(names=lm) as led:
-                loss.backward()
-            classifier, lookup = split_paths(led, tied_table)
-            if step % every == 0:
-                sent = {"classifier": np.zeros(len(lm_vocab)), "lookup": np.zeros(len(lm_vocab))}
-            sent["classifier"] += np.linalg.norm(classifier, axis=1)
-            sent["lookup"][lookup.indices] += np.linalg.norm(lookup.values, axis=1)
-            if step % every == width_ - 1:
-                starts.append(step - width_ + 1)
-                for band, rows in share_bands.items():
-                    shares[band].append(classifier_share(sent, rows))
-        opt.step()
-    return starts, shares
-
-
+# %%
 curve_starts, curve = {}, {}  # model -> window starts; (model, band) -> (seeds, windows) shares
-for name in CURVE_MODELS:
-    by_seed = {seed: share_curve(name, seed) for seed in CURVE_SEEDS}
+for name, (build, windows, run) in CURVE_MODELS.items():
+    by_seed = {seed: tied_share_curve(build(seed), windows, bands=share_bands, seed=seed, **run)
+               for seed in CURVE_SEEDS}
     curve_starts[name] = by_seed[CURVE_SEEDS[0]][0]
     for band in share_bands:
         curve[name, band] = np.array([by_seed[seed][1][band] for seed in CURVE_SEEDS])
@@ -125,30 +107,34 @@ for (name, band), c in curve.items():
     print(f"{name + ', ' + band:>32} {c[:, 0].min():>6.0%}-{c[:, 0].max():<7.0%} "
           f"{c[:, 1].min():>6.0%}-{c[:, 1].max():<7.0%} "
           f"{late_mean[name, band].min():>9.0%}-{late_mean[name, band].max():<8.0%}")
+
+# %%
 FREQUENT, RARE = share_bands
+lm_late = {band: late_mean["TinyLM", band] for band in share_bands}
 for name in CURVE_MODELS:
     assert curve[name, RARE][:, 0].min() > 0.85, f"{name}: at first the classifier sends most"
-lm_late = {band: late_mean["TinyLM", band] for band in share_bands}
 assert lm_late[FREQUENT].max() < 0.65, "later, a frequent row's gradient is not mostly the classifier's"
 assert lm_late[FREQUENT].min() > 0.35, "... nor mostly the lookup's: about even"
 assert lm_late[RARE].max() < 0.8, "later, not overwhelmingly the classifier's even for rare rows"
-if not FAST:  # the short runs stop before the bands separate
-    assert lm_late[RARE].min() > lm_late[FREQUENT].max(), \
-        "in every seed a rare row still gets more of its gradient from the classifier than a frequent one"
+gpt_late = np.concatenate([late_mean["TinyGPT", band] for band in share_bands])
+gpt_range = f"{gpt_late.min():.0%}-{gpt_late.max():.0%}"
+if lesson.verdict_tested(f"TinyLM's bands separate, nor anything about TinyGPT's late share: this short "
+                         f"run stops early, with TinyGPT's late share at {gpt_range}"):
+    assert lm_late[RARE].min() > lm_late[FREQUENT].max(), "every seed: rare rows lean more to the classifier"
     for band in share_bands:
         gpt = curve["TinyGPT", band]
         assert late_mean["TinyGPT", band].max() < gpt[:, 0].min(), f"TinyGPT, {band}: the share falls too"
-        assert late_mean["TinyGPT", band].min() > lm_late[band].max() + 0.1, \
-            f"{band}: in every seed TinyGPT's tied rows lean further to the classifier than TinyLM's"
+        assert late_mean["TinyGPT", band].min() > lm_late[band].max() + 0.1, f"{band}: TinyGPT leans further"
     assert late_mean["TinyGPT", RARE].max() < 0.85, "by the end not overwhelmingly, even for rare rows"
     assert late_mean["TinyGPT", FREQUENT].min() > 0.6, "but more than even, even for frequent rows"
     assert late_mean["TinyGPT", RARE].min() > late_mean["TinyGPT", FREQUENT].max(), "and rare above frequent"
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.3), sharey=True)
-for ax, name in zip(axes, CURVE_MODELS):
+for ax, (name, (_, windows, run)) in zip(axes, CURVE_MODELS.items()):
     for band, colour in zip(share_bands, ["C0", "C3"]):
         c = curve[name, band]
-        seen_tokens = np.array(curve_starts[name]) * CURVE_MODELS[name][2].positions * CURVE_MODELS[name][3]
+        seen_tokens = np.array(curve_starts[name]) * windows.positions * run["batch_size"]
         ax.plot(seen_tokens / 1000, np.median(c, axis=0), "o-", ms=3, color=colour,
                 label=f"{band} (median of seeds)")
         ax.fill_between(seen_tokens / 1000, c.min(axis=0), c.max(axis=0), color=colour, alpha=0.25)
@@ -163,15 +149,18 @@ lesson.save(fig, "tied_share_over_training.png",
             "words, in TinyLM (left) and TinyGPT (right), the range over seeds shaded")
 
 # %% [markdown]
+# The figures in this section are the full-size run's (`minigrad lesson 10 --no-pause`, three
+# seeds, min-max); the fast run prints smaller, shorter ones and says which verdicts it skips.
 # The first window reproduces the early picture in both models: most of a frequent row's
 # gradient and nearly all of a rare row's come from the classifier (TinyLM 68-69% and 93-94%,
-# TinyGPT 86-87% and 97-98%, three seeds). In TinyLM it does not last. Within the first
+# TinyGPT 86-87% and 97-98%). In TinyLM it does not last. Within the first
 # hundred steps the model stops predicting uniformly, the probabilities of the wrong words
 # fall, and the classifier's pushes shrink with them. Over the last third of the 1,000 steps a
 # frequent word's row gets 54-55% of its gradient from the classifier and a rare word's row
 # 56-59%, and the frequent band is still drifting down. (Run to lesson 8's full 4,000 steps,
-# with this code and `CURVE_STEPS = 4000`, the two bands end at about 50% and 60%, three
-# seeds. The fast run stops at 250 steps, while both bands are still near 60%.)
+# with `MINIGRAD_CURVE_STEPS=4000 minigrad lesson 10 --no-pause`, the last third gives
+# 50-52% for frequent words and 61-64% for rare ones, three seeds. The fast run, `minigrad
+# lesson 10 --fast`, stops at 250 steps, while both bands are still near 60%.)
 #
 # In the transformer the classifier keeps more. Over the last third of its 600 steps (about as
 # many predicted tokens as TinyLM's 1,000) a frequent word's tied row still gets 67-71% of its
@@ -243,6 +232,7 @@ def body_parameters(c: dict) -> int:
     return c["layers"] * block + d
 
 
+# %%
 print(f"{'model':>13} {'V x d':>13} {'total as released':>18} {'published':>10} {'one table':>10} "
       f"{'both maps, untied':>18} {'tying saves':>12}")
 savings = {}
@@ -256,6 +246,7 @@ for name, c in MODELS.items():
     print(f"{name:>13} {one_table:>13,} {released:>18,} {c['published']:>10.3g} {savings[name][0]:>10.1%} "
           f"{savings[name][2]:>18.1%} {savings[name][1]:>12.1%}   ({'tied' if c['tied'] else 'untied'})")
 
+# %%
 essay_table = 120_000 * 4_000
 print(f"the essay's example table, 120,000 x 4,000 = {essay_table:,} numbers")
 assert 0.45e9 < essay_table < 0.5e9, "'close to half a billion'"
@@ -268,6 +259,7 @@ assert max(savings[m][2] for m in large_four) < 0.5, "in none of the four do two
 assert savings["Pythia-70M"][2] > 0.7 and savings["Pythia-160M"][2] > 0.45, \
     "in the small untied models the two maps are most of the model, or close to half"
 
+# %%
 fig, ax = plt.subplots(figsize=(8, 6))
 names = list(MODELS)
 y = np.arange(len(names))
@@ -325,6 +317,7 @@ def gpt_loss_with_table(model: TinyGPT, table: mg.Tensor, ids: np.ndarray, targe
     return F.cross_entropy(F.linear(t.ln_f(x), table), targets)
 
 
+# %%
 small_gpt = TinyGPT(7, context=4, d_model=4, n_heads=2, n_layers=1, tied=True, dtype=np.float64, rng=3)
 check_ids, check_targets = np.array([[1, 5, 1, 0], [6, 2, 2, 3]]), np.array([[5, 1, 0, 6], [2, 2, 3, 4]])
 gpt_table = mg.tensor(small_gpt.transformer.wte.weight.data.copy(), requires_grad=True, name="wte = lm_head")

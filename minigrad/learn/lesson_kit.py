@@ -8,7 +8,7 @@ The pieces live in four modules, re-exported here so the lessons' imports stay s
   `principal_axes`;
 - `lesson_plots`: `draw_cone`, `draw_frequency_axis`;
 - `lesson_training`: `warmup_cosine`, `split_paths`, `classifier_share`, `train_on_text`,
-  `tables_of`, `predicts_every_position`.
+  `tables_of`, `predicts_every_position`, `fit_scheduled`.
 """
 
 from minigrad.engine import tensor
@@ -33,9 +33,11 @@ from minigrad.learn.lesson_setup import (
 )
 from minigrad.learn.lesson_training import (
     classifier_share,
+    fit_scheduled,
     predicts_every_position,
     split_paths,
     tables_of,
+    tied_share_curve,
     train_on_text,
     warmup_cosine,
 )
@@ -43,7 +45,7 @@ from minigrad.learn.lesson_training import (
 __all__ = [
     "DEFAULT_BLAS_THREADS", "LessonSetup", "average_ranks", "blas_thread_cap", "cap_blas_threads",
     "classifier_share", "cone", "draw_cone", "draw_frequency_axis", "expected_duration",
-    "in_notebook", "mean_cosine", "pair_cosines", "predicts_every_position", "principal_axes",
-    "setup", "spearman", "split_paths", "tables_of", "tensor", "train_on_text", "unit_rows",
-    "warmup_cosine",
+    "fit_scheduled", "in_notebook", "mean_cosine", "pair_cosines", "predicts_every_position",
+    "principal_axes", "setup", "spearman", "split_paths", "tables_of", "tensor", "tied_share_curve",
+    "train_on_text", "unit_rows", "warmup_cosine",
 ]

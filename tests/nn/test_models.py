@@ -79,5 +79,6 @@ def test_every_model_names_its_input_and_output_tables(tied):
         assert (model.input_table is model.output_table) == tied
         assert model.input_table.shape == model.output_table.shape == (11, model.input_table.shape[1])
     skipgram = SkipGram(11, 4)
-    assert skipgram.input_table is skipgram.in_embed.weight and skipgram.output_table is skipgram.out_embed.weight
+    assert skipgram.input_table is skipgram.in_embed.weight
+    assert skipgram.output_table is skipgram.out_embed.weight
     assert skipgram.input_table is not skipgram.output_table
