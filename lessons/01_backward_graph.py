@@ -179,6 +179,7 @@ print(f"c = {c.item()}, minigrad's a.grad = {a.grad}")
 assert a.grad == 4.0
 
 
+# %%
 def toy_backward(root: mg.Tensor, combine) -> dict[str, np.ndarray]:
     """Run the nodes in backward_order; `combine(pending, arriving)` merges gradients at a node."""
     pending = {root.grad_fn: np.ones_like(root.data)}
