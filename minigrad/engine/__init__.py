@@ -15,7 +15,7 @@ from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_depe
 from minigrad.engine.ops import unbroadcast
 from minigrad.engine.random import as_generator
 from minigrad.engine.seam import use
-from minigrad.engine.sparse import RowSparse, add_grads, to_dense
+from minigrad.engine.sparse import RowSparse, add_grads, to_dense, zeroed
 from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
 
 __all__ = [
@@ -23,5 +23,5 @@ __all__ = [
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "no_grad", "ones", "positive_int",
     "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense", "unbroadcast",
-    "use", "zeros", "fast_ops", "ops",
+    "use", "zeroed", "zeros", "fast_ops", "ops",
 ]
