@@ -168,10 +168,11 @@ lesson.save(fig, "tied_share_over_training.png",
 # seed above TinyLM's by more than ten points, and rare above frequent. Its curves fall too,
 # and are still falling when the run ends: TinyGPT learns more slowly per token here (in
 # lesson 12, on a similar budget, its held-out loss stays above TinyLM's), so its end is
-# earlier in its own training than TinyLM's is in TinyLM's. We have not isolated why the transformer's classifier keeps the
-# larger share: the two models differ in depth, normalisation, initial scale and context, and
-# each of these changes how large the gradient reaching the bottom of the network is. Lesson
-# 12 shows the consequence: TinyGPT's tied table ends up with the geometry of its output map.
+# earlier in its own training than TinyLM's is in TinyLM's. We have not isolated why the
+# transformer's classifier keeps the larger share: the two models differ in depth,
+# normalisation, initial scale and context, and each of these changes how large the gradient
+# reaching the bottom of the network is. Lesson 12 shows the consequence: TinyGPT's tied table
+# ends up with the geometry of its output map.
 #
 # So the essay's "settled overwhelmingly in favour of production" describes the start of
 # training in both models. Later, in TinyLM, the tied row is close to an even compromise; in
