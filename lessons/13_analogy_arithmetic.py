@@ -327,9 +327,9 @@ lesson.save(fig, "analogies.png",
 # What we measured at full size (three seeds). Skip-gram's input table answers 24.7-31.1% of
 # the 588 questions after one pass over the text (median rank of the right word 5-11 of
 # 1,997), and 6.6-9.2% after the first 245,760 words. TinyGPT's input table, after those same
-# 245,760 words, answers 0.3-1.4% (centred: 0.3-1.5%; median rank 359-518, a random table's is
+# 245,760 words, answers 0.3-1.7% (centred: 0.3-2.2%; median rank 327-512, a random table's is
 # 1,032). Its output map is no better at exact answers (0.9-1.4%) but ranks the right word
-# higher (125-186). Skip-gram's output table, never used as word vectors, is nearly as good as
+# higher (124-184). Skip-gram's output table, never used as word vectors, is nearly as good as
 # its input table (24.3-26.4%). The fast run (150,000 words, 538 questions) gives the same
 # order at the end, but too little text for the comparison at equal text.
 #
