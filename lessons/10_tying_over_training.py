@@ -45,7 +45,7 @@ from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import functional as F
 
-lesson = setup(10, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(10, minutes=(0.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
 words = data.tokenize(data.load_text())
 
 # %% [markdown]

@@ -61,7 +61,7 @@ from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
-lesson = setup(12, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(12, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
 
 # %% [markdown]
 # ## The statistic, checked
