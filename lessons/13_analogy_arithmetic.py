@@ -338,14 +338,15 @@ lesson.save(fig, "analogies.png",
 #
 # ## 5. A longer TinyGPT run
 #
-# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 13 --no-pause` (about 4 minutes of CPU; 14
-# on two busy cores) TinyGPT reads 1,228,800 positions, one and a half passes over the text, and the
-# lesson asserts the long run's own verdict. What that run measured (three seeds):
+# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 13 --no-pause` (2.5 minutes of CPU when we ran
+# it for this text; 12 minutes of wall time on two cores shared with other jobs) TinyGPT reads
+# 1,228,800 positions, one and a half passes over the text, and the lesson asserts the long
+# run's own verdict. What that run measured (three seeds):
 #
 # | after | skip-gram input table | TinyGPT input table |
 # |---|---|---|
 # | one pass (789,668 words) | 24.7-31.1%, median rank 5-11 | 12.1-14.1%, median rank 25-44 |
-# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.9% (centred 16.2-20.2%), rank 13-31 |
+# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.7% (centred 16.2-20.2%), rank 13-31 |
 # | male : female | 21-33% | 3-10% |
 # | singular : plural | 5-9% | 4-6% |
 # | present : past | 45-53% | 32-40% |
@@ -357,7 +358,7 @@ lesson.save(fig, "analogies.png",
 # word's grammar depends on, TinyGPT gets most of the way; on male : female, a semantic
 # relation the blocks above can supply from context, its input table is three to seven times
 # worse. "Less reliable" shows there too: overall its seeds spread about as much as
-# skip-gram's for their level (15.6-19.9% against 24.7-31.1%), but on male : female one seed
+# skip-gram's for their level (15.6-19.7% against 24.7-31.1%), but on male : female one seed
 # answers three times as many as another (3-10%, against 21-33%). TinyGPT's output map, the
 # table that says words, splits the other way: 12-19% on male : female, 8-10% on tense.
 # What we did not test is the material's reason, the tower doing the work: we measured the
