@@ -67,6 +67,7 @@ print(f"x is a leaf: {x.is_leaf}, x.grad_fn = {x.grad_fn}")
 print(f"y.grad_fn = {label(y.grad_fn)}, with edges to {edges(y.grad_fn)}")
 print(f"loss.grad_fn = {label(loss.grad_fn)}, with edges to {edges(loss.grad_fn)}")
 
+# %%
 add_node = loss.grad_fn.next_nodes[0]
 tanh_node, y_node = add_node.next_nodes
 assert tanh_node.next_nodes[0] is y_node is y.grad_fn, "both uses of y lead to the one node of y"
@@ -124,6 +125,7 @@ def backward_order(root: Node) -> list[Node]:
     return order
 
 
+# %%
 order = backward_order(loss.grad_fn)
 print("backward runs the nodes in this order (each with the nodes it sends gradients to):")
 for step, node in enumerate(order, start=1):
@@ -169,6 +171,7 @@ def doubled(a: mg.Tensor, times: int) -> mg.Tensor:
     return b
 
 
+# %%
 a = new_a()
 c = doubled(a, 2)
 c.backward()
@@ -176,6 +179,7 @@ print(f"c = {c.item()}, minigrad's a.grad = {a.grad}")
 assert a.grad == 4.0
 
 
+# %%
 def toy_backward(root: mg.Tensor, combine) -> dict[str, np.ndarray]:
     """Run the nodes in backward_order; `combine(pending, arriving)` merges gradients at a node."""
     pending = {root.grad_fn: np.ones_like(root.data)}
@@ -199,6 +203,7 @@ def keep_last(pending, arriving):
     return arriving
 
 
+# %%
 summed = toy_backward(doubled(new_a(), 2), add)["a"]
 last_only = toy_backward(doubled(new_a(), 2), keep_last)["a"]
 print(f"summing what arrives: a.grad = {summed};  keeping the last arrival: a.grad = {last_only}")
@@ -232,6 +237,7 @@ def eager_backward(node: Node, grad: np.ndarray, leaf_grads: dict, runs: list[in
             eager_backward(child, child_grad, leaf_grads, runs)
 
 
+# %%
 depths = list(range(1, size.deepest + 1))
 eager_runs, counted_runs = [], []
 for k in depths:
@@ -251,6 +257,7 @@ for k in depths:
               f"dependency counting runs {counted_runs[-1]}")
 assert eager_runs == [2 ** (k + 1) - 1 for k in depths] and counted_runs == [k + 1 for k in depths]
 
+# %%
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.semilogy(depths, eager_runs, marker="o", label="run on every arrival (one visit per path)")
 ax.semilogy(depths, counted_runs, marker="s", label="dependency counting (one visit per node)")
@@ -298,6 +305,7 @@ lesson.announce(doubled_svg, "the graph of c = b + b, b = a + a: two edges into 
 assert edges_into(doubled_graph.source, "a\\n") == 2
 assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
 
+# %%
 loss.name = "loss"
 loss.backward()
 tanh_graph = mg.draw(loss, params={"x": x, "w": w})
@@ -332,6 +340,7 @@ class Cube(mg.Function):
         return grad * 3 * a**2
 
 
+# %%
 upstream = np.array([[1.0, -2.0], [0.5, 3.0]])  # not all ones, so the chain rule's G matters
 mine = mg.tensor(np.array([[-1.5, 0.2], [0.7, 2.0]]), requires_grad=True, name="points")
 Cube.apply(mine).backward(upstream)

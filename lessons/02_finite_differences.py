@@ -207,6 +207,7 @@ def layer(weight: mg.Tensor) -> mg.Tensor:
     return ((mg.tensor(batch[:, :n]) @ weight).tanh() ** 2).mean()
 
 
+# %%
 sizes = size.widths
 timings = {"full": [], "fast": []}
 for n in sizes:
@@ -225,6 +226,7 @@ for n in sizes:
 speedup = timings["full"][-1] / timings["fast"][-1]
 print(f"at {sizes[-1] * sizes[-1]} elements the fast check is {speedup:.0f} times quicker")
 
+# %%
 fig, ax = plt.subplots(figsize=(6, 4))
 elements = np.array(sizes) ** 2
 for mode, seconds in timings.items():
@@ -273,6 +275,7 @@ def tanh_with_one_wrong_entry(factor: float) -> type:
     return AlmostTanh
 
 
+# %%
 x = mg.tensor(np.random.default_rng(3).normal(size=(6, 8)), requires_grad=True, name="x")
 caught = {}
 for factor in (1.001, 1.01, 1.1):
@@ -285,6 +288,7 @@ for factor in (1.001, 1.01, 1.1):
     print(f"entry {BROKEN} off by {100 * (factor - 1):4.1f}%: fast check caught it {fast_failures:2d}/20 "
           f"times, full check {'caught it' if not full.ok else 'missed it'}")
 
+# %%
 assert caught[1.1] == (20, True), "a 10% error in one entry must be caught by both modes"
 assert caught[1.01][1], "the full check must catch a 1% error in one entry"
 

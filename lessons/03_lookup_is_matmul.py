@@ -93,6 +93,7 @@ print("product route gives a", type(grad_from_product).__name__, grad_from_produ
 print("lookup route gives  ", grad_from_lookup)
 print("rows the lookup names:", grad_from_lookup.indices, "(row 5, '<eos>', is absent)")
 
+# %%
 assert isinstance(grad_from_product, np.ndarray) and grad_from_product.shape == (V, d)
 assert isinstance(grad_from_lookup, mg.RowSparse)
 assert np.allclose(grad_from_product, grad_from_lookup.to_dense(), rtol=0, atol=1e-12), \

@@ -91,6 +91,7 @@ print("values:\n", grad.values)
 print("nnz_rows:", grad.nnz_rows, "| bytes as RowSparse:", grad.nbytes,
       "| bytes as a dense (V, d) array:", grad.to_dense().nbytes)
 
+# %%
 dense = grad.to_dense()
 assert np.allclose(dense[1], upstream[0, 0] + upstream[0, 2]), "row 1 sums its two occurrences"
 assert np.allclose(dense[3], upstream[0, 1]) and np.allclose(dense[6], upstream[0, 3])
@@ -177,6 +178,7 @@ def sample_tokens(cdf: np.ndarray, count: int) -> np.ndarray:
     return np.minimum(np.searchsorted(cdf, rng.random(count), side="right"), cdf.size - 1)
 
 
+# %%
 run_V, run_batch, run_steps = size.run_V, size.run_batch, size.run_steps
 probs = zipf_probabilities(run_V)
 cdf = np.cumsum(probs)
@@ -194,6 +196,7 @@ with pieces.use():  # every step's backward is your Embedding's, once it passes 
         contributions += np.bincount(tokens, minlength=run_V)
         table.weight.grad = None
 
+# %%
 seen = contributions > 0
 busiest, quietest = contributions.max(), contributions[seen].min()
 print(f"V={run_V:,}, {run_steps} steps of {run_batch} tokens = {run_steps * run_batch:,} tokens")
@@ -252,6 +255,7 @@ for vocab_size in sweep_vocabs:
             assert abs(counts.max() / (n * p[0]) - 1) < 0.15
     ratios[vocab_size] = np.array(row)
 
+# %%
 fig, ax = plt.subplots(figsize=(7.5, 4.8))
 for vocab_size in sweep_vocabs:
     line = ax.loglog(corpus_sizes, ratios[vocab_size], "o-", ms=3, label=f"V = {vocab_size:,}")[0]
@@ -270,6 +274,7 @@ lesson.save(fig, "busiest_to_quietest_ratio.png",
             "how many times more gradient the busiest row gets than the quietest seen row, as more "
             "tokens are seen")
 
+# %%
 print(f"{'V':>10} {'peak ratio':>11} {'at N':>8} {'ratio at largest N':>19} {'V^s':>10}")
 for vocab_size in sweep_vocabs:
     k = int(np.argmax(ratios[vocab_size]))
@@ -328,6 +333,7 @@ assert all(a < b for a, b in zip(settled_ratios, settled_ratios[1:])), "bigger v
 if 1_000_000 in ratios:
     assert ratios[1_000_000][-1] >= 0.8e6, "V = 10^6 with s = 1 should settle near a million to one"
 
+# %%
 # the exponent an essay-sized vocabulary needs for a settled million to one
 needed_exponent = np.log(1e6) / np.log(120_000)
 steep = rng.multinomial(10**10, zipf_probabilities(120_000, needed_exponent))

@@ -91,6 +91,7 @@ with pieces.use():
     print("the loss's backward node:", loss.grad_fn.name)  # named while it runs
     loss.backward()
 
+# %%
 W = head.weight.data
 p = softmax(logits.data[0])
 y = np.eye(V)[target]
@@ -137,11 +138,13 @@ for n in range(positions):
     embedding(input_ids[n : n + 1]).sum().backward()
     touched_in[n] = np.any(embedding.weight.grad.to_dense() != 0, axis=1)
 
+# %%
 print("output map: rows touched per position:", touched_out.sum(axis=1))
 print("input map:  rows touched per position:", touched_in.sum(axis=1))
 assert touched_out.all(), "the output map should touch every row at every position"
 assert np.all(touched_in.sum(axis=1) == 1), "the input map should touch one row per position"
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
 for ax, touched, title in [(axes[0], touched_in, "input map E (lookup)"),
                            (axes[1], touched_out, "output map W (logits)")]:
@@ -160,8 +163,8 @@ lesson.save(fig, "rows_touched_per_position.png",
 # For a wrong token the push has length `|dL/dw_i| = p_i |h|`: proportional to its probability.
 # With a bigger vocabulary the probabilities spread over several orders of magnitude, so we can
 # see the whole range. We let the correct token be the one the model already ranks first, so
-# the near-miss is the runner-up. The lengths are measured from the engine's gradient, not
-# computed from the formula.
+# the near-miss is the runner-up. The lengths are measured from the backward (yours, once it
+# passes), not computed from the formula.
 
 # %%
 big_head = mg.nn.Linear(big_d, big_V, bias=False, dtype=np.float64, rng=2)
@@ -176,6 +179,7 @@ with pieces.use():
 push = np.linalg.norm(big_head.weight.grad, axis=1)
 wrong = np.arange(big_V) != big_target
 
+# %%
 near_miss = int(np.argmax(np.where(wrong, p_big, -1)))
 print(f"target: p = {p_big[big_target]:.3f}, pull = {push[big_target]:.4f}")
 print(f"near-miss (token {near_miss}): p = {p_big[near_miss]:.3f}, push = {push[near_miss]:.4f}")
@@ -187,6 +191,7 @@ assert np.isclose(push[big_target], (1 - p_big[big_target]) * np.linalg.norm(h_b
 assert np.isclose(push[wrong].sum(), push[big_target])
 print(f"sum of all pushes = {push[wrong].sum():.4f} = the pull on the target")
 
+# %%
 fig, ax = plt.subplots(figsize=(6.5, 4.5))
 ax.loglog(p_big[wrong], push[wrong], ".", ms=3, alpha=0.5, label="wrong tokens: push away from h")
 ax.loglog(p_big[big_target], push[big_target], "r*", ms=12, label="target: pull toward h, (1 - p_c)|h|")
@@ -255,6 +260,7 @@ def recovered_fraction(read: np.ndarray, score: np.ndarray) -> float:
     return float(np.mean(np.argmax(read @ score.T, axis=1) == np.arange(read.shape[0])))
 
 
+# %%
 tied, tied_uneven, untied = [], [], []
 for width in widths:
     E_round = rng.standard_normal((round_V, width))
@@ -271,6 +277,7 @@ E_rank = rng.standard_normal((round_V, 64))
 rank = np.linalg.matrix_rank(E_rank @ E_rank.T)
 print(f"rank of E E^T for V={round_V}, d=64: {rank} (the identity would need {round_V})")
 
+# %%
 fig, ax = plt.subplots(figsize=(6.5, 4.3))
 ax.semilogx(widths, tied, "o-", base=2, label="tied: argmax E[t] E^T")
 ax.semilogx(widths, tied_uneven, "s-", base=2, label="tied, rows of unequal length")
@@ -284,6 +291,7 @@ lesson.save(fig, "unembedding_is_not_inverse.png",
             "how often a token's top score is itself when its row is read back through the output "
             "map, against the width d")
 
+# %%
 assert rank == 64 < round_V, "E E^T has rank d, so it is not the identity"
 assert tied[0] < 0.5, "in a narrow space most tokens are outscored by another row"
 assert all(u < t for u, t in zip(tied_uneven[3:], tied[3:])), "unequal lengths should spoil the round trip"

@@ -109,6 +109,7 @@ with mg.ledger(names=toy) as toy_ledger:
     toy_loss.backward()
 print(toy_ledger.table(toy.emb.weight, labels=toy_vocab))
 
+# %%
 graph = mg.draw(toy_loss, params=toy, ledger=toy_ledger)
 tied_node = re.search(r'(\w+) \[label="emb\.weight = head\.weight', graph.source).group(1)
 incoming = re.findall(rf'(\w+) -> {tied_node} \[label="([^"\\]+)', graph.source)
@@ -117,6 +118,7 @@ assert len(incoming) == 2, "the tied parameter should have exactly two incoming 
 assert sorted(label.split(":")[0].split(" ")[0] for _, label in incoming) == ["dense", "sparse"]
 assert toy.emb.weight is toy.head.weight and isinstance(toy.emb.weight.grad, np.ndarray)
 
+# %%
 svg_path = OUT / "tied_graph.svg"
 try:
     mg.tools.viz.render(graph, path=svg_path)
@@ -160,6 +162,8 @@ for page_tied in (False, True):
         cat_norms["untied lookup"] = cat_row.norm(tour.CAT, "total")
         cat_norms["untied classifier"] = bridge_ledger.table(bridge.head.weight, rows=[tour.CAT]).norm(
             tour.CAT, "total")
+
+# %%
 for name, value in cat_norms.items():
     print(f"{name:>18}: minigrad {value:.4f}   the page printed {PAGE_PRINTED[name]:.4f}")
     assert round(value, 4) == PAGE_PRINTED[name], f"{name}: minigrad gives {value:.6f}"
@@ -246,6 +250,7 @@ assert np.allclose(displacement, -lr * both, atol=1e-4), "with SGD a row moves b
 along_classifier = np.einsum("vd,vd->v", net["classifier"], both) / np.einsum("vd,vd->v", both, both)
 traffic_share = traffic["classifier"] / (traffic["classifier"] + traffic["lookup"])
 
+# %%
 edges = size.band_edges + [V]
 print(f"{'ranks':>11} {'corpus count':>13} {'lookup arrives':>15} {'classifier arrives':>19} "
       f"{'classifier share':>17} {'share of displacement':>22}")
@@ -258,6 +263,7 @@ for lo, hi in zip(edges[:-1], edges[1:]):
     print(f"{lo:>5}-{hi - 1:<5} {vocab.counts[hi - 1]:>6}-{vocab.counts[lo]:<6} {bins[-1][2]:>15.1%} "
           f"{arrivals['classifier'][part].mean() / steps:>19.0%} {share:>17.1%} {bins[-1][4]:>22.1%}")
 
+# %%
 assert np.all(arrivals["classifier"][1:] == steps), "the classifier sends every row a gradient on every step"
 assert bins[0][2] > 0.9 > 0.2 > bins[-1][2], "the lookup reaches frequent rows on most steps, rare seldom"
 assert all(b[3] > 0.5 for b in bins), "in every frequency band most of the traffic is the classifier's"

@@ -225,6 +225,7 @@ def first_pause_longer(w: int, top: int = 30_000) -> int:
     return high
 
 
+# %%
 measured = {name: step_back(moves) for name, (moves, _) in runs.items()}
 for name, lazy in (("Adam", False), ("lazy Adam", True)):
     predicted = [predicted_step_back(k, lazy=lazy) for k in pauses]
@@ -232,6 +233,7 @@ for name, lazy in (("Adam", False), ("lazy Adam", True)):
 assert np.allclose(measured["SGD"], 1.0), "SGD's step does not depend on the pause"
 assert np.all(measured["Adam"][pauses <= 1000] < 1), "after pauses up to 1,000 steps the step back is shorter"
 
+# %%
 long_k = np.unique(np.geomspace(1, 30_000, 300).astype(int))
 long_ratio = np.array([predicted_step_back(k) for k in long_k])
 crossing, crossing_warm = first_pause_longer(warmup), first_pause_longer(100_000)  # v fully warmed up
@@ -493,6 +495,7 @@ if pieces.are_yours:  # what your row step did, against minigrad's AdamW on the 
         difference = np.abs(final[name] - train(adamw(lazy=True, decay=decay))).max()
         print(f"your {name!r} table against minigrad's AdamW: largest difference {difference:.1e}")
 
+# %%
 # The rank correlation is Spearman's: tied counts share their average rank (lesson_kit.spearman).
 bands = [(0, 0), (1, 2), (3, 9), (10, 99), (100, 999), (1000, counts.max())]
 band_names = [f"{lo}-{hi}" if hi > lo else str(lo) for lo, hi in bands]
@@ -502,6 +505,7 @@ for name in modes:
     print(f"{name:>20} {spearman(counts, norms[name]):>10.2f} " + " ".join(f"{m:>11.3f}" for m in medians))
 print(f"{'(median norm of rows whose token occurred this many times)':>60}")
 
+# %%
 # a row never seen has zero moments: only the decay acts on it, exactly
 for name in ("dense (torch AdamW)", "lazy, dense decay", "lazy, catch-up"):
     assert np.allclose(norms[name][never], keep * initial_norms[never], rtol=1e-9), name
@@ -584,6 +588,7 @@ def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.linalg.norm(a - b, axis=1) / np.linalg.norm(b, axis=1)))
 
 
+# %%
 print(f"{'largest relative difference, catch-up vs dense decay':<52} {'SGD':>9} {'lazy AdamW':>11}")
 differences = {}
 for objective, label in ((linear_loss, "gradient does not read the row"), (pull_loss, "pulling objective")):
@@ -595,6 +600,8 @@ for objective, label in ((linear_loss, "gradient does not read the row"), (pull_
     differences[label] = (largest_difference(sgd_catch_up, sgd_dense),
                           largest_difference(adamw_catch_up, adamw_dense))
     print(f"{label + f', {short} steps':<52} {differences[label][0]:>9.1e} {differences[label][1]:>11.1e}")
+
+# %%
 full_lazy = largest_difference(final["lazy, catch-up"], final["lazy, dense decay"])
 full_torch = largest_difference(final["lazy, catch-up"], final["dense (torch AdamW)"])
 print(f"{f'pulling objective, {steps} steps (the run above)':<52} {'':>9} {full_lazy:>11.1e}")
@@ -602,6 +609,7 @@ print(f"{'  ... and against non-lazy AdamW (torch)':<52} {'':>9} {full_torch:>11
 assert max(differences["gradient does not read the row"]) < 1e-12, "then catch-up is dense decay"
 assert min(differences["pulling objective"]) > 1e-6, "with a gradient that reads the row, they differ"
 
+# %%
 stale = np.linalg.norm(final["lazy, catch-up"] - final["lazy, dense decay"], axis=1)
 print("median |catch-up row - lazy dense-decay row| by how often the token occurred:")
 print("  " + ", ".join(f"{band}: {np.median(stale[(counts >= lo) & (counts <= hi)]):.4f}"

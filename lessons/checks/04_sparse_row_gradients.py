@@ -52,16 +52,6 @@ def _without_coalesce() -> Iterator[None]:
         RowSparse.coalesce = original
 
 
-def _learners_class(answers: ModuleType) -> type:
-    embedding = getattr(answers, "Embedding", None)
-    if embedding is None:
-        raise AssertionError("the exercise file has no class named Embedding; keep the stub's name")
-    if not (isinstance(embedding, type) and issubclass(embedding, mg.Function)):
-        raise AssertionError("Embedding must be a class that subclasses minigrad.Function "
-                             "(class Embedding(mg.Function)), as in the stub")
-    return embedding
-
-
 def _forward(embedding: type, weight: np.ndarray, ids: np.ndarray, **options: Any) -> tuple[Context, Any]:
     ctx = Context()
     ctx.needs_input_grad = (True, False)
@@ -82,18 +72,8 @@ def _backward(embedding: type, ctx: Context, upstream: np.ndarray) -> Any:
     """The table's gradient from the learner's backward, after checking what else it returned."""
     with _without_coalesce():
         grads = embedding.backward(ctx, upstream.copy())
-    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-        raise AssertionError(
-            "Embedding.backward must return two gradients, one per input of forward: "
-            "(dL/dweight, None), where None stands for ids (integers get no gradient); "
-            f"yours returned {type(grads).__name__}"
-            + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""))
-    if grads[1] is not None:
-        raise AssertionError("Embedding.backward returned a gradient for ids; ids are integer "
-                             "positions in the table, not numbers to nudge: return None in their place")
-    if grads[0] is None:
-        raise AssertionError("Embedding.backward returned None for the table: return its gradient")
-    return grads[0]
+    return common.float_input_gradient(grads, "Embedding", "dL/dweight", "ids",
+                                       "integer positions in the table")
 
 
 def _check_layout(grad: Any, ids: np.ndarray, shape: tuple[int, ...], upstream: np.ndarray,
@@ -259,7 +239,7 @@ def _check_finite_differences(embedding: type, rng: np.random.Generator) -> None
 
 
 def check(answers: ModuleType) -> None:
-    embedding = _learners_class(answers)
+    embedding = common.answer_function_class(answers, "Embedding")
     rng = np.random.default_rng(44)
     for ids, vocab_size, width in CASES:
         _check_case(embedding, ids, vocab_size, width, rng)

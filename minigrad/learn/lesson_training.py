@@ -12,18 +12,14 @@ import numpy as np
 
 from minigrad.engine import Tensor, no_grad
 from minigrad.learn.train import History, ProgressBar, Windows, batches, evaluate, split_windows, train
-from minigrad.optim import AdamW
+from minigrad.optim import AdamW, lr_scheduler
 from minigrad.tools.ledger import Ledger, ledger
 
 
 def warmup_cosine(step: int, total: int, peak: float) -> float:
     """The learning rate at `step` (0-based) of `total`: linear warm-up over the first 5% of the
     steps, then a cosine decay to peak / 10 at the end (how language models are usually trained)."""
-    warm = max(1, total // 20)
-    if step < warm:
-        return peak * (step + 1) / warm
-    progress = (step - warm) / max(1, total - warm)
-    return float(peak * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress))))
+    return lr_scheduler.warmup_cosine(step, total, peak)  # the one schedule, in the optimizer layer
 
 
 # ---- a tied table's gradient by path (lesson 6) -------------------------------------------------

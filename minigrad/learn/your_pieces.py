@@ -92,9 +92,9 @@ class YourPieces:
         overrides = self.overrides()
         if not overrides:
             return contextlib.nullcontext()
-        import minigrad
+        from minigrad.engine import use
 
-        return minigrad.use(**overrides)
+        return use(**overrides)
 
 
 def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces:

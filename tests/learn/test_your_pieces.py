@@ -88,23 +88,23 @@ def test_notebook_definitions_can_stand_in_for_the_file(folder):
     assert pieces.get("tie_weights", None) is solution.tie_weights
 
 
-def test_an_op_piece_is_put_in_place_with_minigrad_use(folder, monkeypatch):
-    import minigrad
+def test_an_op_piece_is_put_in_place_with_minigrad_use(folder):
+    import numpy as np
+
+    import minigrad as mg
+    from minigrad.engine.seam import whose
 
     _copy(4, folder)
-    calls = []
-
-    @contextlib.contextmanager
-    def fake_use(**overrides):
-        calls.append(overrides)
-        yield
-
-    monkeypatch.setattr(minigrad, "use", fake_use, raising=False)
     pieces = yours(4, announce=False)
     assert set(pieces.overrides()) == {"Embedding"}
+    table = mg.tensor(np.ones((3, 2)), requires_grad=True)
     with pieces.use():
-        pass
-    assert calls == [{"Embedding": pieces.found["Embedding"]}]
+        assert whose("Embedding") == "yours"
+        out = mg.nn.functional.embedding(np.array([2, 2]), table)
+        assert out.grad_fn.name == "EmbeddingBackward (yours)"
+        out.sum().backward()
+    assert whose("Embedding") != "yours"
+    assert table.grad.indices.tolist() == [2] and table.grad.values.tolist() == [[2.0, 2.0]]
 
 
 def test_a_function_piece_needs_no_override(folder):

@@ -44,6 +44,21 @@ class Embedding(mg.Function):
     return SimpleNamespace(Embedding=namespace["Embedding"])
 
 
+def rows_summed(add: str = "np.add.at", dtype: str = "grad.dtype") -> str:
+    """A backward body: each row read once, its vectors combined by `add` into `dtype` sums,
+    returned in the layout asked for (the reference's shape, one piece swappable)."""
+    return f"""
+        rows, where = np.unique(ids, return_inverse=True)
+        sums = np.zeros((rows.size, vectors.shape[1]), dtype={dtype})
+        {add}(sums, where, vectors)
+        if not ctx.sparse:
+            dense = np.zeros(ctx.shape, dtype={dtype})
+            dense[rows] = sums
+            return dense, None
+        return RowSparse(rows, sums, ctx.shape, coalesced=True), None
+    """
+
+
 def test_the_reference_passes_and_the_stub_is_not_attempted():
     assert runner.check_answers(LESSON, LESSON.solution_path).passed
     assert runner.check_answers(LESSON, LESSON.exercise_path).status == runner.NOT_ATTEMPTED
@@ -113,16 +128,7 @@ def test_every_row_stored_is_named_as_rows_nobody_read():
 
 def test_ids_read_after_the_caller_changed_them():
     answers = embedding_with(
-        """
-        rows, where = np.unique(ids, return_inverse=True)
-        sums = np.zeros((rows.size, vectors.shape[1]), dtype=grad.dtype)
-        np.add.at(sums, where, vectors)
-        if not ctx.sparse:
-            dense = np.zeros(ctx.shape, dtype=grad.dtype)
-            dense[rows] = sums
-            return dense, None
-        return RowSparse(rows, sums, ctx.shape, coalesced=True), None
-        """,
+        rows_summed(),
         forward_body="""
         ctx.ids = ids  # no copy: the caller's array
         ctx.shape, ctx.sparse, ctx.padding_idx = weight.shape, sparse, padding_idx
@@ -133,31 +139,13 @@ def test_ids_read_after_the_caller_changed_them():
 
 
 def test_padding_row_gets_a_gradient():
-    answers = embedding_with("""
-        rows, where = np.unique(ids, return_inverse=True)
-        sums = np.zeros((rows.size, vectors.shape[1]), dtype=grad.dtype)
-        np.add.at(sums, where, vectors)  # padding_idx forgotten
-        if not ctx.sparse:
-            dense = np.zeros(ctx.shape, dtype=grad.dtype)
-            dense[rows] = sums
-            return dense, None
-        return RowSparse(rows, sums, ctx.shape, coalesced=True), None
-    """)
+    answers = embedding_with(rows_summed())  # padding_idx forgotten
     with pytest.raises(AssertionError, match=r"stores the padding row \(2\).*the padding row receives none"):
         check(answers)
 
 
 def test_float64_values_for_a_float32_gradient():
-    answers = embedding_with("""
-        rows, where = np.unique(ids, return_inverse=True)
-        sums = np.zeros((rows.size, vectors.shape[1]))  # float64 whatever grad is
-        np.add.at(sums, where, vectors)
-        if not ctx.sparse:
-            dense = np.zeros(ctx.shape)
-            dense[rows] = sums
-            return dense, None
-        return RowSparse(rows, sums, ctx.shape, coalesced=True), None
-    """)
+    answers = embedding_with(rows_summed(dtype="np.float64"))  # float64 whatever grad is
     with pytest.raises(AssertionError, match="values are float64, but grad is float32"):
         check(answers)
 
@@ -194,16 +182,7 @@ def test_only_the_first_sequence_is_named_as_skipped_positions():
 
 
 def test_wrong_sign_is_named():
-    answers = embedding_with("""
-        rows, where = np.unique(ids, return_inverse=True)
-        sums = np.zeros((rows.size, vectors.shape[1]), dtype=grad.dtype)
-        np.subtract.at(sums, where, vectors)
-        if not ctx.sparse:
-            dense = np.zeros(ctx.shape, dtype=grad.dtype)
-            dense[rows] = sums
-            return dense, None
-        return RowSparse(rows, sums, ctx.shape, coalesced=True), None
-    """)
+    answers = embedding_with(rows_summed(add="np.subtract.at"))
     with pytest.raises(AssertionError, match="sign is flipped everywhere"):
         check(answers)
 
