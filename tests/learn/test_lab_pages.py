@@ -7,7 +7,7 @@ from seed_bridge import CAT, SEED_PRINTED, starting_weights, tied_paths, untied_
 
 from minigrad.learn import tour
 from minigrad.learn.lab import answer, audit, steps
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 
 
 def numpy_paths(E, W, read, target, context, tied):

@@ -18,7 +18,7 @@ import numpy as np
 from minigrad.engine import Tensor, no_grad, to_dense
 from minigrad.learn import lessons, tour
 from minigrad.learn.lab import audit
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.nn import functional as F
 
 TABLES = ("emb.weight", "head.weight")
@@ -41,7 +41,7 @@ def read_question(body: Mapping[str, Any]) -> tuple[audit.AuditSetup, str, int |
     if row_word == WHOLE_TABLE:
         return setup, table, None
     if row_word not in setup.vocab:
-        raise P.BadRequest(f"row: {row_word!r} is neither a token of the vocabulary nor {WHOLE_TABLE!r}")
+        raise P.BadRequest(f"row: {P.shown(row_word)} is neither a token of the vocabulary nor {WHOLE_TABLE!r}")
     return setup, table, setup.vocab.index(row_word)
 
 

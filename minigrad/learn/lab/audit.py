@@ -25,7 +25,7 @@ import numpy as np
 from minigrad.engine import Tensor, to_dense
 from minigrad.learn import tour
 from minigrad.learn.data import default_corpus, tokenize
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.tools.gradcheck import gradcheck
 from minigrad.tools.ledger import Ledger, ledger
 from minigrad.tools.viz import draw, svg
@@ -92,8 +92,8 @@ def vocabulary(body: Mapping[str, Any]) -> dict[str, Any]:
 def _token(body: Mapping[str, Any], name: str, vocab: tuple[str, ...], default: str) -> int:
     word = body.get(name, default if default in vocab else vocab[0])
     if not isinstance(word, str) or word not in vocab:
-        shown = ", ".join(vocab[:12]) + (", ..." if len(vocab) > 12 else "")
-        raise P.BadRequest(f"{name}: {word!r} is not in the vocabulary ({shown})")
+        listed = ", ".join(vocab[:12]) + (", ..." if len(vocab) > 12 else "")
+        raise P.BadRequest(f"{name}: {P.shown(word)} is not in the vocabulary ({listed})")
     return vocab.index(word)
 
 
@@ -137,7 +137,7 @@ class PredictionBook:
             prediction = self._items.get(key) if isinstance(key, str) else None
         if prediction is None:
             raise P.BadRequest(f"prediction: commit a prediction for {mode} mode before the reveal "
-                               f"(unknown prediction id {key!r})", status=409)
+                               f"(unknown prediction id {P.shown(key)})", status=409)
         if prediction.mode != mode:
             raise P.BadRequest(f"prediction: {key} was committed for {prediction.mode} mode; commit one "
                                f"for {mode} mode before its reveal", status=409)

@@ -24,7 +24,7 @@ import numpy as np
 
 from minigrad.engine import RowSparse
 from minigrad.learn.data import Vocabulary, default_corpus, tokenize
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.models.tinylm import TinyLM
 from minigrad.optim import DECAY_MODES, SGD, Adam, AdamW
 
@@ -224,7 +224,7 @@ class RunBook:
         with self._lock:
             run = self._runs.get(key) if isinstance(key, str) else None
         if run is None:
-            raise P.BadRequest(f"run: no step run {key!r} (start one first; the server keeps the "
+            raise P.BadRequest(f"run: no step run {P.shown(key)} (start one first; the server keeps the "
                                f"newest {self.capacity})", status=404)
         with run.lock:
             if run.step >= run.setup.steps:
