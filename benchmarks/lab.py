@@ -86,7 +86,8 @@ def blas() -> str:
     except ImportError:
         return "unknown (threadpoolctl not installed)"
     pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
-    return ", ".join(f"{p['internal_api']} {p.get('architecture', '?')} x{p['num_threads']}" for p in pools) or "none"
+    described = [f"{p['internal_api']} {p.get('architecture', '?')} x{p['num_threads']}" for p in pools]
+    return ", ".join(described) or "none"
 
 
 def largest_chunks(port: int, chunks: int) -> tuple[float, list[float]]:

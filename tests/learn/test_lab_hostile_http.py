@@ -206,9 +206,9 @@ def test_a_body_shorter_than_its_length_times_out_with_a_4xx():
     lab.RequestHandlerClass = type("QuickHandler", (lab.RequestHandlerClass,), {"timeout": 0.5})
     threading.Thread(target=lab.serve_forever, daemon=True).start()
     try:
-        answer = raw_exchange(lab, (f"POST /api/predict HTTP/1.1\r\nHost: 127.0.0.1:{lab.port}\r\n"
-                                    "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{").encode(),
-                              timeout=10)
+        head = (f"POST /api/predict HTTP/1.1\r\nHost: 127.0.0.1:{lab.port}\r\n"
+                "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        answer = raw_exchange(lab, head.encode() + b"{", timeout=10)
         status, headers, body = parse(answer)
         assert_json_refusal(status, headers, body, "did not arrive")
     finally:

@@ -387,8 +387,8 @@ def test_an_answer_worked_out_from_the_shown_numbers_passes(mode, table, row, re
     assert result["tolerance"] == q["tolerance"] <= 1e-3
 
 
-@pytest.mark.parametrize("mode, table, row", [("untied", "emb.weight", "cat"), ("untied", "head.weight", "cat"),
-                                              ("tied", "emb.weight", "cat")])
+@pytest.mark.parametrize("mode, table, row", [("untied", "emb.weight", "cat"), ("tied", "emb.weight", "cat"),
+                                              ("untied", "head.weight", "cat")])
 def test_a_typical_mistake_worked_out_from_the_shown_numbers_is_named(mode, table, row):
     """The forgotten -1 of p - y, computed from the rounded numbers, still gets its diagnosis
     (not a generic 'is off'), and the minus sign of the right answer gets 'flipped'."""
@@ -469,8 +469,9 @@ def test_the_steps_prediction_is_scored_on_the_longest_silence():
     assert back["step"] == longest["step"] and back["silence"] == longest["silence"]
     untied = next(r for r in returns["untied"] if r["step"] == back["step"])
     assert (back["tied"], back["untied"]) == (longest["moved"], untied["moved"])
-    further = ("about the same" if abs(back["tied"] - back["untied"]) <= 0.1 * max(back["tied"], back["untied"])
-               else "tied" if back["tied"] > back["untied"] else "untied")
+    tied, untied = back["tied"], back["untied"]
+    further = ("about the same" if abs(tied - untied) <= 0.1 * max(tied, untied)
+               else "tied" if tied > untied else "untied")
     assert back["further"] == further and back["right"] == (further == "untied")
     with pytest.raises(P.BadRequest, match="prediction: expected one of tied, untied, about the same"):
         steps.read_setup({"prediction": "rare"})

@@ -46,7 +46,8 @@ def read_question(body: Mapping[str, Any]) -> tuple[audit.AuditSetup, str, int |
     if row_word == WHOLE_TABLE:
         return setup, table, None
     if row_word not in setup.vocab:
-        raise P.BadRequest(f"row: {P.shown(row_word)} is neither a token of the vocabulary nor {WHOLE_TABLE!r}")
+        raise P.BadRequest(f"row: {P.shown(row_word)} is neither a token of the vocabulary nor "
+                           f"{WHOLE_TABLE!r}")
     return setup, table, setup.vocab.index(row_word)
 
 

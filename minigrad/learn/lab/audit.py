@@ -139,7 +139,8 @@ class PredictionBook:
         number = None if guess in (None, "") else P.number(body, "number", 0.0, 0.0, 1e6)
         question = read_setup(body).question()
         with self._lock:
-            prediction = Prediction(f"p{next(self._ids)}", mode, layout, larger, number, time.time(), question)
+            prediction = Prediction(f"p{next(self._ids)}", mode, layout, larger, number, time.time(),
+                                    question)
             self._items[prediction.id] = prediction
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)

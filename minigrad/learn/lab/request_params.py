@@ -2,8 +2,9 @@
 
 `parse_json` turns a request body into plain data, refusing what `json` alone would turn into a
 crash (integers past Python's digit limit, nesting deep enough to exhaust the stack). A page
-function receives that plain dict and reads it with the helpers below. Anything out of bounds raises `BadRequest`, whose message names the field and what was
-expected; the server answers it with a 4xx and the page shows the message. Nothing a browser
+function receives that plain dict and reads it with the helpers below. Anything out of bounds
+raises `BadRequest`, whose message names the field and what was expected; the server answers it
+with a 4xx and the page shows the message. Nothing a browser
 sends is ever evaluated: numbers are parsed with `float`/`int`, choices are looked up in a tuple.
 """
 
@@ -60,7 +61,8 @@ def _depth(value: Any) -> int:
         if isinstance(item, (list, dict)):
             deepest = max(deepest, depth)
             if depth <= MAX_DEPTH:
-                stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+                children = item.values() if isinstance(item, dict) else item
+                stack.extend((child, depth + 1) for child in children)
     return deepest
 
 

@@ -89,7 +89,8 @@ def read_setup(body: Mapping[str, Any]) -> StepsSetup:
         seed=P.integer(body, "seed", 0, 0, 2**31 - 1),
         frequent=P.integer(body, "frequent", 1 if body.get("stream") == "corpus" else 0, 0, vocab_size - 1),
         rare=P.integer(body, "rare", -1, -1, vocab_size - 1),
-        prediction=None if body.get("prediction") in (None, "") else P.choice(body, "prediction", PREDICTIONS),
+        prediction=(None if body.get("prediction") in (None, "")
+                    else P.choice(body, "prediction", PREDICTIONS)),
     )
 
 
@@ -201,8 +202,9 @@ def advance(run: StepsRun, seconds: float = CHUNK_SECONDS) -> dict[str, Any]:
             run.last_seen = t + 1
         run.step = t + 1
     if returns["tied"]:
+        both = zip(returns["tied"], returns["untied"])  # the same steps: both models read one stream
         run.returns += [{"step": tied["step"], "silence": tied["silence"], "tied": tied["moved"],
-                         "untied": untied["moved"]} for tied, untied in zip(returns["tied"], returns["untied"])]
+                         "untied": untied["moved"]} for tied, untied in both]
     return {"run": run.id, "step": run.step, "steps": s.steps, "done": run.step >= s.steps,
             "points": points, "returns": returns, "losses": losses,
             "updates": {mode: w.updates.tolist() for mode, w in run.models.items()},
