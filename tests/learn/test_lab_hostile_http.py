@@ -6,18 +6,14 @@ or an HTML page, and the server keeps answering afterwards."""
 
 import http.client
 import json
-import os
-import signal
 import socket
 import struct
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from lab_server import serving_lab
+from lab_server import lab_process, serving_lab
 
 from minigrad.learn.lab.server import SECURITY_HEADERS, LabServer
 
@@ -282,14 +278,8 @@ def abort(sock: socket.socket) -> None:
 
 
 def test_a_client_that_hangs_up_leaves_no_traceback():
-    process = subprocess.Popen([sys.executable, "-m", "minigrad.cli", "lab", "--port", "0", "--no-browser"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)})
-    try:
-        url = process.stdout.readline().strip()
-        port = int(url.rsplit(":", 1)[1].rstrip("/"))
-        while "ready" not in process.stdout.readline():
-            pass
+    with lab_process() as lab:
+        port = lab["port"]
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         large = {"steps": 5000, "chunk": 200, "vocab_size": 2000, "width": 64, "batch": 256}
         connection.request("POST", "/api/steps/start", body=json.dumps(large),
@@ -308,10 +298,6 @@ def test_a_client_that_hangs_up_leaves_no_traceback():
         connection.request("GET", "/api/vocab", headers={"Host": f"127.0.0.1:{port}"})
         assert connection.getresponse().status == 200  # and it keeps answering
         connection.close()
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    err = lab["err"]
     assert "Traceback" not in err and "Error" not in err, err
     assert len(err.splitlines()) <= 3, err  # at most one line per client that left
