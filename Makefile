@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 TOUR_STAMP := $(VENV)/.installed-tour
 LAB_STAMP  := $(VENV)/.installed-lab
 
-.PHONY: tour test lint bench bench-tinygpt lab browser lessons clean
+.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons clean
 
 # $(call install,EXTRAS): a .venv with minigrad installed (editable) with those extras
 define install
@@ -37,6 +37,11 @@ tour: $(TOUR_STAMP)
 test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
+
+# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build)
+test-quick: $(STAMP)
+	$(BIN)/ruff check minigrad tests benchmarks lessons
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # Chromium + chromedriver for the lab's browser tests (installed when missing and root)
 browser:

@@ -61,10 +61,12 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     """The model written as a learner would write it: Modules, the tied head and its loss as
     F.linear_cross_entropy (F.linear then F.cross_entropy compute the same numbers)."""
     import minigrad as mg
+    from minigrad.engine import fast
     from minigrad.nn import Embedding, Linear, Module
     from minigrad.nn import functional as F
     from minigrad.optim import AdamW
 
+    fast.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
     V, d = state["E"].shape
     H = state["W1"].shape[0]
 

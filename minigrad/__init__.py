@@ -15,6 +15,7 @@ from minigrad.engine import (
     randn,
     tensor,
     unbroadcast,
+    use,
     zeros,
 )
 from minigrad.nn.functional import cat, concatenate, stack, where
@@ -28,9 +29,10 @@ def check(number: int, answers: object) -> object:
 
     answers: a module, a namespace, or a dict of your definitions such as `globals()`. Returns
     a result whose `passed` is a bool and that displays as `minigrad check N` prints (the
-    same verdict and diagnosis). Loaded on first use, so `import minigrad` stays light.
+    same verdict and diagnosis); a plain script also gets the verdict printed. Loaded on
+    first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.lessons import check as check_lesson
+    from minigrad.learn.grading import check as check_lesson
 
     return check_lesson(number, answers)
 
@@ -58,7 +60,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
-    "randn", "tensor", "unbroadcast", "zeros",
+    "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
 ]

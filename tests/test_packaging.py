@@ -136,7 +136,8 @@ def test_the_sdist_carries_its_tests_and_they_run(tmp_path):
     assert here <= shipped, f"missing from the sdist: {sorted(here - shipped)}"
     assert {"LICENSE", "CHANGELOG.md", "minigrad/py.typed", "docs/ledger.md", "tests/conftest.py"} <= shipped
     # a quick part of the suite, run from the unpacked folder (imports minigrad from there)
-    quick = ["tests/tools/test_ledger.py", "tests/learn/test_tour.py::test_tour_exits_zero_and_prints_the_seed_audit"]
+    quick = ["tests/tools/test_ledger.py",
+             "tests/learn/test_tour.py::test_tour_exits_zero_and_prints_the_seed_audit"]
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *quick],
                          cwd=top, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]

@@ -1,12 +1,12 @@
-"""Every fast path of the engine, apart from the reading path, behind one switch.
+"""The fast kernels: the speed tricks, apart from the code a learner reads.
 
-The core (graph.py, ops.py, sparse.py) shows the plain form of each computation; where a faster
-form exists, the core asks this module for it through one named hook, and uses the plain form
-when the hook says no. Each fast form gives bit-identical results (tests run the same programs
-both ways and compare the bytes); what each buys is measured in benchmarks/ (docs/performance.md).
+The plain ops (ops/) and the backward walk (graph.py) never call this module. The fast twins in
+fast_ops.py do: each is a Function registered at the seam (seam.py) in place of its plain op, and
+uses these kernels where they apply, the plain form where a kernel says no (returns None). Each
+fast form gives bit-identical results (tests run the same programs both ways and compare the
+bytes); what each buys is measured in benchmarks/ (docs/performance.md).
 
-    unshared(g)                      the walk may keep a gradient nobody else holds, uncopied
-    scalar(value, dtype)             a Python number as a 0-d array, made once per value and dtype
+    held_only_by(totals, node)       nothing else holds a sum: the walk may add into it in place
     cross_entropy_exp(logits, y)     exp(z - max z) and its row sums in a buffer recycled from
                                      step to step, in cache-sized row blocks on two threads
     reusable(ctx, array)             a backward may write its result into its own saved buffer
@@ -21,10 +21,12 @@ both ways and compare the bytes); what each buys is measured in benchmarks/ (doc
     layer_norm(...), layer_norm_dx(...)      LayerNorm in few passes, in row blocks
     attention(...), attention_grads(...)     causal softmax attention per (batch, head), in blocks
     set_threads(n)                   how many threads the row blocks may use (1 or 2)
-    keep_freed_memory()              glibc keeps freed memory for the next step (at import)
+    keep_freed_memory()              glibc keeps freed memory for the next step (opt-in: train()
+                                     and the benchmarks call it; importing minigrad does not)
 
 The switch: set the environment variable MINIGRAD_FAST_PATHS=0 before importing minigrad, or
-run code inside `with minigrad.engine.fast.disabled():`. It is process-wide (not per thread):
+run code inside `with minigrad.use(fast=False):` (or `minigrad.engine.fast.disabled()`). It is
+process-wide (not per thread):
 results are identical either way, so a thread that turns it off changes only the speed of others.
 (TinyGPT's fast forms at the end are float32-rounding close to the plain forms rather than
 bit-identical; each says why.)
@@ -45,23 +47,19 @@ from typing import Any
 
 import numpy as np
 
-_on = os.environ.get("MINIGRAD_FAST_PATHS", "1") != "0"
+from minigrad.engine import seam
 
 
 def enabled() -> bool:
-    """Whether the fast paths are on (the default; MINIGRAD_FAST_PATHS=0 turns them off)."""
-    return _on
+    """Whether the fast twins run (the default; MINIGRAD_FAST_PATHS=0 or use(fast=False) says no)."""
+    return seam.fast_enabled()
 
 
 @contextlib.contextmanager
 def disabled() -> Iterator[None]:
     """Run the plain form of every computation: the same results, more slowly."""
-    global _on
-    previous, _on = _on, False
-    try:
+    with seam.use(fast=False):
         yield
-    finally:
-        _on = previous
 
 
 # ---- the one reference-count probe -------------------------------------------------------------
@@ -79,64 +77,30 @@ def reference_count(value: Any) -> int:
     return sys.getrefcount(value) if _HAS_REFERENCE_COUNTS else sys.maxsize
 
 
-# ---- gradients kept without a copy -------------------------------------------------------------
+# ---- gradients summed in place ----------------------------------------------------------------
 
-def unshared(gradient: Any) -> bool:
-    """Whether nothing but the backward walk holds `gradient`, one result of a node's backward.
+def held_only_by(totals: dict[Any, Any], key: Any) -> bool:
+    """Whether nothing but the dict `totals` holds the array totals[key].
 
-    The walk may then keep the array as the buffer it sums into and store it as a leaf's `.grad`
-    without copying it (PyTorch's AccumulateGrad steals a gradient whose use count is 1 the same
-    way). Buys: one copy of the gradient per parameter per step, a (V, d) array for a vocabulary
-    table; with the other fast paths, half the time of a tied training step at V = 8192
-    (benchmarks/fast_paths.py). A view, a read-only array, or one that a recorder (the ledger),
-    the backward itself or a second edge still holds is never unshared.
-    Called as the walk calls it: the array bound to one local name and held by one list.
+    The backward walk's fast sums (fast_ops.OwnedSums) may then add the next gradient into it in
+    place and hand it to a leaf's `.grad` without a copy (PyTorch's AccumulateGrad steals a
+    gradient whose use count is 1 the same way). Buys: one copy of the gradient per parameter per
+    step, a (V, d) array for a vocabulary table (benchmarks/fast_paths.py). A view, a read-only
+    array, or one that a recorder (the ledger), a saved context or a second edge still holds is
+    never held only by the dict. Call it with no other local name bound to the array.
     """
-    return (_on and type(gradient) is np.ndarray and gradient.base is None
-            and gradient.flags.writeable and reference_count(gradient) <= _UNSHARED_GRADIENT)
+    gradient = totals[key]
+    return (type(gradient) is np.ndarray and gradient.base is None
+            and gradient.flags.writeable and reference_count(gradient) <= _HELD_ONLY_BY_DICT)
 
 
-def _count_as_unshared_sees_it(gradient: Any) -> int:
-    return reference_count(gradient)  # one call deep, as inside `unshared`
+def _calibrate_held_only_by() -> int:
+    totals = {0: np.empty(1)}  # held as held_only_by sees it: the dict and one local name
+    gradient = totals[0]
+    return reference_count(gradient)
 
 
-def _calibrate_unshared() -> int:
-    grads = [np.empty(1)]  # held as the walk holds a backward's result: its list and a local name
-    gradient = grads[0]
-    return _count_as_unshared_sees_it(gradient)
-
-
-_UNSHARED_GRADIENT = _calibrate_unshared()
-
-
-# ---- per-op overhead: Python numbers as 0-d arrays ------------------------------------------------
-
-SCALAR_CACHE_SIZE = 256  # distinct (value, dtype) pairs kept; a loop uses a handful
-_scalars: dict[tuple[Any, np.dtype], np.ndarray] = {}
-
-
-def scalar(value: int | float | bool, dtype: np.dtype) -> np.ndarray | None:
-    """`np.asarray(value, dtype)`, made once and handed out again (read-only), or None.
-
-    `x * 1.0001` lifts the number to x's dtype (as PyTorch keeps float32 float32), and on a small
-    tensor `np.asarray` of a Python number costs most of what the arithmetic costs. Buys about
-    1,000 of the 55,000 instructions an op of the per-op chain costs, 2% (benchmarks/overhead.py
-    --marks under callgrind; docs/performance.md). Equal numbers give equal arrays (1, 1.0 and
-    True are one key, and all three convert to the same value), except zeros, whose sign an
-    equal key would lose (0.0 == -0.0), and NaN, never equal to itself: those are left to the
-    plain form. Read-only, so no op can change a constant another op shares.
-    """
-    if not _on:
-        return None
-    key = (value, dtype)
-    array = _scalars.get(key)
-    if array is None and value and value == value:
-        if len(_scalars) >= SCALAR_CACHE_SIZE:
-            _scalars.clear()
-        array = np.asarray(value, dtype=dtype)
-        array.flags.writeable = False
-        _scalars[key] = array
-    return array
+_HELD_ONLY_BY_DICT = _calibrate_held_only_by()
 
 
 # ---- the cross-entropy's buffer ----------------------------------------------------------------
@@ -195,7 +159,7 @@ def recycled_logits(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
     fresh 196 MiB array took 34 ms against 16 ms for the same writes into a kept one (measured
     here, docs/performance.md). None (a new array from the matmul) when the fast paths are off.
     """
-    return logits_buffer.get(shape, dtype) if _on else None
+    return logits_buffer.get(shape, dtype) if seam.fast_enabled() else None
 
 
 # ---- elementwise work over large (rows, C) arrays: cache-sized row blocks on two threads -------
@@ -277,7 +241,7 @@ def elementwise_in_row_blocks(array: np.ndarray, work: Callable[[int, int], None
     are the same. Declines small arrays (one call over all rows is cheaper) and when the fast
     paths are off.
     """
-    if not _on or array.ndim == 0 or array.nbytes < PARALLEL_MIN_BYTES:
+    if not seam.fast_enabled() or array.ndim == 0 or array.nbytes < PARALLEL_MIN_BYTES:
         return False
     in_row_blocks(array.shape[0], array[:1].nbytes, work)
     return True
@@ -291,7 +255,7 @@ def unary(ufunc: np.ufunc, a: np.ndarray) -> np.ndarray | None:
     half that on two. None (the caller computes ufunc(a) itself) for small or 0-d arrays and
     when the fast paths are off. Elementwise, so the bits are the same.
     """
-    if not _on or a.ndim == 0 or a.nbytes < PARALLEL_MIN_BYTES:
+    if not seam.fast_enabled() or a.ndim == 0 or a.nbytes < PARALLEL_MIN_BYTES:
         return None
     out = np.empty_like(a)
     elementwise_in_row_blocks(out, lambda lo, hi: ufunc(a[lo:hi], out=out[lo:hi]))
@@ -312,7 +276,7 @@ def cross_entropy_exp(logits: np.ndarray,
     the cross-entropy's forward and backward at (256, 50257) take half the time of the plain
     form on one thread (benchmarks/fast_paths.py).
     """
-    if not _on or logits.ndim == 0 or not logits.flags.c_contiguous or logits.shape[-1] == 0:
+    if not seam.fast_enabled() or logits.ndim == 0 or not logits.flags.c_contiguous or logits.shape[-1] == 0:
         return None
     e = cross_entropy_buffer.get(logits.shape, logits.dtype)
     total = np.empty((*logits.shape[:-1], 1), logits.dtype)
@@ -336,7 +300,8 @@ def scale_rows(e: np.ndarray, factors: np.ndarray, out: np.ndarray | None) -> np
 
     The cross-entropy's backward, G scale e / s, in row blocks on two threads (`in_row_blocks`).
     """
-    if not _on or not e.flags.c_contiguous or e.ndim == 0 or factors.shape != (*e.shape[:-1], 1):
+    if (not seam.fast_enabled() or not e.flags.c_contiguous or e.ndim == 0
+            or factors.shape != (*e.shape[:-1], 1)):
         return None
     result = np.empty_like(e) if out is None else out
     e_rows, f_rows, r_rows = _as_rows(e), _as_rows(factors), _as_rows(result)
@@ -355,7 +320,7 @@ def reusable(ctx: Any, array: np.ndarray) -> np.ndarray | None:
     after) and `array` is a buffer only this op holds. Buys one (N, V) array in the
     cross-entropy's backward: dz is written over e.
     """
-    return array if _on and ctx.last_backward else None
+    return array if not ctx.retain_graph else None
 
 
 # ---- coalescing a lookup's gradient ------------------------------------------------------------
@@ -375,7 +340,7 @@ def run_sums(rows: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
     Rows of one element are left to the plain form: numpy sums a long 1-D block pairwise, in a
     different order, so the bits would differ.
     """
-    if not _on or rows[0].size < 2:
+    if not seam.fast_enabled() or rows[0].size < 2:
         return None
     lengths = np.diff(np.r_[starts, len(rows)])
     sums = rows[starts]  # a copy holding each run's first row
@@ -410,7 +375,7 @@ def linear_rows(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> n
     bit for bit); for any input the bias is added into the product instead of making a second
     (N, out) array (at a vocabulary-sized output, as large as the logits).
     """
-    if not _on or x.ndim < 2:
+    if not seam.fast_enabled() or x.ndim < 2:
         return None
     out = x.reshape(-1, x.shape[-1]) @ weight.T
     if bias is not None:
@@ -435,7 +400,7 @@ def gelu_float32(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | N
     the backward needs, and runs as 22 in-place passes over row blocks on the threads. Buys: GELU's
     forward and backward at (16, 64, 512) take 4 ms on one core instead of 89 ms (22x).
     """
-    if not _on or a.dtype != np.float32 or a.ndim == 0 or not a.flags.c_contiguous:
+    if not seam.fast_enabled() or a.dtype != np.float32 or a.ndim == 0 or not a.flags.c_contiguous:
         return None
     out, cdf, pdf = np.empty_like(a), np.empty_like(a), np.empty_like(a)
     a_r, out_r, cdf_r, pdf_r = _as_rows(a), _as_rows(out), _as_rows(cdf), _as_rows(pdf)
@@ -469,7 +434,7 @@ def gelu_slope(grad: np.ndarray, a: np.ndarray, cdf: np.ndarray, pdf: np.ndarray
 
     The same three operations in the same order as ops.GELU's plain backward: the same bits.
     """
-    if (not _on or a.ndim == 0 or grad.shape != a.shape
+    if (not seam.fast_enabled() or a.ndim == 0 or grad.shape != a.shape
             or not all(x.flags.c_contiguous for x in (grad, a, cdf, pdf))):
         return None
     slope = np.empty_like(a)
@@ -509,7 +474,7 @@ def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None
     on the threads. With layer_norm_dx, forward and backward at (16, 64, 128) take 0.73 ms on
     one core instead of 0.88.
     """
-    if not _on or x.ndim == 0 or not x.flags.c_contiguous or x.dtype.kind != "f":
+    if not seam.fast_enabled() or x.ndim == 0 or not x.flags.c_contiguous or x.dtype.kind != "f":
         return None
     xhat, out = np.empty_like(x), np.empty_like(x)
     rstd = np.empty((*x.shape[:-1], 1), x.dtype)
@@ -544,7 +509,7 @@ def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
     in-place updates: six (n, d) passes instead of the plain form's ten, in row blocks on the
     threads. Float rounding apart from the plain form (the sums' order).
     """
-    if not _on or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
+    if not seam.fast_enabled() or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
         return None
     dx = np.empty_like(xhat)
     g_r, xhat_r, rstd_r, dx_r = _as_rows(grad), _as_rows(xhat), _as_rows(rstd), _as_rows(dx)
@@ -578,7 +543,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
     With attention_grads, forward and backward at (16, 4, 64, 32) take 3.7 ms on one core
     instead of 4.2; on two threads each half of the batch runs on its own core.
     """
-    if not _on or q.ndim < 3:
+    if not seam.fast_enabled() or q.ndim < 3:
         return None
     L, S = q.shape[-2], k.shape[-2]
     p = np.empty((*q.shape[:-1], S), q.dtype)
@@ -610,7 +575,7 @@ def attention_grads(grad: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
     place (one (..., L, S) array instead of four), and sum(dP P) as one einsum per row (summed
     in another order than the plain form's sum of products: float rounding apart).
     """
-    if not _on or q.ndim < 3:
+    if not seam.fast_enabled() or q.ndim < 3:
         return None
     dq, dk, dv, ds_all = np.empty_like(q), np.empty_like(k), np.empty_like(v), np.empty_like(p)
     scale_ = np.asarray(scale, q.dtype)
@@ -643,9 +608,8 @@ def keep_freed_memory() -> bool:
     the next step's first touch of each page is a page fault: at TinyGPT's 4-layer shape about
     4,600 faults (18 MiB) per step, 10-20% of the step on this virtual machine. With these two
     settings the faults are gone (docs/performance.md). The cost: up to KEEP_FREED_BYTES stay
-    with the process after a large computation ends (they are reused, not leaked). Set once at
-    import, process-wide, when the fast paths are on (it changes no result); `disabled()` does
-    not undo it.
+    with the process after a large computation ends (they are reused, not leaked). Opt-in and
+    process-wide: `train()` and the benchmarks call it (it changes no result); nothing undoes it.
     """
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         return False
@@ -657,6 +621,3 @@ def keep_freed_memory() -> bool:
     return bool(mallopt(m_mmap_threshold, HEAP_ALLOCATIONS_BELOW)) and bool(
         mallopt(m_trim_threshold, KEEP_FREED_BYTES))
 
-
-if _on:
-    keep_freed_memory()

@@ -1,16 +1,19 @@
 """Function and Context: an op's forward and backward, side by side, and what one keeps for the other.
 
-A `Function` works on numpy arrays only; this module knows nothing of tensors. `Function.apply`,
-which unwraps tensors, runs `forward` and records the backward node, lives in tensor.py, beside
-the Tensor it makes.
+A `Function`'s forward and backward work on numpy arrays only. `Function.apply` is the bridge to
+tensors: it asks the seam which implementation runs, unwraps the input tensors, runs `forward`,
+wraps the result in a Tensor and, when an input requires grad, records the backward node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
+
+from minigrad.engine import grad_mode, seam
+from minigrad.engine.graph import FunctionNode, record_forward_trace
+from minigrad.engine.tensor import Tensor, share_version_with_viewed_input
 
 
 class Context:
@@ -21,9 +24,9 @@ class Context:
     # (version counter, index in saved, version when saved, tensor name) per watched tensor
     _versions: list[tuple[Any, int, int, str | None]] | tuple = ()
     needs_input_grad: tuple[bool, ...] = ()
-    # True while the engine runs this backward for the last time (no retain_graph): the saved
-    # arrays are freed right after, so a backward may reuse a private saved buffer as its result.
-    last_backward = False
+    # False while the walk runs this backward for the last time (no retain_graph): the saved
+    # arrays are freed right after, so a fast twin may write its result into a saved buffer.
+    retain_graph = True
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
@@ -79,7 +82,10 @@ class Function:
     none. Call `YourFunction.apply(*tensors, **kw)` to run it on tensors.
     """
 
-    apply: ClassVar[Callable[..., Any]]  # defined in tensor.py, beside the Tensor it returns
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("minigrad.engine.ops."):  # a plain op: known to the seam by name
+            seam.register_plain(cls)
 
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> np.ndarray:
@@ -88,3 +94,32 @@ class Function:
     @staticmethod
     def backward(ctx: Context, grad: Any) -> Any:
         raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run the op on tensors (and plain values): a Tensor, with its node when one is needed."""
+        impl = seam.running.get(cls, cls)  # the plain op, its fast twin, or a learner's own
+        arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a.data)
+                needs.append(a.requires_grad)
+                tensors.append(a)
+            else:
+                arrays.append(a)
+                needs.append(False)
+        ctx = Context()
+        ctx.needs_input_grad = tuple(needs)
+        result = Tensor._wrap(impl.forward(ctx, *arrays, **kwargs))
+        if result.data.base is not None:  # a numpy view, maybe of an input's array
+            share_version_with_viewed_input(result, tensors)
+        if True in needs and grad_mode.is_grad_enabled():
+            edges = [a._grad_node() if need else None for a, need in zip(args, needs)]
+            result.grad_fn = FunctionNode(cls, impl, ctx, tuple(edges), result.data.shape)
+            result.requires_grad = True
+            if ctx._saved:
+                tensors.append(result)
+                ctx.watch_versions(tensors)
+            if grad_mode.is_anomaly_enabled():
+                record_forward_trace(result.grad_fn)
+        return result

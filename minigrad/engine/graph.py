@@ -8,14 +8,16 @@ node with several incoming edges, by construction.
 
 from __future__ import annotations
 
+import threading
 import traceback
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine import fast, grad_mode
-from minigrad.engine.function import Context, Function
-from minigrad.engine.sparse import add_grads, add_into
+from minigrad.engine import grad_mode, seam
+from minigrad.engine.sparse import add_grads
+
+Context = Function = Any  # function.py's classes (function.py imports this module): hints only
 
 
 class Node:
@@ -31,11 +33,8 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
-    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
-        """One gradient per edge in `next_nodes`.
-
-        `ours`: nothing but the engine holds `grad`. `last`: the node is released right after.
-        """
+    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
+        """One gradient per edge in `next_nodes` (`retain_graph`: the walk will run it again)."""
         raise NotImplementedError
 
     def release(self) -> None:
@@ -49,7 +48,8 @@ class AccumulateGrad(Node):
     """The sink for one leaf tensor: adds every gradient that reaches it into `.grad`.
 
     It holds its tensor strongly and the tensor holds it weakly, so a leaf lives as long as a
-    graph reads it or its owner keeps it, and is freed by reference counting alone.
+    graph reads it or its owner keeps it, and is freed by reference counting alone. The lock:
+    two threads running backward into one parameter must not lose each other's sum.
     """
 
     def __init__(self, variable: Any):  # variable: the leaf Tensor
@@ -59,16 +59,20 @@ class AccumulateGrad(Node):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.variable.data.shape
 
-    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
+    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
         var = self.variable
-        # .grad owns its memory: an array someone else may hold (or of another dtype) is copied
-        if grad.dtype != var.data.dtype or not (ours or var.grad is not None):
-            grad = _copy(grad, var.data.dtype)
-        var.grad = grad if var.grad is None else add_grads(var.grad, grad)  # a sum is a new array
+        if var.grad is None or grad.dtype != var.data.dtype:
+            grad = own_copy(grad, var.data.dtype)  # the array an op returned may be held elsewhere
+        with _ACCUMULATE_LOCK:
+            var.grad = grad if var.grad is None else add_grads(var.grad, grad)  # a sum is a new array
         return []
 
 
-def _copy(grad: Any, dtype: np.dtype) -> Any:
+_ACCUMULATE_LOCK = threading.Lock()
+
+
+def own_copy(grad: Any, dtype: np.dtype) -> Any:
+    """A copy of `grad` (an array or RowSparse) in `dtype` that nothing else holds."""
     if isinstance(grad, (np.ndarray, np.generic)):  # a 0-d op may return a numpy scalar
         return np.array(grad, dtype=dtype, copy=True)
     return grad.astype(dtype)  # RowSparse: astype returns a fresh copy
@@ -79,18 +83,19 @@ class FunctionNode(Node):
 
     forward_trace: list[str] | None = None  # set in anomaly mode
 
-    def __init__(self, function: type[Function], ctx: Context, next_nodes: tuple,
-                 shape: tuple[int, ...]):
-        self.function = function
+    def __init__(self, op: type[Function], function: type[Function], ctx: Context,
+                 next_nodes: tuple, shape: tuple[int, ...]):
+        self.op = op  # the op that was called (its name names the node)
+        self.function = function  # the implementation that ran: the op, its fast twin, or yours
         self.ctx = ctx
         self.next_nodes = next_nodes
         self.shape = shape  # the forward's result shape
 
     @property
     def name(self) -> str:
-        return self.function.__name__ + "Backward"
+        return self.op.__name__ + "Backward" + seam.owner_label(self.function)
 
-    def apply(self, grad: Any, ours: bool = False, last: bool = False) -> list[Any]:
+    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
         ctx = self.ctx
         if ctx._saved is None:
             raise RuntimeError(
@@ -100,7 +105,7 @@ class FunctionNode(Node):
             )
         if ctx._versions:
             ctx.check_versions(self)
-        ctx.last_backward = last
+        ctx.retain_graph = retain_graph
         grads = self.function.backward(ctx, grad)
         grads = [*grads] if isinstance(grads, tuple) else [grads]  # a list of the engine's own
         if len(grads) != len(self.next_nodes):
@@ -135,77 +140,79 @@ def count_dependencies(start: Node) -> dict[Node, int]:
 
 
 def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
-    """Send d(output) = `grad`, an array the caller made for this walk, from `start` to the leaves.
+    """Send d(output) = `grad` from `start` to the leaves.
 
-    Dependency counting (Kahn's algorithm, run from the output): a node runs once every
-    consumer has sent its gradient, on the sum of what arrived; each gradient it returns is
-    checked against the shape of the input it is for and sent on; then its saved arrays are
-    freed (unless retain_graph). No recursion, so a 100,000-op chain is fine.
+    Dependency counting (Kahn's algorithm, run from the output): a node runs once every consumer
+    has sent its gradient, on the sum of what arrived; each gradient it returns is checked against
+    the shape of its input and sent on; then its saved arrays are freed (unless retain_graph).
+    No recursion, so a 100,000-op chain is fine.
     """
     waiting = count_dependencies(start)  # how many consumers each node has yet to hear from
-    arrived: dict[Node, Any] = {start: grad}  # the sum of what has reached each node so far
-    ours = {start}  # nodes whose sum nobody but the engine holds: it may add into it in place
+    sums = (seam.fast_gradient_sums() or NewArraySums)()  # what has arrived at each node, summed
+    sums.add(start, grad)
     ready = [start]
-    anomaly = grad_mode.is_anomaly_enabled()  # detect_anomaly: check every gradient for NaN/Inf
     while ready:
         node = ready.pop()
-        total = arrived.pop(node, None)
-        if total is None:  # every consumer sent None: nothing flows on, but the inputs stop waiting
-            grads: list[Any] = [None] * len(node.next_nodes)
-        else:
-            grads = node.apply(total, ours=node in ours, last=not retain_graph)
-            if anomaly:
-                _check_finite(node, grads)
-        del total  # a backward that passes G on (Add) must leave it held by `grads` alone
-        for i, child in enumerate(node.next_nodes):
-            if child is None:
-                continue
-            g = grads[i]
-            if g is not None:
-                _check_gradient(node, i, child, g)
-                leaf = isinstance(child, AccumulateGrad)
-                if leaf:
-                    grad_mode.record(node, child, g)
-                if leaf or child in arrived or waiting[child] > 1:  # g is stored or summed
-                    unshared = fast.unshared(g)  # after the recorders: one that kept g shares it
-                    _arrive(arrived, ours, child, g, unshared)
-                else:  # the one gradient an op's node gets: nothing to sum, nothing to store
-                    arrived[child] = g
+        for child in run_and_send_on(node, sums, retain_graph):
             waiting[child] -= 1
             if waiting[child] == 0:  # every consumer has sent its gradient: run it next
                 ready.append(child)
-        if not retain_graph:
-            node.release()
 
 
-def _arrive(arrived: dict[Node, Any], ours: set[Node], node: Node, g: Any, unshared: bool) -> None:
-    """Add gradient `g` to what `node` has received so far, in place into a buffer that is ours.
+def run_and_send_on(node: Node, sums: Any, retain_graph: bool) -> list[Node]:
+    """Run `node` on the sum of what reached it and add each gradient it returns to its input's
+    sum. Returns the input nodes, one per edge (an input reached by None still stops waiting)."""
+    grads = run_node(node, sums.pop(node), retain_graph)
+    children = []
+    for child, g in edges_with_gradients(node, grads):
+        if g is not None:
+            sums.add(child, g)
+        children.append(child)
+    return children
 
-    A sum the engine made is ours by construction; `unshared` (a fast path) says `g` is ours too.
-    Summing in place saves a copy of the whole array per extra consumer: for a tied table, a
-    (V, d) copy where the lookup's rows meet the classifier's dense gradient.
-    """
-    if node not in arrived:
-        arrived[node] = g
-        if unshared:
-            ours.add(node)
-        return
-    total = arrived[node]
-    if node in ours and _adds_in_place(total, g):
-        add_into(total, g)
-    elif unshared and _adds_in_place(g, total):  # g is ours: add what came before into it
-        add_into(g, total)
-        arrived[node] = g
-        ours.add(node)
+
+def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any]:
+    """The node's gradients for its inputs; all None when nothing reached it (every consumer sent
+    None: nothing flows on)."""
+    if total is None:
+        grads: list[Any] = [None] * len(node.next_nodes)
     else:
-        arrived[node] = add_grads(total, g)  # always a new array or RowSparse
-        ours.add(node)
+        grads = node.apply(total, retain_graph)
+        if grad_mode.is_anomaly_enabled():  # detect_anomaly: check every gradient for NaN/Inf
+            _check_finite(node, grads)
+    if not retain_graph:
+        node.release()
+    return grads
 
 
-def _adds_in_place(total: Any, g: Any) -> bool:
-    """Whether `total += g` gives exactly what add_grads(total, g) would: same shape and dtype."""
-    return (type(total) is np.ndarray and g.shape == total.shape
-            and np.result_type(total, getattr(g, "values", g)) == total.dtype)
+def edges_with_gradients(node: Node, grads: list[Any]) -> list[tuple[Node, Any]]:
+    """(input node, its gradient) for each edge of `node`, each gradient checked, and shown to
+    the recorders (the gradient ledger) when it goes into a leaf."""
+    pairs = []
+    for position, (child, g) in enumerate(zip(node.next_nodes, grads)):
+        if child is None:
+            continue
+        if g is not None:
+            _check_gradient(node, position, child, g)
+            if isinstance(child, AccumulateGrad):
+                grad_mode.record(node, child, g)
+        pairs.append((child, g))
+    return pairs
+
+
+class NewArraySums:
+    """The plain way to sum what arrives at a node: the first gradient is kept as it came, and
+    each later one makes a new array, add_grads(total, g). Nothing is changed in place, so a
+    gradient that an op also handed elsewhere (Add sends one G to both inputs) stays intact."""
+
+    def __init__(self) -> None:
+        self.totals: dict[Node, Any] = {}
+
+    def add(self, node: Node, g: Any) -> None:
+        self.totals[node] = add_grads(self.totals[node], g) if node in self.totals else g
+
+    def pop(self, node: Node) -> Any:
+        return self.totals.pop(node, None)
 
 
 def _check_gradient(node: Node, position: int, child: Node, g: Any) -> None:

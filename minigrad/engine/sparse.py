@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import fast
 from minigrad.engine.checks import check_in_range
 
 
@@ -79,13 +78,15 @@ class RowSparse:
         """Bytes held: the indices plus the stored rows (compare with the dense V * d * itemsize)."""
         return int(self.indices.nbytes + self.values.nbytes)
 
-    def coalesce(self) -> RowSparse:
+    def coalesce(self, sum_runs: Any = None) -> RowSparse:
         """Unique sorted rows with duplicates summed (never `dense[idx] += g`, which drops repeats).
 
         Sort the ids (stably, so each row's contributions are added in the order they came),
         find where each run of equal ids starts, and sum each run into one row. Two coalesced
         gradients concatenated are two sorted runs, which the stable sort (timsort) merges in
         linear time: accumulating into a `.grad` stays cheap.
+        sum_runs(rows, starts): another way to sum the runs (the fast twin of Embedding passes
+        one); None, or a None result, uses the plain way below.
         """
         if self.coalesced:
             return self
@@ -96,8 +97,8 @@ class RowSparse:
         run_starts_here = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
         starts = np.flatnonzero(run_starts_here)
         rows = self.values[order]
-        sums = fast.run_sums(rows, starts)
-        if sums is None:  # the plain form: each run's first row, then the others added in order
+        sums = None if sum_runs is None else sum_runs(rows, starts)
+        if sums is None:  # each run's first row, then the run's other rows added in order
             sums = rows[starts]
             later = ~run_starts_here
             run_of_row = np.cumsum(run_starts_here) - 1
@@ -111,6 +112,15 @@ class RowSparse:
         out[c.indices] = c.values  # unique ids after coalesce, so assignment is exact
         return out
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # numpy would otherwise wrap us as a 0-d object array. Densifying here would hide the
+        # cost the sparse layout exists to avoid (V rows, most of them zero), so ask for it.
+        raise TypeError(
+            f"RowSparse ({self.nnz_rows} of {self.shape[0]} rows stored, shape {self.shape}) is not "
+            "converted to a numpy array implicitly: call .to_dense() for the full array (zeros "
+            "in the rows not stored), or read .indices and .values"
+        )
+
     def astype(self, dtype: Any) -> RowSparse:
         """A copy with values of `dtype` (always a fresh copy, so it may be owned by a `.grad`)."""
         values = self.values.astype(dtype, copy=True)
@@ -122,7 +132,7 @@ class RowSparse:
     __radd__ = __add__
 
     def __mul__(self, scalar: float) -> RowSparse:
-        if np.ndim(scalar) != 0:
+        if isinstance(scalar, RowSparse) or np.ndim(scalar) != 0:
             raise TypeError("RowSparse: * supports a scalar only; use to_dense() for elementwise products")
         return RowSparse(self.indices, self.values * scalar, self.shape, self.coalesced)
 

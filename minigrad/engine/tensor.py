@@ -1,21 +1,24 @@
 """Tensor: a numpy array that remembers how it was made, so gradients can flow back.
 
-Also `Function.apply`, which makes tensors: it runs an op's forward on arrays and records the
-op's node in the backward graph (graph.py), which sees only nodes and arrays.
+The core: making a tensor, its gradient and `backward`, and the operators and methods that call
+the ops. Two concerns live beside it and are mixed in: in-place updates and views (inplace.py)
+and PyTorch's spellings (spellings.py). `Function.apply` (function.py) makes the tensors ops return.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from minigrad.engine import fast, grad_mode, graph, ops
-from minigrad.engine.function import Context, Function
-from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node
+from minigrad.engine import graph
+from minigrad.engine.arguments import axis_args, check_can_require_grad, softmax_axis
+from minigrad.engine.graph import AccumulateGrad, Node
+from minigrad.engine.inplace import InPlaceAndViews
 from minigrad.engine.random import as_generator
+from minigrad.engine.seam import ops  # the plain ops by name, each resolved at the seam when applied
+from minigrad.engine.spellings import PyTorchSpellings, Size
 
 
 def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -40,21 +43,13 @@ def as_array(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
 
 
-def _check_can_require_grad(array: np.ndarray) -> None:
-    if array.dtype.kind != "f":
-        raise TypeError(
-            f"only floating-point tensors can require grad, but this one has dtype {array.dtype}; "
-            "pass dtype=np.float32 or np.float64"
-        )
-
-
 class VersionCounter:
     """How many times a tensor's array was changed in place; shared by a tensor and its views."""
 
     value = 0  # a class-level default, overridden on the first bump: making one runs no Python
 
 
-class Tensor:
+class Tensor(InPlaceAndViews, PyTorchSpellings):
     """A numpy array `data` with an optional gradient.
 
     A tensor made by the user is a *leaf*; one made by an op has `grad_fn`, the node of the
@@ -69,12 +64,6 @@ class Tensor:
     name: str | None = None
     requires_grad = False
     _accumulate: weakref.ref[AccumulateGrad] | None = None  # a leaf's AccumulateGrad, while alive
-    # Views (indexing, reshape, transpose that share memory), as PyTorch tracks them: a view keeps
-    # its base (the tensor that is not itself a view) and the ops that remake it from that base;
-    # the base knows its views weakly.
-    _views: list[weakref.ref] | None = None
-    _base: Tensor | None = None
-    _from_base: Callable[[Tensor], Tensor] | None = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None):
         self.data: np.ndarray = _infer_array(data, dtype)
@@ -82,7 +71,7 @@ class Tensor:
         if name is not None:
             self.name = name
         if requires_grad:
-            _check_can_require_grad(self.data)
+            check_can_require_grad(self.data)
             self.requires_grad = True
 
     @classmethod
@@ -94,6 +83,10 @@ class Tensor:
         if requires_grad:
             t.requires_grad = True
         return t
+
+    def _new(self, array: np.ndarray) -> Tensor:
+        """A plain tensor (not of a subclass such as Parameter) around `array`, with no history."""
+        return Tensor._wrap(array)
 
     @property
     def _version(self) -> int:
@@ -207,116 +200,10 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad:
-            _check_can_require_grad(self.data)
+            check_can_require_grad(self.data)
         if not self.is_leaf:
             raise RuntimeError("requires_grad_(): only a leaf tensor's flag can be changed")
         self.requires_grad = requires_grad
-        return self
-
-    # ---- in-place updates --------------------------------------------------------------------
-    # Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
-    # self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values
-    # and a node whose edge goes to the old grad_fn; the values are written into self.data (so
-    # every alias sees them) and self.grad_fn becomes that node. Either way the version is bumped,
-    # so a backward that saved the old values refuses to use them.
-
-    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._add("add_", other, alpha)
-
-    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
-        return self._add("sub_", other, -alpha)
-
-    def mul_(self, other: Any) -> Tensor:
-        if self._records_in_place("mul_", other):  # Mul's backward reads the old values: a copy
-            return self._rebase("mul_", ops.Mul, self._history(copy=True), self._operand(other))
-        self.data *= self._plain(other)
-        return self._bumped()
-
-    def div_(self, other: Any) -> Tensor:
-        if self._records_in_place("div_", other):
-            return self._rebase("div_", ops.Div, self._history(copy=True), self._operand(other))
-        self.data /= self._plain(other)
-        return self._bumped()
-
-    def zero_(self) -> Tensor:
-        return self._copy("zero_", np.zeros((), dtype=self.dtype))
-
-    def copy_(self, other: Any) -> Tensor:
-        return self._copy("copy_", other)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        index = _index_array(index)
-        if self._records_in_place("__setitem__", value):
-            self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
-                         index=index)
-            return
-        self.data[index] = self._plain(value)
-        self._bumped()
-
-    def _add(self, op: str, other: Any, alpha: float) -> Tensor:
-        if self._records_in_place(op, other):
-            step = self._operand(other)
-            return self._rebase(op, ops.Add, self._history(copy=False), step if alpha == 1 else step * alpha)
-        self.data += alpha * self._plain(other)
-        return self._bumped()
-
-    def _copy(self, op: str, source: Any) -> Tensor:
-        if self._records_in_place(op, source):
-            return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
-        self.data[...] = self._plain(source)
-        return self._bumped()
-
-    def _records_in_place(self, op: str, *sources: Any) -> bool:
-        """Whether the in-place op `op` must rebase self's history onto itself; refuses the cases
-        that cannot be recorded: a leaf that requires grad, and a view of another tensor."""
-        if not grad_mode.is_grad_enabled():
-            return False
-        if self.requires_grad and self.is_leaf:
-            raise RuntimeError(
-                f"{op}: a leaf tensor that requires grad is used in an in-place operation; "
-                "wrap the update in `with minigrad.no_grad():`"
-            )
-        if not (self.requires_grad or any(isinstance(s, Tensor) and s.requires_grad for s in sources)):
-            return False
-        if self.data.base is not None:
-            raise RuntimeError(
-                f"{op}: this tensor (shape {self.shape}) shares its memory with another tensor (it "
-                "was made by indexing, reshape or transpose) and the op must record a gradient; "
-                "writing into it would change the other tensor behind its graph's back. Use the "
-                "out-of-place op (y = y * 3), or clone() the view first."
-            )
-        _check_can_require_grad(self.data)
-        return True
-
-    def _history(self, copy: bool) -> Tensor:
-        """A stand-in for self as it is now, for the op that rebases it: the same grad_fn, and a
-        copy of the values when that op's backward reads them (self.data is about to change)."""
-        old = Tensor._wrap(self.data.copy() if copy else self.data, requires_grad=self.requires_grad)
-        old.grad_fn = self.grad_fn
-        return old
-
-    def _operand(self, other: Any) -> Any:
-        """A tensor stays a tensor (its gradient is recorded); anything else takes self's dtype."""
-        return other if isinstance(other, Tensor) else np.asarray(other, dtype=self.dtype)
-
-    def _plain(self, other: Any) -> np.ndarray:
-        return np.asarray(as_array(other), dtype=self.dtype)
-
-    def _rebase(self, op: str, function: type, *inputs: Any, **kwargs: Any) -> Tensor:
-        result = function.apply(*inputs, **kwargs)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"{op}: the result has shape {result.shape}, but an in-place op cannot change "
-                f"this tensor's shape {self.shape}"
-            )
-        self.data[...] = result.data
-        self.grad_fn = result.grad_fn
-        self.requires_grad = True
-        self._remake_views()
-        return self._bumped()
-
-    def _bumped(self) -> Tensor:
-        self._version += 1
         return self
 
     # ---- arithmetic -------------------------------------------------------------------------
@@ -325,8 +212,7 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (int, float, bool)):
-            lifted = fast.scalar(other, self.data.dtype)
-            return lifted if lifted is not None else np.asarray(other, dtype=self.data.dtype)
+            return np.asarray(other, dtype=self.data.dtype)
         return np.asarray(other)
 
     def __add__(self, other: Any) -> Tensor:
@@ -382,17 +268,17 @@ class Tensor:
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
             keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = _axis_args("sum", axis, keepdims, dim, keepdim)
+        axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
             keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = _axis_args("mean", axis, keepdims, dim, keepdim)
+        axis, keepdims = axis_args("mean", axis, keepdims, dim, keepdim)
         return ops.Mean.apply(self, axis=axis, keepdims=keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
             keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = _axis_args("max", axis, keepdims, dim, keepdim)
+        axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
         return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     # ---- elementwise ------------------------------------------------------------------------
@@ -416,10 +302,10 @@ class Tensor:
 
     def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """Along `axis` (or `dim`), the last one by default."""
-        return ops.Softmax.apply(self, axis=_softmax_axis("softmax", axis, dim))
+        return ops.Softmax.apply(self, axis=softmax_axis("softmax", axis, dim))
 
     def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        return ops.LogSoftmax.apply(self, axis=_softmax_axis("log_softmax", axis, dim))
+        return ops.LogSoftmax.apply(self, axis=softmax_axis("log_softmax", axis, dim))
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -461,217 +347,12 @@ class Tensor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def __getitem__(self, index: Any) -> Tensor:
-        index = _index_array(index)
+        index = index_array(index)
         return self._view(lambda base: ops.GetItem.apply(base, index=index))
 
-    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
-        """make(self), remembered as a view when it shares self's memory: an in-place op that
-        rebases the base's history then remakes the view's node from the new history (as PyTorch
-        regenerates a view's grad_fn), so reading the view never uses a stale graph."""
-        out = make(self)
-        if out.data.base is not None and np.may_share_memory(out.data, self.data):
-            if self._base is None:
-                out._base, out._from_base = self, make
-            else:  # a view of a view: remade from the first base, through both ops
-                parent = self._from_base
-                out._base, out._from_base = self._base, lambda base: make(parent(base))
-            views = out._base._views
-            if views is None:
-                views = out._base._views = []
-            views.append(weakref.ref(out))
-            if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
-                views[:] = out._base._live_views()
-        return out
-
-    def _live_views(self) -> list[weakref.ref]:
-        return [ref for ref in self._views or () if ref() is not None]
-
-    def _remake_views(self) -> None:
-        for ref in self._live_views():
-            view = ref()
-            if view is not None:
-                remade = view._from_base(self)
-                view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
-
-    # ==== PyTorch spellings and transformer ops (TinyGPT) ====================================
-    # Appended as one section: numpy's names above stay; these are the names a learner
-    # brings from PyTorch, with PyTorch's meaning.
-    def dim(self) -> int:
-        return self.data.ndim
-
-    def numel(self) -> int:
-        return self.data.size
-
-    def tolist(self) -> Any:
-        return self.data.tolist()
-
-    def contiguous(self) -> Tensor:
-        """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
-        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)
-
-    def sqrt(self) -> Tensor:
-        return ops.Sqrt.apply(self)
-
-    def abs(self) -> Tensor:
-        return ops.Abs.apply(self)
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Tensor:
-        """Index of the largest entry along `dim` (of the flattened tensor if None); no gradient."""
-        dim, keepdim = _axis_args("argmax", axis, keepdim, dim, None)
-        if dim is None:
-            return Tensor._wrap(np.asarray(self.data.argmax(), dtype=np.int64))
-        dim = _check_dim("argmax", dim, self.shape)
-        return Tensor._wrap(self.data.argmax(axis=dim, keepdims=keepdim).astype(np.int64))
-
-    def __ne__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        return self.data != np.asarray(as_array(other))
-
-    def __le__(self, other: Any) -> np.ndarray:
-        return self.data <= np.asarray(as_array(other))
-
-    def __ge__(self, other: Any) -> np.ndarray:
-        return self.data >= np.asarray(as_array(other))
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        """A new axis of size 1 at `dim` (in [-ndim - 1, ndim], as PyTorch)."""
-        dim = _check_dim("unsqueeze", dim, self.shape + (1,))  # one more place than axes
-        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
-
-    def squeeze(self, dim: int | tuple[int, ...] | None = None) -> Tensor:
-        """Drop axes of size 1: all of them, or those in `dim` (a named axis of another size stays,
-        as in PyTorch)."""
-        if dim is None:
-            dims = set(range(self.ndim))
-        else:
-            dims = {_check_dim("squeeze", d, self.shape) for d in (dim if isinstance(dim, tuple) else (dim,))}
-        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """Merge axes start_dim..end_dim (inclusive) into one."""
-        if self.ndim == 0:
-            return self.reshape(1)
-        start, end = (_check_dim("flatten", d, self.shape) for d in (start_dim, end_dim))
-        if start > end:
-            raise ValueError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
-                             f"for a tensor of shape {self.shape}")
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        """Entries start..start + length - 1 along `dim`."""
-        dim = _check_dim("narrow", dim, self.shape)
-        size = self.shape[dim]
-        if not (0 <= start <= size and 0 <= length <= size - start):
-            raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
-                             f"size {size} (shape {self.shape})")
-        start, length = int(start), int(length)
-        return self._view(lambda base: ops.Narrow.apply(base, axis=dim, start=start, length=length))
-
-    def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
-        """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
-        the listed sizes, which must add up to the axis."""
-        dim = _check_dim("split", dim, self.shape)
-        size = self.shape[dim]
-        if isinstance(split_size_or_sections, (int, np.integer)):
-            step = int(split_size_or_sections)
-            if step < 1:
-                raise ValueError(f"split(): split_size must be a positive int, got {step}")
-            sections = [min(step, size - start) for start in range(0, size, step)] or [0]
-        else:
-            sections = [int(n) for n in split_size_or_sections]
-            if sum(sections) != size or min(sections, default=0) < 0:
-                raise ValueError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
-                                 f"has size {size} (shape {self.shape})")
-        starts = np.cumsum([0] + sections[:-1])
-        return tuple(self.narrow(dim, int(a), n) for a, n in zip(starts, sections))
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch."""
-        if not isinstance(chunks, (int, np.integer)) or chunks < 1:
-            raise ValueError(f"chunk(): chunks must be a positive int, got {chunks!r}")
-        dim = _check_dim("chunk", dim, self.shape)
-        return self.split(max(1, -(-self.shape[dim] // int(chunks))), dim)
-
-    def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """`value` where mask is True; mask (bool) broadcasts to this tensor's shape. A value of
-        -inf before a softmax gives those places probability exactly 0."""
-        mask = np.asarray(as_array(mask))
-        if mask.dtype != np.bool_:
-            raise TypeError(f"masked_fill(): mask must be a bool array, got dtype {mask.dtype}")
-        if _broadcast_shape(mask.shape, self.shape) != self.shape:
-            raise ValueError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
-                             f"tensor's shape {self.shape}")
-        return ops.MaskedFill.apply(self, mask, value=float(value))
 
 
-class Size(int):
-    """A tensor's element count (numpy's `t.size`) that also answers PyTorch's `t.size()`, the
-    shape, and `t.size(dim)`, one axis's length."""
-
-    shape: tuple[int, ...]
-
-    def __new__(cls, shape: tuple[int, ...]) -> Size:
-        count = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
-        count.shape = tuple(shape)
-        return count
-
-    def __call__(self, dim: int | None = None) -> Any:
-        return self.shape if dim is None else self.shape[_check_dim("size", dim, self.shape)]
-
-
-def _check_dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
-    """`dim` as an axis in [0, len(shape)), counted from the end when negative."""
-    ndim = len(shape)
-    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{op}(): dim must be an int, got {dim!r}")
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"{op}(): dim {dim} is out of range for shape {shape} (expected "
-                         f"{-ndim} <= dim < {ndim})")
-    return int(dim) % ndim
-
-
-def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-# ---- Function.apply: from tensors to arrays and back, recording the graph -------------------------
-
-def _apply(cls: type[Function], *args: Any, **kwargs: Any) -> Tensor:
-    """Run `cls.forward` on the inputs' arrays; when an input requires grad, record its node."""
-    arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
-    for a in args:
-        if isinstance(a, Tensor):
-            arrays.append(a.data)
-            needs.append(a.requires_grad)
-            tensors.append(a)
-        else:
-            arrays.append(a)
-            needs.append(False)
-    ctx = Context()
-    ctx.needs_input_grad = tuple(needs)
-    result = Tensor._wrap(cls.forward(ctx, *arrays, **kwargs))
-    if result.data.base is not None:  # a numpy view, maybe of an input's array
-        _share_version_with_viewed_input(result, tensors)
-    if True in needs and grad_mode.is_grad_enabled():
-        edges = []
-        for a, need in zip(args, needs):
-            edges.append(a._grad_node() if need else None)
-        result.grad_fn = FunctionNode(cls, ctx, tuple(edges), result.data.shape)
-        result.requires_grad = True
-        if ctx._saved:
-            tensors.append(result)
-            ctx.watch_versions(tensors)
-        if grad_mode.is_anomaly_enabled():
-            graph.record_forward_trace(result.grad_fn)
-    return result
-
-
-Function.apply = classmethod(_apply)  # type: ignore[assignment]
-
-
-def _share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> None:
+def share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> None:
     """A result that is a view of an input's array (reshape, permute, basic slicing) shares that
     input's version counter, as in PyTorch: a change in place through either is seen by both."""
     owner = result.data.base  # numpy views point at the array that owns the memory
@@ -680,38 +361,6 @@ def _share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> No
             result._version_counter = a._version_counter
             return
 
-
-def _axis(axis: Any) -> Any:
-    return tuple(axis) if isinstance(axis, list) else axis
-
-
-def _axis_args(op: str, axis: Any, keepdims: bool, dim: Any, keepdim: bool | None) -> tuple[Any, bool]:
-    """numpy's axis=/keepdims= or PyTorch's dim=/keepdim= (one of each pair), as (axis, keepdims)."""
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{op}(): got both axis={axis!r} and dim={dim!r}; they are one argument")
-        axis = dim
-    if keepdim is not None:
-        if keepdims:
-            raise TypeError(f"{op}(): got both keepdims= and keepdim=; they are one argument")
-        keepdims = keepdim
-    return _axis(axis), bool(keepdims)
-
-
-def _softmax_axis(op: str, axis: int | None, dim: int | None) -> int:
-    axis = _axis_args(op, axis, False, dim, None)[0]
-    return -1 if axis is None else axis
-
-
-def _index_array(index: Any) -> Any:
-    """Tensors inside an index become their arrays (an index has no gradient)."""
-    if isinstance(index, tuple):
-        return tuple(_index_array(i) for i in index)
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
 
 
 # ---- factories --------------------------------------------------------------------------------
@@ -747,3 +396,15 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
     if dtype is None:
         dtype = np.float32 if values.dtype.kind == "f" else np.int64
     return Tensor(values.astype(dtype), requires_grad=requires_grad)
+
+
+def index_array(index: Any) -> Any:
+    """Tensors inside an index become their arrays (an index has no gradient)."""
+    if isinstance(index, tuple):
+        return tuple(index_array(i) for i in index)
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index
+

@@ -1,7 +1,6 @@
 """The engine's core: its import picture, per-thread grad mode, the checks of the backward walk,
 leaves freed by reference counting, and views that share their base's version counter."""
 
-import ast
 import gc
 import os
 import select
@@ -26,66 +25,6 @@ def leaf(values, dtype=np.float64, name=None):
 
 
 # ---- the import picture -----------------------------------------------------------------------
-
-def engine_imports() -> dict[str, set[str]]:
-    """For each engine module, the engine modules it imports anywhere (module level or inside a
-    function), read from the source with ast."""
-    graph: dict[str, set[str]] = {}
-    for path in ENGINE.glob("*.py"):
-        module = path.stem
-        graph[module] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
-            for name in names:
-                parts = name.split(".")
-                if parts[:2] == ["minigrad", "engine"] and len(parts) > 2 and parts[2] != module:
-                    graph[module].add(parts[2])
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, str] = {}
-
-    def visit(module: str, path: list[str]) -> list[str] | None:
-        state[module] = "open"
-        for child in sorted(graph.get(module, ())):
-            if state.get(child) == "open":
-                return path + [module, child]
-            if child not in state and (found := visit(child, path + [module])):
-                return found
-        state[module] = "done"
-        return None
-
-    for module in sorted(graph):
-        if module not in state and (found := visit(module, [])):
-            return found
-    return None
-
-
-def test_the_engine_modules_import_each_other_without_a_circle():
-    graph = engine_imports()
-    graph.pop("__init__")  # the package imports all its modules; none imports the package's names
-    assert {"tensor", "function", "graph", "grad_mode", "fast", "ops", "sparse"} <= set(graph)
-    assert find_cycle(graph) is None, f"import circle: {' -> '.join(find_cycle(graph))}"
-    assert "tensor" not in graph["graph"] | graph["function"] | graph["ops"]
-
-
-def test_the_cycle_finder_finds_a_circle_through_a_function_local_import(tmp_path):
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
-
-
-def test_nothing_in_the_engine_imports_the_layers_above_it():
-    for path in ENGINE.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("minigrad"):
-                assert node.module.startswith("minigrad.engine"), f"{path.name} imports {node.module}"
-
 
 # ---- grad mode is per thread --------------------------------------------------------------------
 

@@ -36,28 +36,6 @@ def test_lifted_numbers_give_the_same_bits_as_the_plain_path(dtype):
         assert a.dtype == b.dtype == dtype and a.tobytes() == b.tobytes()
 
 
-@needs_fast
-def test_a_lifted_number_is_shared_read_only_and_zero_and_nan_are_not_kept():
-    x32, x64 = np.float32, np.float64
-    a = fast.scalar(0.5, np.dtype(x32))
-    assert a is fast.scalar(0.5, np.dtype(x32)) and a.dtype == x32 and not a.flags.writeable
-    assert fast.scalar(0.5, np.dtype(x64)) is not a and fast.scalar(0.5, np.dtype(x64)).dtype == x64
-    assert fast.scalar(1, np.dtype(x32)) is fast.scalar(1.0, np.dtype(x32))  # one value, one key
-    for unkept in (0.0, -0.0, 0, False, float("nan")):  # -0.0 == 0.0 would lose its sign
-        assert fast.scalar(unkept, np.dtype(x32)) is None
-    with pytest.raises(ValueError, match="read-only"):
-        a[...] = 2.0
-    with fast.disabled():
-        assert fast.scalar(0.5, np.dtype(x32)) is None
-
-
-@needs_fast
-def test_the_number_cache_stays_bounded():
-    for i in range(3 * fast.SCALAR_CACHE_SIZE):
-        fast.scalar(i + 0.5, np.dtype(np.float64))
-    assert len(fast._scalars) <= fast.SCALAR_CACHE_SIZE
-
-
 def test_an_int_tensor_still_lifts_numbers_to_its_own_dtype():
     x = mg.tensor(np.array([1, 2, 3]))
     assert (x + 2).dtype == np.int64 and (x * 0.5).data.tolist() == [0, 0, 0]  # 0.5 -> int 0

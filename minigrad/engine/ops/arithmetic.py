@@ -1,0 +1,166 @@
+"""Arithmetic: + - * / **, negation, copies and the matrix product. Operands broadcast like
+numpy's; `unbroadcast` sums a gradient back to the shape of the operand that was stretched."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.engine.function import Context, Function
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum grad over the axes that broadcasting added or stretched, back to `shape`."""
+    if grad.shape == shape:
+        return grad
+    added = grad.ndim - len(shape)
+    if added:
+        grad = grad.sum(axis=tuple(range(added)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        return a + b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
+        need_a, need_b = ctx.needs_input_grad  # x + 1.0: no sum over the constant's axes
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(grad, ctx.b_shape) if need_b else None)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        return a - b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, ctx.a_shape) if need_a else None,
+                unbroadcast(-grad, ctx.b_shape) if need_b else None)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(ab) = G b, G a
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad * b, a.shape) if need_a else None,
+                unbroadcast(grad * a, b.shape) if need_b else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a/b) = G/b, -G a/b^2
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad / b
+        return (unbroadcast(grad_a, a.shape) if need_a else None,
+                unbroadcast(-grad_a * a / b, b.shape) if need_b else None)
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, exponent: float) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a ** np.asarray(exponent, dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d(a^n) = G n a^(n-1)
+        (a,) = ctx.saved
+        n = np.asarray(ctx.exponent, dtype=a.dtype)
+        return grad * n * a ** (n - 1)
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        return -a
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return -grad
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return grad
+
+
+class Copy(Function):
+    """dst.copy_(src): every element of dst becomes src's (broadcast); dst's old values are gone,
+    so they get a zero gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+        ctx.shapes = (dst.shape, np.shape(src))
+        return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d dst = 0, d src = G (summed)
+        _, src_shape = ctx.shapes
+        need_dst, need_src = ctx.needs_input_grad
+        return (np.zeros_like(grad) if need_dst else None,
+                unbroadcast(grad, src_shape) if need_src else None)
+
+
+class MatMul(Function):
+    """a @ b with numpy's rules: batch axes broadcast, a 1-D operand is a vector."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        try:
+            return a @ b
+        except ValueError:  # numpy names gufunc operands and core dimensions: say it in shapes
+            raise ValueError(_matmul_mismatch(np.shape(a), np.shape(b))) from None
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dA = G B^T,  dB = A^T G
+        a, b = ctx.saved
+        # treat a vector as a one-row (a) or one-column (b) matrix, then undo it
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g = grad[..., None] if b.ndim == 1 else grad
+        g = g[..., None, :] if a.ndim == 1 else g
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = unbroadcast(g @ np.swapaxes(b2, -1, -2), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g, b2.shape).reshape(b.shape)
+        return grad_a, grad_b
+
+
+def _matmul_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> str:
+    """Why `a @ b` is undefined for these shapes, in the words of the shapes."""
+    pair = f"matmul: shapes {a} @ {b}"
+    if not a or not b:
+        return f"{pair}: both operands need at least 1 dimension (a 0-d tensor has none)"
+    inner_a, inner_b = a[-1], (b[-2] if len(b) > 1 else b[0])
+    if inner_a != inner_b:
+        return f"{pair} do not match: {inner_a} != {inner_b}"
+    return f"{pair}: the batch shapes {a[:-2]} and {b[:-2]} do not broadcast"
+

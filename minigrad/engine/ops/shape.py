@@ -1,0 +1,153 @@
+"""Ops that move values without computing new ones: reshape, permute, indexing, setting items,
+concatenation, stacking, narrowing, masking and selecting. Each backward routes G back to the
+places the values came from (an index read twice gets both gradients)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine.function import Context, Function
+from minigrad.engine.ops.arithmetic import unbroadcast
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, shape: tuple) -> np.ndarray:
+        ctx.in_shape = a.shape
+        try:
+            return a.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot reshape shape {a.shape} ({a.size} elements) "
+                             f"into {shape}") from None
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return grad.reshape(ctx.in_shape)
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, dims: tuple) -> np.ndarray:
+        ctx.dims = dims
+        return a.transpose(dims)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # undo the permutation
+        return grad.transpose(np.argsort(ctx.dims))
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
+        ctx.in_shape, ctx.index = a.shape, index
+        return a[index]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.add.at(out, ctx.index, grad)  # an index picked twice gets both gradients
+        return out
+
+
+class SetItem(Function):
+    """a with a[index] = value: the positions written take value's gradient, the rest keep a's."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, value: np.ndarray, index: Any) -> np.ndarray:
+        ctx.args = (index, np.shape(value))
+        out = a.copy()
+        out[index] = value
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d a = G off the index, d value = G[index]
+        index, value_shape = ctx.args
+        need_a, need_value = ctx.needs_input_grad
+        grad_a = grad_value = None
+        if need_a:
+            grad_a = grad.copy()
+            grad_a[index] = 0
+        if need_value:
+            written = grad[index]
+            # numpy lets a value have extra leading axes of size 1 (a[0] = v of shape (1, n))
+            extra = len(value_shape) - written.ndim
+            grad_value = (unbroadcast(written, value_shape[extra:]).reshape(value_shape) if extra > 0
+                          else unbroadcast(written, value_shape))
+        return grad_a, grad_value
+
+
+class Concatenate(Function):
+    @staticmethod
+    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+        ctx.axis = axis
+        ctx.sizes = [a.shape[axis] for a in arrays]
+        return np.concatenate(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # each input gets its slice of G
+        cuts = np.cumsum(ctx.sizes)[:-1]
+        return tuple(np.split(grad, cuts, axis=ctx.axis))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+        ctx.axis = axis
+        return np.stack(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        return tuple(np.moveaxis(grad, ctx.axis, 0))
+
+
+class Narrow(Function):
+    """a[..., start:start + length, ...] along `axis` (a view, as torch.narrow); split and chunk
+    are several of these. The gradient is G in that slice and zero elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+        ctx.shape = a.shape
+        ctx.index = (slice(None),) * axis + (slice(start, start + length),)
+        return a[ctx.index]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        out = np.zeros(ctx.shape, dtype=grad.dtype)
+        out[ctx.index] = grad  # a basic slice names each element once: no np.add.at needed
+        return out
+
+
+class MaskedFill(Function):
+    """a with `value` where mask is True (mask broadcasts to a's shape); the filled places get no
+    gradient: da = G where not mask, else 0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, mask: np.ndarray, value: float = 0.0) -> np.ndarray:
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=a.dtype), a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        return np.where(ctx.mask, np.zeros((), grad.dtype), grad), None
+
+
+class Where(Function):
+    """condition ? a : b, all three broadcast; da = G where condition, db = G elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.condition = condition
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return np.where(condition, a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        zero = np.zeros((), grad.dtype)
+        a_shape, b_shape = ctx.shapes
+        _, need_a, need_b = ctx.needs_input_grad
+        grad_a = unbroadcast(np.where(ctx.condition, grad, zero), a_shape) if need_a else None
+        grad_b = unbroadcast(np.where(ctx.condition, zero, grad), b_shape) if need_b else None
+        return None, grad_a, grad_b
+
