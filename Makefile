@@ -7,10 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TOUR_STAMP := $(VENV)/.installed-tour
 LAB_STAMP  := $(VENV)/.installed-lab
+ALL_EXTRAS := [dev,lessons,lab]
 
 .PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons clean
 
-# $(call install,EXTRAS): a .venv with minigrad installed (editable) with those extras
+# $(call install,EXTRAS): a .venv with minigrad installed (editable) with those extras (pass a list
+# such as [a,b] through a variable: make splits a call's arguments at commas)
 define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -20,7 +22,7 @@ define install
 endef
 
 $(STAMP): pyproject.toml
-	$(call install,[dev,lessons,lab])
+	$(call install,$(ALL_EXTRAS))
 	touch $(STAMP) $(LAB_STAMP) $(TOUR_STAMP)
 
 $(LAB_STAMP): pyproject.toml
