@@ -99,9 +99,9 @@ class LabHandler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals (a malformed request line, headers too long, a method with no
         do_<METHOD>) answered as ours are: JSON with the lab's headers, then the connection closes."""
-        message = message or HTTPStatus(code).phrase
+        message = (message or HTTPStatus(code).phrase)[:200]  # it may quote a 64 KiB request line
         if code == HTTPStatus.NOT_IMPLEMENTED:  # http.server's answer to a method we do not serve
-            code, message = HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command}: {ONLY_GET_AND_POST}"
+            code, message = HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command[:40]}: {ONLY_GET_AND_POST}"
         elif code >= 500:  # an HTTP version we do not speak: the client's request is at fault
             code = HTTPStatus.BAD_REQUEST
         self.close_connection = True
