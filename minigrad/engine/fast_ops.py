@@ -16,6 +16,7 @@ import numpy as np
 
 from minigrad.engine import fast, ops, seam
 from minigrad.engine.graph import _ACCUMULATE_LOCK, AccumulateGrad, Node
+from minigrad.engine.ops.transformer import attention_bias
 from minigrad.engine.sparse import RowSparse, add_grads, add_into
 
 
@@ -169,26 +170,35 @@ class FastLayerNorm(ops.LayerNorm):
 
 
 class FastScaledDotProductAttention(ops.ScaledDotProductAttention):
-    """Softmax attention per (batch, head) block, in place (float32-rounding close)."""
+    """Softmax attention per (batch, head) block, in place (float32-rounding close). Dropout, and
+    a float mask that requires grad, take the plain op's forward or backward."""
 
     @staticmethod
-    def forward(ctx: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
-                scale: float | None = None) -> np.ndarray:
+    def forward(ctx: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                attn_mask: np.ndarray | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                scale: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        plain = ops.ScaledDotProductAttention
         scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
-        fused = fast.attention(q, k, v, scale, is_causal)
+        bias = attention_bias(attn_mask, is_causal, q.shape[-2], k.shape[-2], q.dtype)
+        fused = fast.attention(q, k, v, scale, bias) if dropout_p == 0 else None
         if fused is None:
-            return ops.ScaledDotProductAttention.forward(ctx, q, k, v, is_causal, scale)
+            return plain.forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, rng)
         out, p = fused
-        ctx.save_for_backward(q, k, v, p)
+        ctx.save_for_backward(q, k, v, p, None)  # as the plain op saves them (no dropout mask)
         ctx.scale = scale
+        ctx.mask_shape = None if attn_mask is None else attn_mask.shape
         return out
 
     @staticmethod
     def backward(ctx: Any, grad: np.ndarray) -> tuple:
-        grads = fast.attention_grads(grad, *ctx.saved, ctx.scale)
+        q, k, v, p, keep = ctx.saved
+        mask_needs_grad = len(ctx.needs_input_grad) > 3 and ctx.needs_input_grad[3]
+        grads = None if keep is not None or mask_needs_grad else \
+            fast.attention_grads(grad, q, k, v, p, ctx.scale)
         if grads is None:
             return ops.ScaledDotProductAttention.backward(ctx, grad)
-        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        grads = tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        return (*grads, None)[:len(ctx.needs_input_grad)]
 
 
 class OwnedSums:
