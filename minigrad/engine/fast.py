@@ -19,7 +19,9 @@ bytes); what each buys is measured in benchmarks/ (docs/performance.md).
     linear_rows(x, weight, bias)     x W^T + b for (..., in) inputs as one BLAS product of rows
     gelu_float32(a), gelu_slope(...) GELU's Phi by a float32 rational fit, in row blocks
     layer_norm(...), layer_norm_dx(...)      LayerNorm in few passes, in row blocks
-    attention(...), attention_grads(...)     causal softmax attention per (batch, head), in blocks
+    attention(...), attention_grads(...)     masked softmax attention per (batch, head), in blocks
+    rms_norm(...), rms_norm_dx(...), silu(a), silu_slope(...), rotate(...)   the Llama-style
+                                     model's RMSNorm, SiLU and rotary embedding in few passes
     set_threads(n)                   how many threads the row blocks may use (1 or 2)
     keep_freed_memory()              glibc keeps freed memory for the next step (opt-in: train()
                                      and the benchmarks call it; importing minigrad does not)
@@ -601,6 +603,136 @@ def attention_grads(grad: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
 
     in_row_blocks(q.shape[0], p[:1].nbytes, work, ROWWISE_PARALLEL_MIN_BYTES)
     return dq, dk, dv
+
+
+# ---- the Llama-style model: RMSNorm, SiLU and rotary embeddings in few passes -------------------
+# The plain forms are in ops/transformer.py (RMSNorm, Rotary) and ops/elementwise.py (SiLU). These
+# agree with them to float32 rounding (tests/nn/test_llama_fast.py compares both ways).
+
+def rms_norm(x: np.ndarray, weight: np.ndarray | None,
+             eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(out, xhat, rstd) of RMSNorm over the last axis, as ops.RMSNorm, or None.
+
+    The mean square as one dot product per row (no x^2 array), xhat and the weight's product
+    written in place: three (n, d) passes instead of the plain form's five, in row blocks on
+    the threads. The sum runs in another order than numpy's mean: float rounding apart.
+    """
+    if not seam.fast_enabled() or x.ndim == 0 or not x.flags.c_contiguous or x.dtype.kind != "f":
+        return None
+    xhat, out = np.empty_like(x), np.empty_like(x)
+    rstd = np.empty((*x.shape[:-1], 1), x.dtype)
+    x_r, xhat_r, out_r, rstd_r = _as_rows(x), _as_rows(xhat), _as_rows(out), _as_rows(rstd)
+    d, eps_ = x.shape[-1], np.asarray(eps, x.dtype)
+
+    def work(lo: int, hi: int) -> None:
+        r = rstd_r[lo:hi]
+        np.divide(_dot_rows(x_r[lo:hi], x_r[lo:hi]), d, out=r)
+        r += eps_
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)
+        np.multiply(x_r[lo:hi], r, out=xhat_r[lo:hi])
+        if weight is not None:
+            np.multiply(xhat_r[lo:hi], weight, out=out_r[lo:hi])
+        else:
+            out_r[lo:hi] = xhat_r[lo:hi]
+
+    in_row_blocks(x_r.shape[0], d * x.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return out, xhat, rstd
+
+
+def rms_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
+                weight: np.ndarray | None) -> np.ndarray | None:
+    """dx = r (g - xhat mean(g xhat)), g = G w: RMSNorm's backward to x, or None.
+
+    The mean as one dot product per row, the rest in place in one buffer: four (n, d) passes
+    instead of the plain form's seven, in row blocks on the threads.
+    """
+    if not seam.fast_enabled() or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
+        return None
+    dx = np.empty_like(xhat)
+    g_r, xhat_r, rstd_r, dx_r = _as_rows(grad), _as_rows(xhat), _as_rows(rstd), _as_rows(dx)
+    d = xhat.shape[-1]
+
+    def work(lo: int, hi: int) -> None:
+        g, xh = dx_r[lo:hi], xhat_r[lo:hi]
+        if weight is not None:
+            np.multiply(g_r[lo:hi], weight, out=g)
+        else:
+            g[...] = g_r[lo:hi]
+        g -= xh * (_dot_rows(g, xh) / d)
+        g *= rstd_r[lo:hi]
+
+    in_row_blocks(g_r.shape[0], d * xhat.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return dx
+
+
+def silu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(a s(a), s(a)) with s = 1 / (1 + e^-a) in place, or None.
+
+    Four passes in row blocks on the threads, where the plain form's overflow-free sigmoid
+    (exp of -|a|, two branches, a select) takes eight. e^-a overflows to inf for a below about
+    -88 in float32, and 1 / (1 + inf) is the right limit, 0: the warning is silenced, not the
+    value changed. Float rounding apart from the plain form.
+    """
+    if not seam.fast_enabled() or a.ndim == 0 or not a.flags.c_contiguous or a.dtype.kind != "f":
+        return None
+    out, s = np.empty_like(a), np.empty_like(a)
+    a_r, out_r, s_r = _as_rows(a), _as_rows(out), _as_rows(s)
+
+    def work(lo: int, hi: int) -> None:
+        sb = s_r[lo:hi]
+        np.negative(a_r[lo:hi], out=sb)
+        with np.errstate(over="ignore"):
+            np.exp(sb, out=sb)
+        sb += 1
+        np.reciprocal(sb, out=sb)
+        np.multiply(a_r[lo:hi], sb, out=out_r[lo:hi])
+
+    in_row_blocks(a_r.shape[0], a_r.shape[1] * a.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return out, s
+
+
+def silu_slope(grad: np.ndarray, a: np.ndarray, s: np.ndarray) -> np.ndarray | None:
+    """G s (1 + a (1 - s)), SiLU's backward, in one buffer in row blocks on the threads, or None."""
+    if (not seam.fast_enabled() or a.ndim == 0 or grad.shape != a.shape
+            or not all(x.flags.c_contiguous for x in (grad, a, s))):
+        return None
+    slope = np.empty_like(a)
+    g_r, a_r, s_r, out_r = (_as_rows(x) for x in (grad, a, s, slope))
+
+    def work(lo: int, hi: int) -> None:
+        t = out_r[lo:hi]
+        np.subtract(1, s_r[lo:hi], out=t)
+        t *= a_r[lo:hi]
+        t += 1
+        t *= s_r[lo:hi]
+        t *= g_r[lo:hi]
+
+    in_row_blocks(a_r.shape[0], a_r.shape[1] * a.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return slope
+
+
+def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray | None:
+    """ops.Rotary's turn of each pair, (x1 cos - x2 sin, x1 sin + x2 cos), written into the
+    output's halves (or interleaved entries) in place with one scratch array, or None.
+
+    Six passes and one temporary where the plain form makes four temporaries and copies two
+    into place. The same operations on each element: the same bits.
+    """
+    if not seam.fast_enabled() or x.ndim < 2:
+        return None
+    half = x.shape[-1] // 2
+    firsts, seconds = (np.s_[..., :half], np.s_[..., half:]) if style == "halves" else \
+        (np.s_[..., 0::2], np.s_[..., 1::2])
+    x1, x2 = x[firsts], x[seconds]
+    out = np.empty_like(x)
+    y1, y2 = out[firsts], out[seconds]
+    scratch = np.empty(y1.shape, x.dtype)
+    np.multiply(x1, cos, out=y1)
+    y1 -= np.multiply(x2, sin, out=scratch)
+    np.multiply(x1, sin, out=y2)
+    y2 += np.multiply(x2, cos, out=scratch)
+    return out
 
 
 # ---- keeping freed memory for the next step ----------------------------------------------------

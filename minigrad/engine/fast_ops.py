@@ -201,6 +201,67 @@ class FastScaledDotProductAttention(ops.ScaledDotProductAttention):
         return (*grads, None)[:len(ctx.needs_input_grad)]
 
 
+class FastRMSNorm(ops.RMSNorm):
+    """RMSNorm in few passes, in place, in row blocks (float32-rounding close to the plain op)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: np.ndarray, weight: np.ndarray | None = None, eps: float = 1e-6) -> np.ndarray:
+        fused = fast.rms_norm(x, weight, eps)
+        if fused is None:
+            return ops.RMSNorm.forward(ctx, x, weight, eps)
+        out, xhat, rstd = fused
+        ctx.save_for_backward(xhat, rstd, weight)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: np.ndarray) -> tuple:
+        xhat, rstd, weight = ctx.saved
+        need_x, need_w = ctx.needs_input_grad
+        grad_x = fast.rms_norm_dx(grad, xhat, rstd, weight) if need_x else None
+        if need_x and grad_x is None:
+            return ops.RMSNorm.backward(ctx, grad)
+        rows = grad.reshape(-1, grad.shape[-1])
+        return grad_x, np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
+
+
+class FastSiLU(ops.SiLU):
+    """SiLU and its slope in four and five in-place passes, in row blocks (float32-rounding close)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: np.ndarray) -> np.ndarray:
+        fused = fast.silu(a)
+        if fused is None:
+            return ops.SiLU.forward(ctx, a)
+        out, s = fused
+        ctx.save_for_backward(a, s)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: np.ndarray) -> np.ndarray:
+        slope = fast.silu_slope(grad, *ctx.saved)
+        return ops.SiLU.backward(ctx, grad) if slope is None else slope
+
+
+class FastRotary(ops.Rotary):
+    """The rotary turn written into place with one scratch array (bit-identical to the plain op)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+                style: str = "halves") -> np.ndarray:
+        out = fast.rotate(x, cos, sin, style) if style in ops.Rotary.styles else None
+        if out is None:
+            return ops.Rotary.forward(ctx, x, cos, sin, style)
+        ctx.save_for_backward(cos, sin)
+        ctx.style = style
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: np.ndarray) -> tuple:
+        cos, sin = ctx.saved
+        out = fast.rotate(grad, cos, -sin, ctx.style)
+        return ops.Rotary.backward(ctx, grad) if out is None else (out, None, None)
+
+
 class OwnedSums:
     """The fast way to sum the gradients that meet at a node: in place, into an array nothing but
     this object holds (fast.held_only_by), instead of a new array per sum; and such a sum goes to
@@ -250,6 +311,7 @@ TWINS = {
     ops.Tanh: FastTanh, ops.GELU: FastGELU, ops.Embedding: FastEmbedding, ops.Linear: FastLinear,
     ops.CrossEntropy: FastCrossEntropy, ops.LinearCrossEntropy: FastLinearCrossEntropy,
     ops.LayerNorm: FastLayerNorm, ops.ScaledDotProductAttention: FastScaledDotProductAttention,
+    ops.RMSNorm: FastRMSNorm, ops.SiLU: FastSiLU, ops.Rotary: FastRotary,
 }
 for _plain, _twin in TWINS.items():
     seam.register_fast(_plain, _twin)

@@ -352,15 +352,22 @@ def rotary_embedding(x: Tensor, positions: Any = None, theta: float = 10000.0,
     permuted accordingly; a checkpoint must be read with the style it was trained with.
     positions broadcast against x's leading axes: for x (B, h, T, d) pass (T,) or (B, 1, T).
     """
-    if style not in ops.Rotary.styles:
-        raise ValueError(f"rotary_embedding: style must be one of {ops.Rotary.styles}, got {style!r}")
     if len(x.shape) < 2:
         raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d)")
     T, d = x.shape[-2:]
-    positions = np.arange(T) if positions is None else positions
-    cos, sin = rotary_angles(positions, d, theta, x.dtype)
+    cos, sin = rotary_angles(np.arange(T) if positions is None else positions, d, theta, x.dtype)
+    return rotate_pairs(x, cos, sin, style)
+
+
+def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray, style: str = "halves") -> Tensor:
+    """x (..., T, d) with each pair of its last axis turned by the angles whose cos and sin are
+    given, (..., T, d/2) (from `rotary_angles`): rotary_embedding with the angles computed once."""
+    if style not in ops.Rotary.styles:
+        raise ValueError(f"rotary_embedding: style must be one of {ops.Rotary.styles}, got {style!r}")
+    if len(x.shape) < 2 or x.shape[-1] % 2:
+        raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d) with d even")
     try:
-        np.broadcast_shapes(cos.shape, (*x.shape[:-1], d // 2))
+        np.broadcast_shapes(cos.shape, (*x.shape[:-1], x.shape[-1] // 2))
     except ValueError:
         raise ValueError(f"rotary_embedding: positions of shape {cos.shape[:-1]} do not fit x of "
                          f"shape {x.shape} (expected (..., T) broadcasting to {x.shape[:-1]})") from None

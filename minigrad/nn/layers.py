@@ -189,12 +189,18 @@ class RotaryEmbedding(Module):
         if not theta > 0:
             raise ValueError(f"RotaryEmbedding: theta must be positive, got {theta!r}")
         self.theta, self.style = float(theta), style
+        self._angles: dict[tuple[int, Any], tuple[np.ndarray, np.ndarray]] = {}  # (T, dtype) -> cos, sin
 
     def forward(self, x: Tensor, positions: Any = None) -> Tensor:
         """x (..., T, dim), positions (..., T) int (default 0..T-1) -> (..., T, dim)."""
         if len(x.shape) < 2 or x.shape[-1] != self.dim:
             raise ValueError(f"RotaryEmbedding: x has shape {x.shape}, expected (..., T, dim={self.dim})")
-        return F.rotary_embedding(x, positions, self.theta, self.style)
+        if positions is not None:
+            return F.rotary_embedding(x, positions, self.theta, self.style)
+        key = (x.shape[-2], x.dtype)  # positions 0..T-1: the angles are kept, computed once per T
+        if key not in self._angles:
+            self._angles[key] = F.rotary_angles(np.arange(key[0]), self.dim, self.theta, x.dtype)
+        return F.rotate_pairs(x, *self._angles[key], self.style)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, theta={self.theta}, style={self.style!r}"

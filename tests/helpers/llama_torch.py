@@ -82,7 +82,8 @@ class MLP(nn.Module):
 class Layer(nn.Module):
     def __init__(self, c):
         super().__init__()
-        self.self_attn = Attention(c.hidden_size, c.num_attention_heads, c.head_dim, c.rope_theta, c.rope_style)
+        self.self_attn = Attention(c.hidden_size, c.num_attention_heads, c.head_dim, c.rope_theta,
+                                   c.rope_style)
         self.mlp = MLP(c.hidden_size, c.intermediate_size)
         self.input_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)

@@ -42,7 +42,7 @@ def llama_names(n_layers):
     for i in range(n_layers):
         names += [f"model.layers.{i}.self_attn.{p}_proj.weight" for p in "qkvo"]
         names += [f"model.layers.{i}.mlp.{p}_proj.weight" for p in ("gate", "up", "down")]
-        names += [f"model.layers.{i}.input_layernorm.weight", f"model.layers.{i}.post_attention_layernorm.weight"]
+        names += [f"model.layers.{i}.{n}.weight" for n in ("input_layernorm", "post_attention_layernorm")]
     return names + ["model.norm.weight", "lm_head.weight"]
 
 
@@ -86,7 +86,8 @@ def test_forward_gives_logits_for_every_position_and_is_causal():
     np.testing.assert_array_equal(later.data[:, :5], logits.data[:, :5])
     assert not np.allclose(later.data[:, 5:], logits.data[:, 5:])
     np.testing.assert_allclose(m(IDS[:, :3]).data, logits.data[:, :3], rtol=1e-12)
-    np.testing.assert_allclose(m.loss(IDS, TARGETS).item(), F.cross_entropy(logits, TARGETS).item(), rtol=1e-12)
+    expected = F.cross_entropy(logits, TARGETS).item()
+    np.testing.assert_allclose(m.loss(IDS, TARGETS).item(), expected, rtol=1e-12)
 
 
 # ---- against PyTorch: logits and the gradient of every parameter ---------------------------------
@@ -169,8 +170,8 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
     classifier_name = "classifier lm_head (LinearBackward)"
     assert set(paths) == {lookup_name, classifier_name}
     assert isinstance(paths[lookup_name], mg.RowSparse)
-    np.testing.assert_allclose(paths[lookup_name].to_dense(), untied.model.embed_tokens.weight.grad.to_dense(),
-                               rtol=1e-10)
+    untied_table = untied.model.embed_tokens.weight.grad.to_dense()
+    np.testing.assert_allclose(paths[lookup_name].to_dense(), untied_table, rtol=1e-10)
     np.testing.assert_allclose(paths[classifier_name], untied.lm_head.weight.grad, rtol=1e-10)
     np.testing.assert_allclose(mg.engine.to_dense(led.record("lm_head.weight").total()),
                                tied.model.embed_tokens.weight.grad, rtol=1e-12)

@@ -44,14 +44,14 @@ def assert_close(m, t, rtol=1e-10, atol=1e-12):
 
 # ---- SiLU ----------------------------------------------------------------------------------------
 
-def test_silu_gradcheck_including_0d():
+def test_silu_gradcheck_including_0d(fast_and_plain):
     check(F.silu, leaf(()))
     check(F.silu, leaf((3, 4), 3.0))
     check(lambda x: nn.SiLU()(x) * x, leaf((5,)))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_silu_matches_torch_far_into_both_tails(dtype):
+def test_silu_matches_torch_far_into_both_tails(dtype, fast_and_plain):
     torch = pytest.importorskip("torch")
     a = np.concatenate([np.linspace(-8, 8, 401), [-1e4, -800.0, -100.0, 100.0, 800.0, 1e4]]).astype(dtype)
     x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
@@ -91,7 +91,8 @@ def test_rms_norm_matches_torch_function_and_module(dtype, fast_and_plain):
         backward_both(out_m, out_t)
         assert_close(x.grad, xt.grad, **tol)
         assert_close(wm.grad, wt.grad, **tol)
-    ours, theirs = nn.RMSNorm(16, eps=1e-6, dtype=a.dtype), torch.nn.RMSNorm(16, eps=1e-6, dtype=getattr(torch, dtype))
+    ours = nn.RMSNorm(16, eps=1e-6, dtype=a.dtype)
+    theirs = torch.nn.RMSNorm(16, eps=1e-6, dtype=getattr(torch, dtype))
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()] == ["weight"]
     assert_close(ours(mg.tensor(a)), theirs(torch.tensor(a)), **tol)
 
@@ -107,7 +108,7 @@ def test_rms_norm_errors_name_the_shapes():
     x = mg.tensor(rng.standard_normal((2, 5)))
     with pytest.raises(ValueError, match=r"rms_norm: input has shape \(2, 5\), but normalized_shape=\(4,\)"):
         F.rms_norm(x, 4)
-    with pytest.raises(ValueError, match=r"rms_norm: weight has shape \(3,\), expected normalized_shape \(5,\)"):
+    with pytest.raises(ValueError, match=r"rms_norm: weight has shape \(3,\), expected normalized_shape"):
         F.rms_norm(x, 5, mg.tensor(np.ones(3)))
     with pytest.raises(ValueError, match="rms_norm: eps must be positive, got 0"):
         F.rms_norm(x, 5, eps=0)
@@ -125,14 +126,14 @@ def halves_order(d):
 
 
 @pytest.mark.parametrize("style", ["halves", "pairs"])
-def test_rotary_gradcheck(style):
+def test_rotary_gradcheck(style, fast_and_plain):
     check(lambda x: F.rotary_embedding(x, style=style), leaf((2, 5, 6)))
     check(lambda x: F.rotary_embedding(x, np.array([3, 1, 4]), theta=10.0, style=style) * x, leaf((3, 4)))
     check(lambda x: nn.RotaryEmbedding(4, 100.0, style)(x, np.array([[0, 1], [5, 9]])), leaf((2, 2, 4)))
 
 
 @pytest.mark.parametrize("style", ["halves", "pairs"])
-def test_rotary_matches_the_torch_reference_of_its_convention(style):
+def test_rotary_matches_the_torch_reference_of_its_convention(style, fast_and_plain):
     torch = pytest.importorskip("torch")
     from llama_torch import ROTARY
 
@@ -178,7 +179,7 @@ def test_rotary_errors_name_what_was_wrong():
         F.rotary_embedding(x, np.arange(4.0))
     with pytest.raises(ValueError, match=r"positions of shape \(3,\) do not fit x of shape \(4, 6\)"):
         F.rotary_embedding(x, np.arange(3))
-    with pytest.raises(ValueError, match=r"RotaryEmbedding: x has shape \(4, 6\), expected \(\.\.\., T, dim=8\)"):
+    with pytest.raises(ValueError, match=r"RotaryEmbedding: x has shape \(4, 6\), expected .*dim=8"):
         nn.RotaryEmbedding(8)(x)
     with pytest.raises(ValueError, match="RotaryEmbedding: dim must be even"):
         nn.RotaryEmbedding(7)
@@ -272,7 +273,8 @@ def test_fast_attention_twin_computes_what_the_plain_op_computes(kind, small_row
             out = ops.ScaledDotProductAttention.apply(*tensors, m, rng=np.random.default_rng(3), **kwargs)
             assert mg.engine.seam.whose("ScaledDotProductAttention") == ("fast" if fast else "minigrad")
             out.backward(np.linspace(-1, 1, out.data.size, dtype=np.float32).reshape(out.shape))
-        results.append([out.data] + [t.grad for t in tensors] + ([m.grad] if kind == "float that learns" else []))
+        learned = [m.grad] if kind == "float that learns" else []
+        results.append([out.data] + [t.grad for t in tensors] + learned)
     for a, b in zip(*results, strict=True):
         assert a.dtype == b.dtype == np.float32 and np.all(np.isfinite(a))
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
@@ -310,13 +312,14 @@ def copy_weights(ours, theirs):
 
 
 def test_swiglu_matches_torch_and_gradchecks():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from llama_torch import MLP
 
     theirs = MLP(6, 10).double()
     ours = nn.SwiGLU(6, 10, dtype=np.float64, rng=0)
     copy_weights(ours, theirs)
-    assert [n for n, _ in ours.named_parameters()] == ["gate_proj.weight", "up_proj.weight", "down_proj.weight"]
+    names = ["gate_proj.weight", "up_proj.weight", "down_proj.weight"]
+    assert [n for n, _ in ours.named_parameters()] == names
     x, xt = torch_pair((2, 3, 6))
     out_m, out_t = ours(x), theirs(xt)
     assert_close(out_m, out_t)
@@ -328,8 +331,8 @@ def test_swiglu_matches_torch_and_gradchecks():
 
 
 @pytest.mark.parametrize("style", ["halves", "pairs"])
-def test_causal_self_attention_matches_torch(style):
-    torch = pytest.importorskip("torch")
+def test_causal_self_attention_matches_torch(style, fast_and_plain):
+    pytest.importorskip("torch")
     from llama_torch import Attention
 
     theirs = Attention(8, 2, 4, 10000.0, style).double()
