@@ -242,26 +242,6 @@ class FastSiLU(ops.SiLU):
         return ops.SiLU.backward(ctx, grad) if slope is None else slope
 
 
-class FastRotary(ops.Rotary):
-    """The rotary turn written into place with one scratch array (bit-identical to the plain op)."""
-
-    @staticmethod
-    def forward(ctx: Any, x: np.ndarray, cos: np.ndarray, sin: np.ndarray,
-                style: str = "halves") -> np.ndarray:
-        out = fast.rotate(x, cos, sin, style) if style in ops.Rotary.styles else None
-        if out is None:
-            return ops.Rotary.forward(ctx, x, cos, sin, style)
-        ctx.save_for_backward(cos, sin)
-        ctx.style = style
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, grad: np.ndarray) -> tuple:
-        cos, sin = ctx.saved
-        out = fast.rotate(grad, cos, -sin, ctx.style)
-        return ops.Rotary.backward(ctx, grad) if out is None else (out, None, None)
-
-
 class OwnedSums:
     """The fast way to sum the gradients that meet at a node: in place, into an array nothing but
     this object holds (fast.held_only_by), instead of a new array per sum; and such a sum goes to
@@ -311,7 +291,7 @@ TWINS = {
     ops.Tanh: FastTanh, ops.GELU: FastGELU, ops.Embedding: FastEmbedding, ops.Linear: FastLinear,
     ops.CrossEntropy: FastCrossEntropy, ops.LinearCrossEntropy: FastLinearCrossEntropy,
     ops.LayerNorm: FastLayerNorm, ops.ScaledDotProductAttention: FastScaledDotProductAttention,
-    ops.RMSNorm: FastRMSNorm, ops.SiLU: FastSiLU, ops.Rotary: FastRotary,
+    ops.RMSNorm: FastRMSNorm, ops.SiLU: FastSiLU,
 }
 for _plain, _twin in TWINS.items():
     seam.register_fast(_plain, _twin)
