@@ -29,9 +29,10 @@ def check(number: int, answers: object) -> object:
 
     answers: a module, a namespace, or a dict of your definitions such as `globals()`. Returns
     a result whose `passed` is a bool and that displays as `minigrad check N` prints (the
-    same verdict and diagnosis). Loaded on first use, so `import minigrad` stays light.
+    same verdict and diagnosis); a plain script also gets the verdict printed. Loaded on
+    first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.lessons import check as check_lesson
+    from minigrad.learn.grading import check as check_lesson
 
     return check_lesson(number, answers)
 

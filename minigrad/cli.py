@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import minigrad
-from minigrad.learn import lessons
+from minigrad.learn import catalog, grading, notebook, runner
+from minigrad.learn.catalog import WORKING_FOLDER, display_path
+from minigrad.learn.extras import extra_problem
+
+LESSON_COMMANDS = ("lessons", "lesson", "check", "exercise")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,14 +41,18 @@ def _run(argv: list[str] | None) -> int:
                            "when stdin is not a terminal)")
     tour.add_argument("--out", default="minigrad-out", metavar="DIR",
                       help="where to write untied.svg, tied.svg and their .dot (default: ./minigrad-out)")
-    lessons.add_lesson_commands(sub)  # lessons | lesson N | check N | exercise N
+    _add_lesson_commands(sub)  # lessons | lesson N | check N | exercise N
     lab = sub.add_parser("lab", help="the lab in your browser: the audit, steps over time, answer checks")
     lab.add_argument("--port", type=int, default=8765,
                      help="port on 127.0.0.1 (0: any free port; default 8765)")
     lab.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
     args = parser.parse_args(argv)
-    if args.command in lessons.COMMANDS:
-        return lessons.run_command(args)
+    if args.command in LESSON_COMMANDS:
+        try:
+            return args.handler(args)
+        except (LookupError, FileNotFoundError) as exc:  # no such lesson, no such file: a user's error
+            print(f"minigrad {args.command}: {exc}", file=sys.stderr)
+            return 2
     if args.command == "tour":
         from minigrad.learn.tour import run
 
@@ -50,6 +62,134 @@ def _run(argv: list[str] | None) -> int:
 
         return serve(port=args.port, open_browser=not args.no_browser)
     return 2
+
+
+# ---- lessons | lesson N | check N | exercise N ---------------------------------------------------
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    return Path(args.out or os.environ.get("MINIGRAD_OUT") or "minigrad-out")
+
+
+def command_lessons(args: argparse.Namespace) -> int:
+    found = catalog.find_lessons()
+    marked = [lesson for lesson in found if lesson.check_path.is_file()]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # each check runs in its own process
+        results = dict(zip((lesson.number for lesson in marked), pool.map(grading.check_answers, marked)))
+    for lesson in found:
+        result = results.get(lesson.number)
+        if result is None:
+            status = "no exercise"
+        elif lesson.answers_path == lesson.working_copy:
+            status = f"{result.status}: {result.source}"  # say which file was marked
+        else:
+            status = result.status
+        print(f"{lesson.number:2d}. {lesson.title}  [{status}]")
+        print(textwrap.fill(lesson.summary, width=96, initial_indent="    ", subsequent_indent="    "))
+    print("\nRun one with `minigrad lesson N`; copy its exercise with `minigrad exercise N`, "
+          "check it with `minigrad check N`.")
+    return 0
+
+
+def command_lesson(args: argparse.Namespace) -> int:
+    lesson = catalog.get_lesson(args.number)
+    out_dir = _out_dir(args)
+    if args.notebook:
+        path = notebook.write_notebook(lesson, out_dir)
+        print(f"wrote {display_path(path)}\n{_how_to_open(display_path(path))}")
+        return 0
+    problem = extra_problem("lessons", f"lesson {lesson.number}")
+    if problem is not None:
+        print(f"minigrad lesson: {problem}", file=sys.stderr)
+        return 1
+    pause = not args.no_pause and sys.stdin.isatty()
+    if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
+        sys.stdout.reconfigure(errors="replace")
+    run = runner.run_lesson(lesson, out_dir, pause=pause, fast=args.fast)
+    if run.stopped_by_learner:
+        print(f"lesson {lesson.number} stopped at your request after {run.seconds:.1f} s")
+    elif run.ok:
+        print(f"lesson {lesson.number} finished in {run.seconds:.1f} s")
+    else:
+        print(f"lesson {lesson.number} stopped after {run.seconds:.1f} s: {run.error}")
+    if run.files:
+        print("files written:")
+        for path in run.files:
+            print(f"  {display_path(path)}")
+    return 0 if run.ok else 1
+
+
+def _how_to_open(notebook_path: str) -> str:
+    """How to open a notebook from here: JupyterLab when this Python has it (its kernel then
+    imports this minigrad), else how to install it. No extra of minigrad installs it."""
+    if importlib.util.find_spec("jupyterlab") is not None:
+        return f"open it with: jupyter lab {notebook_path}"
+    return (f"to open it, install JupyterLab beside minigrad ({sys.executable} -m pip install jupyterlab), "
+            f"then run: jupyter lab {notebook_path}\n(or open it in an editor that runs notebooks, "
+            "such as VS Code, with this Python as its kernel)")
+
+
+def command_check(args: argparse.Namespace) -> int:
+    result = grading.check_answers(catalog.get_lesson(args.number), args.file, timeout=args.timeout)
+    if result.output:
+        print("what your code printed while it was checked:")
+        print("\n".join(runner.OUTPUT_MARK + line for line in result.output.splitlines()))
+    if result.traceback and args.traceback:
+        print(result.traceback, end="")
+    print(result)  # the verdict, always
+    if result.traceback and not args.traceback:
+        print(f"  (`minigrad check {args.number} --traceback` shows the whole traceback)")
+    return {grading.PASS: 0, grading.NOT_ATTEMPTED: 3}.get(result.status, 1)
+
+
+def command_exercise(args: argparse.Namespace) -> int:
+    lesson = catalog.get_lesson(args.number)
+    confirm = _confirm_on_terminal if sys.stdin.isatty() else None
+    try:
+        path, what = grading.copy_exercise(lesson, force=args.force, confirm=confirm)
+    except (FileExistsError, grading.ExerciseCopyError) as exc:  # nothing was written
+        print(f"minigrad exercise: {exc}", file=sys.stderr)
+        return 1
+    print(f"{display_path(path)}: {what}. Fill in its functions, then run `minigrad check {lesson.number}`.")
+    return 0
+
+
+def _confirm_on_terminal(question: str) -> bool:
+    return input(f"{question} [y/N] ").strip().lower() in {"y", "yes"}
+
+
+def _add_lesson_commands(sub: argparse._SubParsersAction) -> None:
+    """Register `lessons`, `lesson N`, `check N` and `exercise N` on the `minigrad` command line."""
+    listing = sub.add_parser("lessons", help="list the lessons and whether your exercises pass")
+    listing.set_defaults(handler=command_lessons)
+
+    lesson = sub.add_parser("lesson", help="show and run lesson N step by step")
+    lesson.add_argument("number", type=int, help="the lesson number, e.g. 1")
+    lesson.add_argument("--out", default=None,
+                        help="output folder for figures (default: $MINIGRAD_OUT, else minigrad-out)")
+    lesson.add_argument("--no-pause", action="store_true", help="do not wait for Enter between steps")
+    lesson.add_argument("--fast", action="store_true",
+                        help="smaller sizes, a few seconds per lesson (the same as MINIGRAD_FAST=1)")
+    lesson.add_argument("--notebook", action="store_true",
+                        help="write the lesson as a Jupyter notebook (.ipynb) instead of running it")
+    lesson.set_defaults(handler=command_lesson)
+
+    check = sub.add_parser("check", help="check your answers to lesson N's exercise")
+    check.add_argument("number", type=int, help="the lesson number, e.g. 1")
+    check.add_argument("--file", default=None,
+                       help=f"your answers (default: your copy in ./{WORKING_FOLDER}/ if there is one, "
+                            "else the lesson's stub)")
+    check.add_argument("--traceback", action="store_true",
+                       help="when your code raised an error, show its whole traceback")
+    check.add_argument("--timeout", type=float, default=grading.TIME_LIMIT, metavar="SECONDS",
+                       help=f"stop your code after this long, a FAIL (default {grading.TIME_LIMIT:g})")
+    check.set_defaults(handler=command_check)
+
+    exercise = sub.add_parser("exercise", help=f"copy lesson N's exercise stub to ./{WORKING_FOLDER}/ "
+                                               "(or $MINIGRAD_EXERCISES) to work on")
+    exercise.add_argument("number", type=int, help="the lesson number, e.g. 4")
+    exercise.add_argument("--force", action="store_true",
+                          help="replace your copy with the stub even when it holds your changes")
+    exercise.set_defaults(handler=command_exercise)
 
 
 if __name__ == "__main__":

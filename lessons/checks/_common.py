@@ -6,7 +6,7 @@ The reference always comes from minigrad's own backward, confirmed by central di
 check never looks at lessons/solutions.
 
 The lesson runner imports the checks as modules of the lessons package
-(`minigrad.learn.lessons.load_check`), so a check imports this file as `from . import _common
+(`minigrad.learn.grading.load_check`), so a check imports this file as `from . import _common
 as common`.
 
 Other lesson helpers may add functions here (append only).

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from minigrad.engine import grad_mode, seam
 from minigrad.engine.sparse import add_grads
 
-if TYPE_CHECKING:
-    from minigrad.engine.function import Context, Function
+Context = Function = Any  # function.py's classes (function.py imports this module): hints only
 
 
 class Node:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -21,8 +21,7 @@ from minigrad.engine import grad_mode
 from minigrad.engine.arguments import check_can_require_grad
 from minigrad.engine.seam import ops
 
-if TYPE_CHECKING:
-    from minigrad.engine.tensor import Tensor
+Tensor = Any  # the class this is mixed into (tensor.py), named for the hints only
 
 
 class InPlaceAndViews:

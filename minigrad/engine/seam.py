@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from minigrad.engine.function import Function
+Function = Any  # function.py's Function (which imports this module), named for the hints only
 
 # Every plain op by class name, as `ops.Add`: each op class of minigrad/engine/ops/ adds itself
 # when it is defined (Function.__init_subclass__), so the Tensor methods that call ops need not

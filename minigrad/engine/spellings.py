@@ -6,15 +6,14 @@ mixed into Tensor, adds PyTorch's (`t.dim()`, `t.numel()`, `t.size(1)`, `t.unsqu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from minigrad.engine.arguments import axis_args, broadcast_shape, check_dim
 from minigrad.engine.seam import ops
 
-if TYPE_CHECKING:
-    from minigrad.engine.tensor import Tensor
+Tensor = Any  # the class this is mixed into (tensor.py), named for the hints only
 
 
 class PyTorchSpellings:

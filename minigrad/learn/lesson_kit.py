@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Tensor, tensor
-from minigrad.learn.figures import show_file
+from minigrad.learn.figures import in_notebook, show_file
 from minigrad.tools.ledger import Ledger
 
 DEFAULT_BLAS_THREADS = 1
@@ -65,13 +65,6 @@ def cap_blas_threads(threads: int | None = None) -> Any:
               file=sys.stderr)
         return None
     return threadpool_limits(limits=threads, user_api="blas")
-
-
-def in_notebook() -> bool:
-    """True inside a Jupyter/IPython kernel, where figures should show inline, not go headless."""
-    ipython = sys.modules.get("IPython")  # never imported here: a kernel has already loaded it
-    shell = ipython.get_ipython() if ipython is not None else None
-    return type(shell).__name__ == "ZMQInteractiveShell"
 
 
 @dataclass(frozen=True)

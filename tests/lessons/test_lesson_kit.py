@@ -137,9 +137,9 @@ def test_setup_leaves_a_notebooks_inline_backend_alone(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
     kit.setup(2)
     assert chosen == ["Agg"]  # a script or the runner: headless
-    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {})
+    kernel_shell = types.SimpleNamespace(kernel=object())  # what ipykernel's shell has, Colab's too
     fake = types.ModuleType("IPython")
-    fake.get_ipython = lambda: ZMQInteractiveShell()
+    fake.get_ipython = lambda: kernel_shell
     monkeypatch.setitem(sys.modules, "IPython", fake)
     assert kit.in_notebook()
     kit.setup(2)

@@ -17,6 +17,7 @@ import pytest
 
 from minigrad import cli
 from minigrad.learn import lessons as runner
+from minigrad.learn import runner as lesson_runner
 
 REPO = Path(__file__).resolve().parents[2]
 LESSONS = runner.find_lessons(REPO / "lessons")
@@ -87,6 +88,38 @@ def test_solution_passes_its_check(lesson):
 def test_stub_reports_not_attempted(lesson):
     result = runner.check_answers(lesson)
     assert result.status == runner.NOT_ATTEMPTED, result.message
+
+
+def _stub_with_a_bug(lesson: runner.Lesson) -> tuple[str, set[int]]:
+    """The lesson's stub with each `raise NotImplementedError(...)` replaced by a line that raises
+    IndexError (line numbers kept); and the numbers of those lines."""
+    import ast
+
+    text = lesson.exercise_path.read_text()
+    lines = text.splitlines()
+    buggy = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Raise) and "NotImplementedError" in ast.unparse(node):
+            indent = lines[node.lineno - 1][: node.col_offset]
+            lines[node.lineno - 1] = indent + "return [][1]  # a bug"
+            for continuation in range(node.lineno, node.end_lineno):
+                lines[continuation] = ""
+            buggy.add(node.lineno)
+    return "\n".join(lines) + "\n", buggy
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lesson_ids)
+def test_a_crash_in_the_learners_code_is_reported_with_its_file_and_line(lesson, tmp_path):
+    text, buggy = _stub_with_a_bug(lesson)
+    assert buggy, "the stub has no NotImplementedError to replace"
+    mine = tmp_path / "mine.py"
+    mine.write_text(text)
+    result = runner.check_answers(lesson, mine)
+    assert result.status == runner.FAIL
+    named = [line for line in buggy if f"IndexError: list index out of range (in mine.py, line {line})"
+             in result.message]
+    assert named, result.message
+    assert f'mine.py", line {named[0]}' in result.traceback
 
 
 # ---- the runner on small lessons written for the test ------------------------------------------
@@ -318,7 +351,7 @@ def test_cli_pauses_only_on_a_terminal_without_no_pause(tiny, monkeypatch, tty, 
         seen["pause"], seen["fast"] = pause, fast
         return runner.LessonRun(lesson, True, 0.0, [])
 
-    monkeypatch.setattr(runner, "run_lesson", fake_run)
+    monkeypatch.setattr(lesson_runner, "run_lesson", fake_run)  # the module the CLI calls
     monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self: tty})())
     assert cli.main(["lesson", "3"] + (["--no-pause"] if no_pause else [])) == 0
     assert seen["pause"] is pauses and seen["fast"] is False
@@ -429,6 +462,74 @@ def test_exercise_of_a_lesson_without_a_stub_says_so(tiny, capsys):
     assert capsys.readouterr().err.startswith("minigrad exercise: lesson 4 has no exercise stub (")
 
 
+def _files_under(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_exercise_onto_a_folder_says_so_and_writes_nothing(tiny, tmp_path, capsys):
+    (tmp_path / "minigrad-exercises" / "03_tiny.py").mkdir(parents=True)
+    before = _files_under(tmp_path)
+    assert cli.main(["exercise", "3"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minigrad exercise: minigrad-exercises/03_tiny.py is a folder: the copy needs")
+    assert _files_under(tmp_path) == before
+
+
+def test_exercise_keeps_an_edited_copy_that_is_not_utf8(tiny, tmp_path, capsys):
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    copy.parent.mkdir()
+    copy.write_bytes(b"# caf\xe9 (latin-1)\ndef double(x):\n    return 2 * x\n")
+    assert cli.main(["exercise", "3"]) == 1
+    assert "03_tiny.py already exists and differs from the stub: it is kept" in capsys.readouterr().err
+    assert copy.read_bytes().startswith(b"# caf\xe9")
+    assert cli.main(["exercise", "3", "--force"]) == 0
+    assert copy.read_text() == (tiny / "exercises" / "03_tiny.py").read_text()
+
+
+@pytest.mark.parametrize("dangling", [True, False], ids=["dangling link", "link to a file"])
+def test_exercise_never_writes_through_a_link_outside_the_folder(tiny, tmp_path, capsys, dangling):
+    outside = tmp_path / "outside" / "victim.py"
+    outside.parent.mkdir()
+    if not dangling:
+        outside.write_text("someone else's file\n")
+    copy = tmp_path / "minigrad-exercises" / "03_tiny.py"
+    copy.parent.mkdir()
+    copy.symlink_to(outside)
+    for force in ([], ["--force"]):
+        assert cli.main(["exercise", "3", *force]) == 1
+        err = capsys.readouterr().err
+        assert f"minigrad-exercises/03_tiny.py is a symbolic link (to {outside})" in err
+        assert "copied" not in err and copy.is_symlink()
+        assert outside.exists() is not dangling
+        assert dangling or outside.read_text() == "someone else's file\n"
+
+
+def test_exercise_into_a_folder_it_cannot_write_says_so(tiny, tmp_path, capsys, monkeypatch):
+    from minigrad.learn import grading
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(grading, "open", refused, raising=False)  # what a read-only folder does
+    assert cli.main(["exercise", "3"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("minigrad exercise: cannot write minigrad-exercises/03_tiny.py: Permission denied")
+    assert "MINIGRAD_EXERCISES" in err and not (tmp_path / "minigrad-exercises" / "03_tiny.py").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="a read-only folder does not stop root")
+def test_exercise_into_a_read_only_folder_says_so(tiny, tmp_path, capsys):
+    folder = tmp_path / "minigrad-exercises"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert cli.main(["exercise", "3"]) == 1
+        assert "cannot write minigrad-exercises/03_tiny.py: Permission denied" in capsys.readouterr().err
+    finally:
+        folder.chmod(0o755)
+
+
 def test_working_folder_comes_from_the_environment(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path / "mine"))
     path, what = runner.copy_exercise(runner.get_lesson(4))
@@ -496,6 +597,48 @@ def test_check_in_a_notebook_takes_a_module_a_namespace_or_globals(tiny):
     assert stub.status == runner.NOT_ATTEMPTED and "Fill in the functions in your notebook" in str(stub)
 
 
+def test_check_with_nothing_defined_is_not_attempted_as_on_the_command_line(tiny):
+    import minigrad
+
+    result = minigrad.check(3, {})
+    assert result.status == runner.NOT_ATTEMPTED and result.passed is False
+    assert str(result) == ("lesson 3 exercise (your notebook's definitions): NOT ATTEMPTED\n"
+                           "  none of the exercise's functions is defined yet (double())\n"
+                           "  Fill in the functions in your notebook, then run the check again.")
+    empty = _answers(tiny, "# nothing yet\n")
+    assert runner.check_answers(runner.get_lesson(3), empty).status == runner.NOT_ATTEMPTED
+
+
+def test_check_in_a_notebook_turns_sys_exit_into_a_fail_but_lets_the_stop_button_stop(tiny):
+    import minigrad
+
+    def quits(x):
+        sys.exit(0)
+
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    result = minigrad.check(3, {"double": quits})
+    assert result.status == runner.FAIL and "as sys.exit(0) does (in quits, line" in result.message
+    with pytest.raises(KeyboardInterrupt):
+        minigrad.check(3, {"double": interrupted})
+
+
+def test_check_prints_its_verdict_in_a_plain_script_and_not_twice_at_a_prompt(tiny, capsys, monkeypatch):
+    script = tiny.parent / "script.py"
+    script.write_text("import minigrad\n\ndef double(x):\n    return x\n\nminigrad.check(3, globals())\n")
+    done = _run([str(script)], tiny.parent, MINIGRAD_LESSONS=str(tiny))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("lesson 3 exercise (your notebook's definitions): FAIL\n"
+                           "  you returned the input unchanged: multiply it by 2\n")
+    runner.check(3, {"double": lambda x: 2 * x})
+    passed = "lesson 3 exercise (your notebook's definitions): PASS, every check passed\n"
+    assert capsys.readouterr().out == passed
+    monkeypatch.setattr(sys, "ps1", ">>> ", raising=False)  # the prompt shows the returned result itself
+    assert runner.check(3, {"double": lambda x: 2 * x}).passed
+    assert capsys.readouterr().out == ""
+
+
 def test_notebook_and_command_line_give_the_same_diagnosis(tiny, capsys):
     path = _answers(tiny, "def double(x):\n    return x + 1\n")
     assert cli.main(["check", "3", "--file", str(path)]) == 1
@@ -520,7 +663,11 @@ def test_notebook_is_nbformat_4_with_every_cell(tiny, tmp_path, capsys):
     notebook = json.loads(path.read_text())
     assert (notebook["nbformat"], notebook["nbformat_minor"]) == (4, 5)
     kinds = [cell["cell_type"] for cell in notebook["cells"]]
-    assert kinds == ["markdown", "code", "code", "markdown", "code"]  # title, setup, then the lesson
+    # title, setup, the lesson, then the exercise: what to do, the stub to fill in, its check
+    assert kinds == ["markdown", "code", "code", "markdown", "code", "markdown", "code", "code"]
+    stub = (tiny / "exercises" / "03_tiny.py").read_text()
+    assert "".join(notebook["cells"][-2]["source"]) == stub.rstrip()
+    assert "".join(notebook["cells"][-1]["source"]).endswith("minigrad.check(3, globals())")
     assert "".join(notebook["cells"][0]["source"]).startswith("# Lesson 3: Tiny")
     setup = "".join(notebook["cells"][1]["source"])
     assert "__file__ = notebook_setup(3)" in setup  # found by number where the notebook runs
@@ -544,7 +691,47 @@ def test_notebook_code_runs_in_order_like_the_script(tiny, tmp_path, capsys, mon
             exec("".join(cell["source"]), namespace)
     assert namespace["__file__"] == str(tiny / "03_tiny.py")
     assert (tmp_path / "nb" / "lesson-03" / "figure.svg").is_file()
-    assert "twice: 42" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "twice: 42" in out
+    assert "lesson 3 exercise (your notebook's definitions): NOT ATTEMPTED" in out  # the stub as it is
+    exec("def double(x):\n    return 2 * x\n", namespace)  # the learner fills it in
+    exec("".join(notebook["cells"][-1]["source"]), namespace)
+    assert "lesson 3 exercise (your notebook's definitions): PASS" in capsys.readouterr().out
+
+
+def test_notebook_hint_says_how_to_get_jupyterlab_when_it_is_missing(tiny, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    for installed in (False, True):
+        def find_spec(name, *args, installed=installed):
+            if name == "jupyterlab":
+                return object() if installed else None
+            return real(name, *args)
+
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+        assert cli.main(["lesson", "3", "--notebook", "--out", "nb"]) == 0
+        out = capsys.readouterr().out
+        if installed:
+            assert "open it with: jupyter lab nb/03_tiny.ipynb" in out
+        else:
+            assert f"{sys.executable} -m pip install jupyterlab" in out and "open it with" not in out
+
+
+def test_the_real_hint_matches_what_is_installed(tiny, capsys):
+    import importlib.util
+
+    assert cli.main(["lesson", "3", "--notebook", "--out", "nb"]) == 0
+    out = capsys.readouterr().out
+    assert ("open it with: jupyter lab" in out) == (importlib.util.find_spec("jupyterlab") is not None)
+
+
+def test_working_copies_are_ignored_by_git():
+    patterns = (REPO / ".gitignore").read_text().splitlines()
+    assert "minigrad-exercises/" in patterns  # the README runs `minigrad exercise 1` at the root
+    if (REPO / ".git").exists():
+        done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", "minigrad-exercises/01_x.py"])
+        assert done.returncode == 0
 
 
 # ---- packaging -----------------------------------------------------------------------------------

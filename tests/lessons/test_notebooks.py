@@ -197,3 +197,30 @@ def test_the_jupytext_route_shows_the_figures_too(figure_lesson, tmp_path):
     (tmp_path / "run").mkdir()
     outputs = executed(notebook, tmp_path / "run")
     assert shown_images(outputs) == ["image/png", "image/svg+xml"]  # what the lesson shows itself
+
+
+def test_there_is_one_in_notebook_and_a_kernel_shell_of_any_class_counts(monkeypatch):
+    from minigrad.learn import lesson_kit
+
+    assert lesson_kit.in_notebook is figures.in_notebook
+    colab_like = type("Shell", (), {"kernel": object()})  # Colab's shell subclasses ipykernel's
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = colab_like
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    assert figures.in_notebook()
+
+
+def test_the_exercise_cell_of_a_generated_notebook_shows_its_verdict_once_in_a_kernel(figure_lesson,
+                                                                                       tmp_path):
+    root = figure_lesson.root
+    (root / "exercises" / "05_figures.py").write_text(
+        "def double(x):\n    raise NotImplementedError('double is not written yet')\n")
+    (root / "checks" / "05_figures.py").write_text("def check(answers):\n    assert answers.double(2) == 4\n")
+    nbformat = pytest.importorskip("nbformat")
+    path = runner.write_notebook(figure_lesson, tmp_path / "nb")
+    node = nbformat.read(path, as_version=4)
+    assert node.cells[-1].source.endswith("minigrad.check(5, globals())")
+    outputs = executed(node, path.parent)
+    texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs]
+    verdicts = [text for text in texts if "lesson 5 exercise" in text]
+    assert len(verdicts) == 1 and "NOT ATTEMPTED\n  double is not written yet" in verdicts[0]
