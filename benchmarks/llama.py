@@ -31,11 +31,12 @@ sys.path.insert(0, str(ROOT))  # this checkout's minigrad
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the PyTorch twin the tests check Llama against
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import paired_ratio, quartiles, run_shape  # noqa: E402
+import tinygpt  # noqa: E402  (its table and profile)
+from run import run_shape  # noqa: E402
 from step import HYPER, Worker, serve, training_step  # noqa: E402
+from tinygpt import batch, torch_training_step  # noqa: E402  (the same batch and PyTorch step)
 
 SHAPE = {"V": 2048, "T": 64, "d": 128, "heads": 4, "layers": 2, "B": 16}  # TinyGPT's base shape
-TARGET_VS_TORCH = 1.0
 KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
@@ -45,11 +46,6 @@ def build_model(V: int, T: int, d: int, heads: int, layers: int) -> Any:
     config = LlamaConfig(vocab_size=V, hidden_size=d, num_hidden_layers=layers, num_attention_heads=heads,
                          max_position_embeddings=T, tie_word_embeddings=True)
     return Llama(config, dtype=np.float32, rng=0)
-
-
-def batch(V: int, T: int, B: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    tokens = np.random.default_rng(seed).integers(0, V, (B, T + 1))
-    return tokens[:, :-1], tokens[:, 1:]
 
 
 def model_args(shape: dict[str, int]) -> tuple[int, ...]:
@@ -67,81 +63,19 @@ def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
 
 
 def torch_step(shape: dict[str, int]) -> Callable[[], float]:
-    import torch
     from llama_torch import torch_twin
 
-    twin = torch_twin(build_model(*model_args(shape)))
-    lr, betas, eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
-    optimizer = torch.optim.AdamW(twin.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=wd)
-    ids, targets = (torch.from_numpy(a) for a in batch(shape["V"], shape["T"], shape["B"]))
-
-    def step() -> float:
-        optimizer.zero_grad(set_to_none=True)
-        logits = twin(ids)
-        loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1))
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
-    return step
+    return torch_training_step(torch_twin(build_model(*model_args(shape))), shape)
 
 
 BUILDERS = {"minigrad": minigrad_step, "torch": torch_step}
 
 
 def table(shape: dict[str, int], results: dict[str, dict[str, Any]]) -> list[str]:
-    tokens = shape["B"] * shape["T"]
-    threads = results["minigrad"]["threads"]
-    lines = ["### Llama-style, tied: " + ", ".join(f"{k}={v}" for k, v in shape.items())
-             + f", float32; {threads} threads", "",
-             "kernels: " + "; ".join(f"{impl}: {r['kernel']}" for impl, r in results.items()), "",
-             "| implementation | median step (ms) | quartiles (ms) | steps | x torch | tokens/s "
-             "| peak RSS growth (MiB) | tracemalloc peak (MiB) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for impl, r in results.items():
-        q1, median, q3 = quartiles(r["times"])
-        vs = f"{paired_ratio(results, impl, 'torch'):.2f}" if "torch" in results else "-"
-        traced = f"{r['traced_peak_mib']:.0f}" if "traced_peak_mib" in r else "-"
-        lines.append(f"| {impl} | {median:.1f} | {q1:.1f}-{q3:.1f} | {len(r['times'])} | {vs} "
-                     f"| {tokens / (median / 1e3):,.0f} | {r['peak_mib']:.0f} | {traced} |")
-    if "torch" in results:
-        ratio = paired_ratio(results, "minigrad", "torch")
-        verdict = "met" if ratio <= TARGET_VS_TORCH else f"NOT met (by {ratio / TARGET_VS_TORCH - 1:.0%})"
-        lines += ["", f"- target minigrad <= {TARGET_VS_TORCH:.1f} x torch eager: {ratio:.2f}, {verdict}"]
-    return lines + [""]
-
-
-def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]:
-    """Where a minigrad step's time goes (own time per function), as benchmarks/tinygpt.py shows it."""
-    import cProfile
-    import io
-    import pstats
-
-    from tinygpt import qualified_names
-
-    if threads is not None:
-        from threadpoolctl import threadpool_limits
-
-        from minigrad.engine import fast
-        threadpool_limits(threads, user_api="blas")
-        fast.set_threads(threads)
-    step = minigrad_step(shape)
-    step()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(steps):
-        step()
-    profiler.disable()
-    stats = pstats.Stats(profiler, stream=io.StringIO())
-    total = sum(t for (_, _, t, _, _) in stats.stats.values())  # type: ignore[attr-defined]
-    names = qualified_names()
-    rows = sorted(((own, calls, names.get((file, line), f"{Path(file).name}:{func}"))
-                   for (file, line, func), (_, calls, own, _, _) in stats.stats.items()),  # type: ignore[attr-defined]
-                  reverse=True)
-    lines = [f"### Profile of {steps} minigrad steps, {threads or 'all'} threads (own time per function)",
-             "", "| function | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
-    for own, calls, where in rows[:20]:
-        lines.append(f"| {where} | {calls / steps:.0f} | {1e3 * own / steps:.2f} | {own / total:.0%} |")
-    return lines + [""]
+    """benchmarks/tinygpt.py's table, titled for this model, with the kernel each worker got."""
+    lines = tinygpt.table("Llama-style", shape, results)
+    kernels = "; ".join(f"{impl}: {r['kernel']}" for impl, r in results.items())
+    return lines[:1] + ["", f"kernels: {kernels}"] + lines[1:]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -178,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"load average (1 min) before/after: {load_before:.2f} / {os.getloadavg()[0]:.2f} on "
               f"{os.cpu_count()} cores\n", flush=True)
     if args.profile:
-        print("\n".join(profile(shape, 5, thread_counts[0])))
+        print("\n".join(tinygpt.profile(shape, 5, thread_counts[0], build=minigrad_step)))
 
 
 if __name__ == "__main__":

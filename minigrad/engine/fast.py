@@ -20,8 +20,8 @@ bytes); what each buys is measured in benchmarks/ (docs/performance.md).
     gelu_float32(a), gelu_slope(...) GELU's Phi by a float32 rational fit, in row blocks
     layer_norm(...), layer_norm_dx(...)      LayerNorm in few passes, in row blocks
     attention(...), attention_grads(...)     masked softmax attention per (batch, head), in blocks
-    rms_norm(...), rms_norm_dx(...), silu(a), silu_slope(...)   the Llama-style model's
-                                     RMSNorm and SiLU in few passes, in row blocks
+    silu(a), silu_slope(...)         the Llama-style model's SiLU in few passes (its RMSNorm is
+                                     layer_norm and layer_norm_dx uncentred)
     set_threads(n)                   how many threads the row blocks may use (1 or 2)
     keep_freed_memory()              glibc keeps freed memory for the next step (opt-in: train()
                                      and the benchmarks call it; importing minigrad does not)
@@ -466,8 +466,10 @@ def _sum_rows(a: np.ndarray) -> np.ndarray:
 
 
 def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
-               eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+               eps: float, centred: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(out, xhat, rstd) of LayerNorm over the last axis, as ops.LayerNorm, or None.
+    centred=False: RMSNorm's (ops.RMSNorm), the same without subtracting the mean (three
+    passes instead of the plain form's five).
 
     Two passes for the statistics (the mean by einsum, then the
     variance as one dot product per row of the centred x: both sum in another order than the
@@ -484,18 +486,20 @@ def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None
     d, eps_ = x.shape[-1], np.asarray(eps, x.dtype)
 
     def work(lo: int, hi: int) -> None:
-        centred, r = xhat_r[lo:hi], rstd_r[lo:hi]
-        np.subtract(x_r[lo:hi], _sum_rows(x_r[lo:hi]) / d, out=centred)
-        np.divide(_dot_rows(centred, centred), d, out=r)
+        xh, r, source = xhat_r[lo:hi], rstd_r[lo:hi], x_r[lo:hi]
+        if centred:
+            np.subtract(source, _sum_rows(source) / d, out=xh)
+            source = xh  # the centred x, scaled into xhat in place below
+        np.divide(_dot_rows(source, source), d, out=r)
         r += eps_
         np.sqrt(r, out=r)
         np.reciprocal(r, out=r)
-        centred *= r  # now xhat
+        np.multiply(source, r, out=xh)  # now xhat
         y = out_r[lo:hi]
         if weight is not None:
-            np.multiply(centred, weight, out=y)
+            np.multiply(xh, weight, out=y)
         else:
-            y[...] = centred
+            y[...] = xh
         if bias is not None:
             y += bias
 
@@ -504,12 +508,14 @@ def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None
 
 
 def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
-                  weight: np.ndarray | None) -> np.ndarray | None:
+                  weight: np.ndarray | None, centred: bool = True) -> np.ndarray | None:
     """dx = r (g - mean(g) - xhat mean(g xhat)), g = G w: LayerNorm's backward to x, or None.
+    centred=False: RMSNorm's, the same without the mean(g) term (it never subtracted a mean).
 
     Both means as one pass each (by einsum: no (n, d) product array), then
-    in-place updates: six (n, d) passes instead of the plain form's ten, in row blocks on the
-    threads. Float rounding apart from the plain form (the sums' order).
+    in-place updates: six (n, d) passes instead of the plain form's ten (RMSNorm: five
+    instead of seven), in row blocks on the threads. Float rounding apart from the plain form
+    (the sums' order).
     """
     if not seam.fast_enabled() or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
         return None
@@ -524,7 +530,8 @@ def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
         else:
             g[...] = g_r[lo:hi]
         mean_g_xhat = _dot_rows(g, xh) / d
-        g -= _sum_rows(g) / d
+        if centred:
+            g -= _sum_rows(g) / d
         g -= xh * mean_g_xhat
         g *= rstd_r[lo:hi]
 
@@ -605,68 +612,12 @@ def attention_grads(grad: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
     return dq, dk, dv
 
 
-# ---- the Llama-style model: RMSNorm and SiLU in few passes ---------------------------------------
-# The plain forms are in ops/transformer.py (RMSNorm) and ops/elementwise.py (SiLU). These agree
-# with them to float32 rounding (tests/fast/test_twins.py and tests/nn/test_llama_ops.py compare
-# both ways). The rotary embedding has no fast form: writing its two halves into place with out=
-# measured slower than the plain form's temporaries (0.73 against 0.50 ms at (16, 4, 64, 32)).
-
-def rms_norm(x: np.ndarray, weight: np.ndarray | None,
-             eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(out, xhat, rstd) of RMSNorm over the last axis, as ops.RMSNorm, or None.
-
-    The mean square as one dot product per row (no x^2 array), xhat and the weight's product
-    written in place: three (n, d) passes instead of the plain form's five, in row blocks on
-    the threads. The sum runs in another order than numpy's mean: float rounding apart.
-    """
-    if not seam.fast_enabled() or x.ndim == 0 or not x.flags.c_contiguous or x.dtype.kind != "f":
-        return None
-    xhat, out = np.empty_like(x), np.empty_like(x)
-    rstd = np.empty((*x.shape[:-1], 1), x.dtype)
-    x_r, xhat_r, out_r, rstd_r = _as_rows(x), _as_rows(xhat), _as_rows(out), _as_rows(rstd)
-    d, eps_ = x.shape[-1], np.asarray(eps, x.dtype)
-
-    def work(lo: int, hi: int) -> None:
-        r = rstd_r[lo:hi]
-        np.divide(_dot_rows(x_r[lo:hi], x_r[lo:hi]), d, out=r)
-        r += eps_
-        np.sqrt(r, out=r)
-        np.reciprocal(r, out=r)
-        np.multiply(x_r[lo:hi], r, out=xhat_r[lo:hi])
-        if weight is not None:
-            np.multiply(xhat_r[lo:hi], weight, out=out_r[lo:hi])
-        else:
-            out_r[lo:hi] = xhat_r[lo:hi]
-
-    in_row_blocks(x_r.shape[0], d * x.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
-    return out, xhat, rstd
-
-
-def rms_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
-                weight: np.ndarray | None) -> np.ndarray | None:
-    """dx = r (g - xhat mean(g xhat)), g = G w: RMSNorm's backward to x, or None.
-
-    The mean as one dot product per row, the rest in place in one buffer: four (n, d) passes
-    instead of the plain form's seven, in row blocks on the threads.
-    """
-    if not seam.fast_enabled() or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
-        return None
-    dx = np.empty_like(xhat)
-    g_r, xhat_r, rstd_r, dx_r = _as_rows(grad), _as_rows(xhat), _as_rows(rstd), _as_rows(dx)
-    d = xhat.shape[-1]
-
-    def work(lo: int, hi: int) -> None:
-        g, xh = dx_r[lo:hi], xhat_r[lo:hi]
-        if weight is not None:
-            np.multiply(g_r[lo:hi], weight, out=g)
-        else:
-            g[...] = g_r[lo:hi]
-        g -= xh * (_dot_rows(g, xh) / d)
-        g *= rstd_r[lo:hi]
-
-    in_row_blocks(g_r.shape[0], d * xhat.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
-    return dx
-
+# ---- the Llama-style model: SiLU in few passes -----------------------------------------------------
+# (its RMSNorm is layer_norm and layer_norm_dx above, uncentred). The plain forms are in
+# ops/elementwise.py (SiLU) and ops/transformer.py (RMSNorm); tests/fast/test_twins.py and
+# tests/nn/test_llama_ops.py compare both ways. The rotary embedding has no fast form: writing
+# its two halves into place with out= measured slower than the plain form's temporaries (0.73
+# against 0.50 ms at (16, 4, 64, 32)).
 
 def silu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(a s(a), s(a)) with s = 1 / (1 + e^-a) in place, or None.

@@ -206,7 +206,7 @@ class FastRMSNorm(ops.RMSNorm):
 
     @staticmethod
     def forward(ctx: Any, x: np.ndarray, weight: np.ndarray | None = None, eps: float = 1e-6) -> np.ndarray:
-        fused = fast.rms_norm(x, weight, eps)
+        fused = fast.layer_norm(x, weight, None, eps, centred=False)
         if fused is None:
             return ops.RMSNorm.forward(ctx, x, weight, eps)
         out, xhat, rstd = fused
@@ -217,7 +217,7 @@ class FastRMSNorm(ops.RMSNorm):
     def backward(ctx: Any, grad: np.ndarray) -> tuple:
         xhat, rstd, weight = ctx.saved
         need_x, need_w = ctx.needs_input_grad
-        grad_x = fast.rms_norm_dx(grad, xhat, rstd, weight) if need_x else None
+        grad_x = fast.layer_norm_dx(grad, xhat, rstd, weight, centred=False) if need_x else None
         if need_x and grad_x is None:
             return ops.RMSNorm.backward(ctx, grad)
         rows = grad.reshape(-1, grad.shape[-1])

@@ -303,30 +303,31 @@ def test_the_plain_op_called_without_a_mask_returns_three_gradients():
 
 # ---- SwiGLU and CausalSelfAttention -------------------------------------------------------------
 
-def copy_weights(ours, theirs):
+def assert_module_matches_torch(ours, theirs, input_shape):
+    """Copy the torch module's weights into ours by name; then the outputs, the input's gradient
+    and every parameter's gradient must agree."""
     import torch
 
     with torch.no_grad():
         for name, p in theirs.named_parameters():
             dict(ours.named_parameters())[name].data[...] = p.numpy()
-
-
-def test_swiglu_matches_torch_and_gradchecks():
-    pytest.importorskip("torch")
-    from llama_torch import MLP
-
-    theirs = MLP(6, 10).double()
-    ours = nn.SwiGLU(6, 10, dtype=np.float64, rng=0)
-    copy_weights(ours, theirs)
-    names = ["gate_proj.weight", "up_proj.weight", "down_proj.weight"]
-    assert [n for n, _ in ours.named_parameters()] == names
-    x, xt = torch_pair((2, 3, 6))
+    x, xt = torch_pair(input_shape)
     out_m, out_t = ours(x), theirs(xt)
     assert_close(out_m, out_t)
     backward_both(out_m, out_t)
     assert_close(x.grad, xt.grad)
     for name, p in theirs.named_parameters():
         assert_close(dict(ours.named_parameters())[name].grad, p.grad)
+
+
+def test_swiglu_matches_torch_and_gradchecks():
+    pytest.importorskip("torch")
+    from llama_torch import MLP
+
+    ours = nn.SwiGLU(6, 10, dtype=np.float64, rng=0)
+    names = ["gate_proj.weight", "up_proj.weight", "down_proj.weight"]
+    assert [n for n, _ in ours.named_parameters()] == names
+    assert_module_matches_torch(ours, MLP(6, 10).double(), (2, 3, 6))
     check(lambda x: nn.SwiGLU(3, 5, dtype=np.float64, rng=1)(x), leaf((2, 3)))
 
 
@@ -335,16 +336,8 @@ def test_causal_self_attention_matches_torch(style, fast_and_plain):
     pytest.importorskip("torch")
     from llama_torch import Attention
 
-    theirs = Attention(8, 2, 4, 10000.0, style).double()
     ours = nn.CausalSelfAttention(8, 2, rotary=nn.RotaryEmbedding(4, 10000.0, style), dtype=np.float64, rng=0)
-    copy_weights(ours, theirs)
-    x, xt = torch_pair((3, 5, 8))
-    out_m, out_t = ours(x), theirs(xt)
-    assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    assert_close(x.grad, xt.grad)
-    for name, p in theirs.named_parameters():
-        assert_close(dict(ours.named_parameters())[name].grad, p.grad)
+    assert_module_matches_torch(ours, Attention(8, 2, 4, 10000.0, style).double(), (3, 5, 8))
 
 
 def test_causal_self_attention_takes_any_leading_axes_and_is_causal():
