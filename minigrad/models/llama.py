@@ -18,7 +18,7 @@ matching config (`LlamaConfig.to_transformers()`), and back, without permuting a
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -82,8 +82,8 @@ class LlamaConfig:
         (transformers 4 reads `rope_theta`, 5 reads `rope_parameters`)."""
         if self.rope_style != "halves":
             raise ValueError("LlamaConfig.to_transformers: transformers' Llama rotates halves; this "
-                             "model rotates pairs (rope_style='pairs'), so its q_proj and k_proj rows "
-                             "would need permuting first")
+                             "model rotates pairs (rope_style='pairs'): convert it first with "
+                             "model.with_rope_style('halves'), which permutes q_proj's and k_proj's rows")
         fields = asdict(self)
         del fields["rope_style"]
         return {**fields, "num_key_value_heads": self.num_attention_heads, "hidden_act": "silu",
@@ -168,6 +168,31 @@ class Llama(Module):
     def forward(self, ids: Any) -> Tensor:
         """ids (B, T) int -> logits (B, T, vocab_size); logits[:, t] predicts ids[:, t+1]."""
         return self.lm_head(self.model(self.check_ids(ids)))
+
+    def with_rope_style(self, style: str) -> Llama:
+        """The same function with the other rotary convention: a new model whose q_proj and
+        k_proj rows are reordered within each head (pairs (2i, 2i+1) <-> halves (i, i + hd/2)).
+
+        Reordering q's and k's entries alike leaves every score q . k unchanged, and turning
+        the reordered pairs is turning the original ones, reordered (docs/llama.md). This is
+        what converting Meta's original checkpoints to transformers does.
+        """
+        if style not in ("halves", "pairs"):
+            raise ValueError(f"Llama.with_rope_style: style must be 'halves' or 'pairs', got {style!r}")
+        c = self.config
+        other = Llama(replace(c, rope_style=style), dtype=self.lm_head.weight.dtype)
+        state = {name: array.copy() for name, array in self.state_dict().items()}
+        if style != c.rope_style:
+            pairs_in_halves_order = np.r_[np.arange(0, c.head_dim, 2), np.arange(1, c.head_dim, 2)]
+            order = pairs_in_halves_order if style == "halves" else np.argsort(pairs_in_halves_order)
+            rows = (np.arange(c.num_attention_heads)[:, None] * c.head_dim + order).ravel()
+            for name in state:
+                if name.endswith(("self_attn.q_proj.weight", "self_attn.k_proj.weight")):
+                    state[name] = state[name][rows]
+        if c.tie_word_embeddings:
+            state["lm_head.weight"] = state["model.embed_tokens.weight"]  # the tie, as one array
+        other.load_state_dict(state)
+        return other
 
     def loss(self, ids: Any, targets: Any) -> Tensor:
         """Mean cross-entropy of every position's prediction; targets (B, T). The head and the

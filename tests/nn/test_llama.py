@@ -228,3 +228,23 @@ def test_bad_ids_and_configs_are_named():
         Llama(config(), vocab_size=3)
     with pytest.raises(ValueError, match="transformers' Llama rotates halves"):
         config(rope_style="pairs").to_transformers()
+    with pytest.raises(ValueError, match="with_rope_style: style must be 'halves' or 'pairs'"):
+        m.with_rope_style("neox")
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_a_model_changes_rotary_convention_without_changing_its_function(tied):
+    pairs = model(rope_style="pairs", tie_word_embeddings=tied)
+    halves = pairs.with_rope_style("halves")
+    assert halves.config.rope_style == "halves" and pairs.config.rope_style == "pairs"
+    np.testing.assert_allclose(halves(IDS).data, pairs(IDS).data, rtol=1e-11, atol=1e-12)
+    assert (halves.lm_head.weight is halves.model.embed_tokens.weight) == tied
+    q = "model.layers.0.self_attn.q_proj.weight"
+    assert not np.array_equal(halves.state_dict()[q], pairs.state_dict()[q])  # rows reordered
+    v = "model.layers.0.self_attn.v_proj.weight"
+    np.testing.assert_array_equal(halves.state_dict()[v], pairs.state_dict()[v])  # the rest as it was
+    back = halves.with_rope_style("pairs")
+    for name, array in pairs.state_dict().items():
+        np.testing.assert_array_equal(back.state_dict()[name], array)
+    same = Llama(config(rope_style="pairs", tie_word_embeddings=tied)).with_rope_style("pairs")
+    assert same.config.rope_style == "pairs"

@@ -77,3 +77,14 @@ def test_pairs_would_not_carry_over_unpermuted():
     with torch.no_grad():
         theirs = hf(torch.tensor(IDS)).logits.numpy()
     assert not np.allclose(pairs(IDS).data, theirs, rtol=RTOL, atol=ATOL)
+
+
+def test_a_model_trained_with_pairs_goes_to_transformers_after_with_rope_style():
+    pairs = Llama(LlamaConfig(**{**minigrad_model(True).config.__dict__, "rope_style": "pairs"}))
+    pairs.load_state_dict(minigrad_model(True, rng=7).state_dict())
+    halves = pairs.with_rope_style("halves")
+    hf = transformers_model(halves.config)
+    hf.load_state_dict({k: torch.from_numpy(v) for k, v in halves.state_dict().items()}, strict=False)
+    with torch.no_grad():
+        theirs = hf(torch.tensor(IDS)).logits.numpy()
+    np.testing.assert_allclose(pairs(IDS).data, theirs, rtol=RTOL, atol=ATOL)
