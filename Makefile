@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test lint bench bench-tinygpt lab browser lessons clean
+.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ tour: $(STAMP)
 test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
+
+# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build)
+test-quick: $(STAMP)
+	$(BIN)/ruff check minigrad tests benchmarks lessons
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # Chromium + chromedriver for the lab's browser tests (installed when missing and root)
 browser:

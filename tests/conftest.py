@@ -40,3 +40,15 @@ def fast_and_plain(request):
             yield request.param
     else:
         yield request.param
+
+
+# `make test-quick` (pytest -m "not slow") leaves these out: whole lessons run end to end, notebooks
+# in a real kernel, a real browser, building the sdist. `make test` runs everything.
+SLOW_FILES = {"test_lab_browser.py", "test_notebooks.py", "test_packaging.py"}
+SLOW_TESTS = ("test_lesson_runs_headless_through_the_runner", "test_lesson_runs_as_a_plain_script")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES or item.name.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

@@ -114,8 +114,8 @@ class Function:
         if result.data.base is not None:  # a numpy view, maybe of an input's array
             share_version_with_viewed_input(result, tensors)
         if True in needs and grad_mode.is_grad_enabled():
-            edges = tuple(a._grad_node() if need else None for a, need in zip(args, needs))
-            result.grad_fn = FunctionNode(cls, impl, ctx, edges, result.data.shape)
+            edges = [a._grad_node() if need else None for a, need in zip(args, needs)]
+            result.grad_fn = FunctionNode(cls, impl, ctx, tuple(edges), result.data.shape)
             result.requires_grad = True
             if ctx._saved:
                 tensors.append(result)

@@ -112,6 +112,15 @@ class RowSparse:
         out[c.indices] = c.values  # unique ids after coalesce, so assignment is exact
         return out
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # numpy would otherwise wrap us as a 0-d object array. Densifying here would hide the
+        # cost the sparse layout exists to avoid (V rows, most of them zero), so ask for it.
+        raise TypeError(
+            f"RowSparse ({self.nnz_rows} of {self.shape[0]} rows stored, shape {self.shape}) is not "
+            "converted to a numpy array implicitly: call .to_dense() for the full array (zeros "
+            "in the rows not stored), or read .indices and .values"
+        )
+
     def astype(self, dtype: Any) -> RowSparse:
         """A copy with values of `dtype` (always a fresh copy, so it may be owned by a `.grad`)."""
         values = self.values.astype(dtype, copy=True)
@@ -123,7 +132,7 @@ class RowSparse:
     __radd__ = __add__
 
     def __mul__(self, scalar: float) -> RowSparse:
-        if np.ndim(scalar) != 0:
+        if isinstance(scalar, RowSparse) or np.ndim(scalar) != 0:
             raise TypeError("RowSparse: * supports a scalar only; use to_dense() for elementwise products")
         return RowSparse(self.indices, self.values * scalar, self.shape, self.coalesced)
 

@@ -38,6 +38,8 @@ class Module:
             raise AttributeError(
                 f"cannot assign {name!r} before Module.__init__(); call super().__init__() first"
             )
+        if isinstance(value, Parameter | Module):
+            _check_name(self, name)
         where = f"{type(self).__name__}.{name}"
         old = self._parameters.get(name)
         if old is not None and not (value is None or isinstance(value, Parameter)):
@@ -60,6 +62,23 @@ class Module:
         elif isinstance(value, Module):
             self._modules[name] = value
         object.__setattr__(self, name, value)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register `module` under `name`, as PyTorch's add_module: the name may not hold "."
+        nor hide an attribute or method the module already has (e.g. "eval")."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
+        _check_name(self, name, hides=True)
+        setattr(self, name, module)
+
+    register_module = add_module
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` under `name`, with add_module's rules for the name."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter: {name!r} must be a Parameter, got {type(param).__name__}")
+        _check_name(self, name, hides=True)
+        setattr(self, name, param)
 
     def __delattr__(self, name: str) -> None:
         self._parameters.pop(name, None)
@@ -187,6 +206,33 @@ class Module:
         return ""
 
 
+class ModuleNameError(KeyError):
+    """A name a module or parameter cannot be registered under (a KeyError, as in PyTorch)."""
+
+    def __str__(self) -> str:  # the message as written, without KeyError's added quotes
+        return str(self.args[0]) if self.args else ""
+
+
+def _check_name(owner: Module, name: Any, hides: bool = False) -> None:
+    """A name a parameter or submodule can be registered under: a non-empty str without "."
+    (state_dict() joins names with ".", so "a.b" would collide with b inside a), and with
+    `hides`, not an attribute the module already has, other than one registered under it."""
+    who = type(owner).__name__
+    if not isinstance(name, str):
+        raise TypeError(f"{who}: a name must be a str, got {type(name).__name__} {name!r}")
+    if name == "":
+        raise ModuleNameError(f"{who}: a name cannot be empty")
+    if "." in name:
+        raise ModuleNameError(f'{who}: the name {name!r} contains ".", which state_dict() uses to join '
+                       f"the names of nested modules, so two parameters could get one name; use "
+                       f"another name, such as {name.replace('.', '_')!r}")
+    registered = name in owner._modules or name in owner._parameters
+    if hides and not registered and hasattr(owner, name):
+        kind = "a method" if callable(getattr(type(owner), name, None)) else "an attribute"
+        raise ModuleNameError(f"{who}: the key {name!r} would hide {who}.{name} ({kind}), and the module "
+                       f"would stop working as one; choose another key")
+
+
 def _first_of_each(pairs: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """The (name, object) pairs whose object has not come before: shared objects once."""
     seen: set[int] = set()
@@ -273,7 +319,7 @@ class ModuleDict(Module):
     def __setitem__(self, name: str, module: Module) -> None:
         if not isinstance(module, Module):
             raise TypeError(f"ModuleDict: {name!r} must be a Module, got {type(module).__name__}")
-        setattr(self, name, module)
+        self.add_module(name, module)
 
     def __getitem__(self, name: str) -> Module:
         if name not in self._modules:

@@ -36,17 +36,37 @@ class InputCheck:
     numerical: float
     analytical: float
     ok: bool
+    nonfinite: str | None = None  # which side held NaN or inf, and where: always a failure
 
     def describe(self) -> str:
         verdict = "ok  " if self.ok else "FAIL"
         where = "worst direction"
         if self.worst_index is not None:
-            where = f"worst at {self.name}{list(self.worst_index)}"
-        return (
+            where = f"worst at {element(self.name, self.worst_index)}"
+        line = (
             f"  {verdict} {self.name} {self.shape}: max abs error {self.max_abs_error:.3g}, "
             f"max rel error {self.max_rel_error:.3g}; {where}: numerical {self.numerical:.8g}, "
             f"analytical {self.analytical:.8g}"
         )
+        return line + (f"\n       {self.nonfinite}" if self.nonfinite else "")
+
+
+def element(name: str, index: tuple[int, ...]) -> str:
+    """'x[1, 2]' (or 'x' for a 0-d input): how a report names one element."""
+    return f"{name}[{', '.join(str(i) for i in index)}]" if index else name
+
+
+def nonfinite_note(name: str, **sides: np.ndarray) -> str | None:
+    """'analytical gradient is nan at x[1]; numerical gradient is ...' for each side (keyword =
+    its name) holding NaN or inf, with the first such element and how many there are."""
+    notes = []
+    for side, values in sides.items():
+        where = np.argwhere(~np.isfinite(values))
+        if len(where):
+            first = tuple(int(i) for i in where[0])
+            count = f" ({len(where)} non-finite elements)" if len(where) > 1 else ""
+            notes.append(f"{side} gradient is {values[first]} at {element(name, first)}{count}")
+    return "; ".join(notes) or None
 
 
 @dataclass
@@ -134,6 +154,7 @@ def gradcheck(
     if fast:
         report = _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng)
         if not report.ok:
+            problems += report.problems  # a NaN seen along a direction fails, whatever follows
             report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
             report.mode = "fast check failed; full check"
     else:
@@ -223,17 +244,26 @@ def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckRepor
     for i in analytical:
         numerical = numerical_gradient(loss_at, leaves[i], eps)
         ana = analytical[i]
-        error = np.abs(numerical - ana)
-        bad = error > atol + rtol * np.abs(numerical)
-        rel = error / np.maximum(np.abs(numerical), 1e-12)
-        if error.size == 0:
+        if ana.size == 0:
             report.inputs.append(InputCheck(names[i], leaves[i].shape, 0.0, 0.0, None, 0.0, 0.0, True))
             continue
-        # name the worst failing element, or the largest error when all pass
-        worst = np.unravel_index(np.argmax(np.where(bad, error, -1) if bad.any() else error), error.shape)
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN is what we want, and it fails
+            error = np.abs(numerical - ana)
+        finite = np.isfinite(numerical) & np.isfinite(ana)
+        # written as "within", not "error > tol": a comparison with NaN is False either way, and
+        # an inf numerical value would make the tolerance itself inf
+        within = finite & (error <= atol + rtol * np.abs(numerical))
+        rel = error / np.maximum(np.abs(numerical), 1e-12)
+        # name the first non-finite element, else the worst failing one, else the largest error
+        if not finite.all():
+            worst = tuple(np.argwhere(~finite)[0])
+        else:
+            worst = np.unravel_index(np.argmax(np.where(within, -1, error) if not within.all() else error),
+                                     error.shape)
         check = InputCheck(
             names[i], leaves[i].shape, float(error.max()), float(rel.max()),
-            tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), not bad.any(),
+            tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), bool(within.all()),
+            nonfinite_note(names[i], analytical=ana, numerical=numerical),
         )
         report.inputs.append(check)
         report.ok &= check.ok
@@ -241,13 +271,15 @@ def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckRepor
 
 
 def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:
+    """v^T J u along random directions u. A NaN or inf met along a direction goes into the
+    report's problems, so that it still fails when a full check reruns and does not meet it."""
     mode = f"fast, {directions} random directions"
     report = GradcheckReport(ok=True, mode=mode, eps=eps, atol=atol, rtol=rtol)
     for i in analytical:
         x = leaves[i]
         worst = (0.0, 0.0, 0.0, 0.0)  # error, rel, numerical, analytical
-        ok = True
-        for _ in range(directions):
+        ok = bool(np.isfinite(analytical[i]).all())
+        for k in range(directions):
             u = rng.standard_normal(x.shape)
             original = x.data.copy()
             x.data[...] = original + eps * u
@@ -256,11 +288,18 @@ def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) 
             minus = loss_at()
             x.data[...] = original
             numerical = (plus - minus) / (2 * eps)
-            ana = float(np.sum(analytical[i] * u))
+            with np.errstate(invalid="ignore"):  # inf * u summed may be NaN: it fails below
+                ana = float(np.sum(analytical[i] * u))
             error = abs(numerical - ana)
-            ok &= error <= atol + rtol * abs(numerical)
-            if error >= worst[0]:
+            if not np.isfinite(numerical):
+                report.problems.append(f"{names[i]}: numerical directional derivative is {numerical} "
+                                       f"along random direction {k} (fast check)")
+            within = bool(np.isfinite(numerical) and np.isfinite(ana)
+                          and error <= atol + rtol * abs(numerical))
+            ok &= within
+            if not within or error >= worst[0]:
                 worst = (error, error / max(abs(numerical), 1e-12), numerical, ana)
-        report.inputs.append(InputCheck(names[i], x.shape, worst[0], worst[1], None, worst[2], worst[3], ok))
+        report.inputs.append(InputCheck(names[i], x.shape, worst[0], worst[1], None, worst[2], worst[3], ok,
+                                        nonfinite_note(names[i], analytical=analytical[i])))
         report.ok &= ok
     return report

@@ -20,7 +20,6 @@ Linear path is then named by its node alone.
 
 from __future__ import annotations
 
-import functools
 import html
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,11 +34,18 @@ from minigrad.engine import (
     Node,
     RowSparse,
     Tensor,
-    add_grads,
     check_in_range,
     recording,
 )
 from minigrad.nn.layers import Embedding, Linear
+from minigrad.tools.labels import (
+    describe_layout,
+    grad_norm,
+    grad_row,
+    param_label,
+    param_names,
+    sum_grads,
+)
 
 # What an op is, seen from a vocabulary table: reading a row. Scoring every row is the role of
 # the output map only (OUTPUT_MAP_ROLE), which the ledger finds from the model's modules.
@@ -50,69 +56,7 @@ EARLIER_GRAD = "earlier .grad"  # the path name of a .grad that existed before r
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared labels (the drawing uses these too)
-
-
-def param_names(names: Any) -> dict[int, list[str]]:
-    """id(parameter) -> every name it goes by, from a Module, a {name: tensor} dict, or None."""
-    if names is None:
-        return {}
-    if hasattr(names, "param_names"):
-        return {k: list(v) for k, v in names.param_names().items()}
-    if isinstance(names, Mapping):
-        by_id: dict[int, list[str]] = {}
-        for name, tensor in names.items():
-            if not isinstance(tensor, Tensor):
-                raise TypeError(
-                    f"names: the value for {name!r} is a {type(tensor).__name__}, expected a Tensor "
-                    "(pass a Module, or a dict mapping names to parameters)"
-                )
-            by_id.setdefault(id(tensor), []).append(str(name))
-        return by_id
-    raise TypeError(
-        f"names: expected a Module or a dict mapping names to parameters, got {type(names).__name__}"
-    )
-
-
-def param_label(param: Tensor, names: Mapping[int, list[str]]) -> str:
-    """'emb.weight = head.weight' for a tied parameter; its .name or shape when unnamed."""
-    aliases = names.get(id(param))
-    if aliases:
-        return " = ".join(aliases)
-    if param.name:
-        return param.name
-    return f"tensor{param.shape}"
-
-
-def describe_layout(grad: Any) -> str:
-    """'sparse: 3/6 rows' for a RowSparse, 'dense 6x4' for an array."""
-    if isinstance(grad, RowSparse):
-        return f"sparse: {grad.nnz_rows}/{grad.shape[0]} rows"
-    shape = np.shape(grad)
-    return "dense " + ("x".join(str(s) for s in shape) if shape else "scalar")
-
-
-def grad_norm(grad: Any) -> float:
-    """The Frobenius norm of a dense or row-sparse gradient (repeated rows summed first)."""
-    values = grad.coalesce().values if isinstance(grad, RowSparse) else np.asarray(grad)
-    return float(np.linalg.norm(values.astype(np.float64).ravel()))
-
-
-def grad_row(grad: Any, row: int) -> np.ndarray | None:
-    """Row `row` of a dense or row-sparse gradient; None when a sparse gradient does not store it."""
-    if not isinstance(grad, RowSparse):
-        return np.asarray(grad)[row]
-    c = grad.coalesce()
-    hit = np.flatnonzero(c.indices == row)
-    return c.values[hit[0]] if hit.size else None
-
-
-def sum_grads(grads: Sequence[Any]) -> Any:
-    """The sum of one or more gradients, dense or RowSparse, as the engine accumulates them
-    (sparse + sparse stays sparse, anything + dense is dense)."""
-    if not grads:
-        raise ValueError("sum_grads: no gradients to sum")
-    return functools.reduce(add_grads, grads)
+# Path names
 
 
 def path_name(sender: Node, role: str | None = None, module: str | None = None, ordinal: int = 1) -> str:
@@ -430,6 +374,20 @@ class Ledger:
                 for r in self._records.values() for p, g in r.path_grads().items()]
         return html_table(f"gradient ledger: {len(self._records)} parameters received gradient",
                           ["parameter", "path", "layout", "norm (whole table)"], body)
+
+    def __str__(self) -> str:
+        """What `print(ledger)` shows: how many parameters received gradient, then `summary()`."""
+        if not self._records:
+            return "gradient ledger: nothing recorded yet"
+        n = len(self._records)
+        head = f"gradient ledger: {n} parameter{'s' if n > 1 else ''} received gradient"
+        return head + "\n" + self.summary()
+
+    def __repr__(self) -> str:
+        recording_now = " (recording)" if self._recording is not None else ""
+        what = "; ".join(f"{r.label} ({len(r.paths())} path{'s' if len(r.paths()) > 1 else ''})"
+                         for r in self._records.values()) or "nothing recorded yet"
+        return f"<Ledger{recording_now}: {what}>"
 
     def summary(self) -> str:
         """One line per parameter: each path with its layout and norm, and the total's layout."""

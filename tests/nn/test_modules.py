@@ -238,3 +238,60 @@ def test_linear_weight_and_bias_shapes():
 def test_bad_linear_sizes(args, message):
     with pytest.raises(ValueError, match=message):
         nn.Linear(*args)
+
+
+# ---- names a module can be registered under ------------------------------------------------
+# state_dict() joins names with ".", so a name holding "." collides with a nested path, and a
+# key named like a method hides it: both are refused, as PyTorch refuses them.
+
+def test_a_module_dict_key_with_a_dot_is_refused_so_no_state_dict_name_is_lost():
+    inner = nn.ModuleDict({"b": nn.Linear(2, 2, rng=0)})
+    with pytest.raises(KeyError, match=r'ModuleDict: the name \'a.b\' contains "\."'):
+        nn.ModuleDict({"a": inner, "a.b": nn.Linear(2, 2, rng=1)})
+    d = nn.ModuleDict({"a": inner})
+    with pytest.raises(KeyError, match=r"'a_b'"):  # the message suggests a name that works
+        d["a.b"] = nn.Linear(2, 2, rng=1)
+    assert list(d) == ["a"] and len(d.state_dict()) == 2
+
+
+@pytest.mark.parametrize("key", ["keys", "items", "values", "forward", "state_dict", "training",
+                                 "_modules", "parameters"])
+def test_a_module_dict_key_that_would_hide_a_method_or_attribute_is_refused(key):
+    with pytest.raises(KeyError, match=rf"ModuleDict: the key '{key}' would hide ModuleDict.{key}"):
+        nn.ModuleDict({key: nn.Linear(2, 2, rng=0)})
+    d = nn.ModuleDict({"ok": nn.Linear(2, 2, rng=0)})
+    with pytest.raises(KeyError, match=rf"'{key}'"):
+        d[key] = nn.Linear(2, 2, rng=1)
+    assert list(d.keys()) == ["ok"]  # .keys() still works
+
+
+def test_a_module_dict_key_can_be_replaced_and_non_str_or_empty_keys_are_refused():
+    d = nn.ModuleDict({"wte": nn.Linear(2, 2, rng=0)})
+    d["wte"] = replacement = nn.Linear(2, 2, rng=1)
+    assert d["wte"] is replacement and d.wte is replacement
+    with pytest.raises(TypeError, match=r"ModuleDict: a name must be a str, got int 3"):
+        nn.ModuleDict({3: nn.Linear(2, 2, rng=0)})
+    with pytest.raises(KeyError, match=r"ModuleDict: a name cannot be empty"):
+        nn.ModuleDict({"": nn.Linear(2, 2, rng=0)})
+
+
+@pytest.mark.parametrize("value", [lambda: nn.Linear(2, 2, rng=0), lambda: nn.Parameter(np.ones(2))])
+def test_setattr_with_a_dotted_name_is_refused_for_modules_and_parameters(value):
+    model = nn.Module()
+    with pytest.raises(KeyError, match=r"Module: the name 'a.b' contains \"\.\""):
+        setattr(model, "a.b", value())
+    assert model.state_dict() == {}
+
+
+def test_add_module_and_register_parameter_follow_pytorch():
+    model = nn.Module()
+    model.add_module("lin", lin := nn.Linear(2, 3, rng=0))
+    model.register_parameter("scale", scale := nn.Parameter(np.ones(3)))
+    assert model.lin is lin and model.scale is scale
+    assert list(model.state_dict()) == ["scale", "lin.weight", "lin.bias"]  # own first, as PyTorch
+    with pytest.raises(KeyError, match=r"Module: the key 'eval' would hide Module.eval"):
+        model.add_module("eval", nn.Linear(2, 2, rng=1))
+    with pytest.raises(KeyError, match=r"'x.y' contains"):
+        model.register_parameter("x.y", nn.Parameter(np.ones(1)))
+    with pytest.raises(TypeError, match=r"add_module: 'm' must be a Module, got int"):
+        model.add_module("m", 3)

@@ -94,43 +94,35 @@ def test_works_for_inputs_that_are_not_c_contiguous():
 
 # ---- a backward that returns the wrong shape, the wrong type, or raises: FAILED, never a crash ----
 
-class RowShaped(mg.Function):
-    """Doubles x, but its backward returns a (1, n) gradient for an (n,) input."""
+class Doubles(mg.Function):
+    """2x; the classes below keep this forward and get its backward wrong, each in one way."""
 
     @staticmethod
     def forward(ctx, x):
         return 2 * x
+
+
+class RowShaped(Doubles):
+    """Its backward returns a (1, n) gradient for an (n,) input."""
 
     @staticmethod
     def backward(ctx, grad):
         return (2 * grad)[None, :]
 
 
-class Raises(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class Raises(Doubles):
     @staticmethod
     def backward(ctx, grad):
         raise ValueError("this backward is broken")
 
 
-class IntegerGradient(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class IntegerGradient(Doubles):
     @staticmethod
     def backward(ctx, grad):
         return np.full(grad.shape, 2)
 
 
-class ListGradient(mg.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
+class ListGradient(Doubles):
     @staticmethod
     def backward(ctx, grad):
         return (2 * grad).tolist()
@@ -207,3 +199,107 @@ def test_gradcheck_names_a_wrong_shape_that_reached_grad_without_an_edge_check()
     report = mg.gradcheck(fn, [x], raise_exception=False)
     assert not report.ok
     assert report.problems == ["x.grad is a gradient of shape (1, 3), but x has shape (3,)"]
+
+
+# ---- non-finite values: NaN or inf anywhere fails, in both modes, naming which and where ----
+# (`error > tol` is False for NaN, so a comparison alone lets NaN pass: every one of these
+# passed as "max abs error nan" before the check looked for non-finite values)
+
+class NanBackward(Doubles):
+    """Its backward is right except one NaN, in element 1."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = 2 * grad
+        g[1] = np.nan
+        return g
+
+
+class InfBackward(NanBackward):
+    @staticmethod
+    def backward(ctx, grad):
+        g = 2 * grad
+        g[..., -1] = np.inf
+        return g
+
+
+class ClippedNaN(mg.Function):
+    """An op whose forward turns NaN into 0 (so every loss is finite) but whose backward
+    still sends NaN: only the analytical side is non-finite."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.zeros_like(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.full(grad.shape, np.nan)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_backward_returning_nan_fails_naming_the_analytical_side_and_the_element(fast):
+    x = leaf([1.0, 2.0, 3.0])
+    report = mg.gradcheck(NanBackward.apply, [x], fast=fast, raise_exception=False)
+    assert not report.ok and "FAILED" in str(report)
+    assert "analytical gradient is nan at x[1]" in str(report), str(report)
+    assert report.inputs[0].worst_index == (1,)
+    with pytest.raises(mg.GradcheckError, match=r"analytical gradient is nan at x\[1\]"):
+        mg.gradcheck(NanBackward.apply, [x], fast=fast)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_infinite_analytical_gradient_fails(fast):
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    report = mg.gradcheck(InfBackward.apply, [x], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert "analytical gradient is inf at x[0, 1]" in str(report), str(report)
+    assert "2 non-finite" in str(report)  # both rows' last element
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_all_nan_backward_of_a_constant_fails(fast):
+    report = mg.gradcheck(ClippedNaN.apply, [leaf([0.5, -0.5])], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert "analytical gradient is nan at x[0]" in str(report), str(report)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_sqrt_at_zero_fails_naming_both_the_numerical_nan_and_the_analytical_inf(fast):
+    # sqrt(0 - eps) is NaN, so the central difference is NaN; d sqrt/dx at 0 is inf
+    x = leaf([4.0, 0.0, 1.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        report = mg.gradcheck(lambda t: t ** 0.5, [x], fast=fast, raise_exception=False)
+    assert not report.ok, str(report)
+    text = str(report)
+    assert "numerical gradient is nan at x[1]" in text, text
+    assert re.search(r"analytical gradient is -?inf at x\[1\]", text), text  # sign: of the weight
+
+
+def test_fast_mode_fails_on_a_nan_directional_derivative_even_if_the_full_check_would_not_see_it():
+    # fn is NaN on one call only (the minus side of the first random direction): the full
+    # check that a failed fast check runs would then pass, but a NaN once seen is a failure
+    x = leaf([1.0, 2.0])
+    calls = {"n": 0}
+
+    def flaky(t):
+        calls["n"] += 1
+        return t * (np.nan if calls["n"] == 3 else 1.0)  # the first direction's plus side only
+
+    report = mg.gradcheck(flaky, [x], fast=True, raise_exception=False)
+    assert not report.ok, str(report)
+    assert "numerical" in str(report) and "nan" in str(report), str(report)
+
+
+def test_a_nan_max_error_is_never_reported_as_passed():
+    x = leaf([1.0, 2.0, 3.0])
+    report = mg.gradcheck(NanBackward.apply, [x], raise_exception=False)
+    assert not any(c.ok for c in report.inputs)
+    assert "passed" not in str(report)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_nan_gradient_of_a_0d_input_fails_naming_the_input(fast):
+    x = mg.tensor(np.float64(0.5), requires_grad=True, name="x")
+    report = mg.gradcheck(ClippedNaN.apply, [x], fast=fast, raise_exception=False)
+    assert not report.ok
+    assert "analytical gradient is nan at x" in str(report), str(report)

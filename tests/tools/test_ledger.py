@@ -1,11 +1,10 @@
 """The gradient ledger: what each path sent into each parameter, checked against numpy and
 finite differences, and the seed page's vocabulary bridge audit reproduced untied and tied."""
 
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from doc_pages import run_page
 from seed_bridge import CAT, CONTEXT, SEED_PRINTED, D, V, bridge, starting_weights, tied_paths, untied_paths
 
 import minigrad as mg
@@ -250,16 +249,10 @@ def test_tied_ledger_matches_torch():
 
 
 def test_the_docs_example_prints_what_the_page_shows(tmp_path, monkeypatch, capsys):
-    page = (Path(__file__).resolve().parents[2] / "docs" / "ledger.md").read_text()
-    blocks = re.findall(r"```(python|text)\n(.*?)```", page, flags=re.S)
     monkeypatch.chdir(tmp_path)  # the page renders tied.svg into the working directory
-    namespace: dict = {}
-    for kind, body in blocks:
-        if kind == "python":
-            exec(compile(body, "docs/ledger.md", "exec"), namespace)
-        else:  # each text block is what the python block before it printed
-            assert capsys.readouterr().out == body
+    assert run_page("ledger.md", capsys) >= 5
     assert (tmp_path / "tied.svg").exists() and (tmp_path / "tied.dot").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.svg", "tied.dot", "tied.svg"]
 
 
 # ---- path names by module, and the notebook display ----------------------------------------------
@@ -305,3 +298,23 @@ def test_the_ledger_and_its_tables_display_as_html_tables():
     for r in range(V):
         assert f"<td style=\"text-align:right\">{table.norm(r, 'total'):.4f}</td>" in body
     assert "became dense" in body
+
+
+# ---- printing the ledger itself ----------------------------------------------------------------
+
+def test_print_ledger_shows_what_it_recorded_not_an_address():
+    model, led = audited(tied=True)
+    text = str(led)
+    assert "object at 0x" not in text and "object at 0x" not in repr(led)
+    assert text.splitlines()[0] == "gradient ledger: 1 parameter received gradient"
+    assert led.summary() in text  # one line per parameter: its paths, layouts, norms
+    assert LOOKUP in text and CLASSIFIER in text
+    assert repr(led) == "<Ledger: emb.weight = head.weight (2 paths)>"
+
+
+def test_print_an_empty_or_recording_ledger():
+    led = mg.ledger()
+    assert str(led) == "gradient ledger: nothing recorded yet"
+    assert repr(led) == "<Ledger: nothing recorded yet>"
+    with led:
+        assert repr(led) == "<Ledger (recording): nothing recorded yet>"

