@@ -92,11 +92,16 @@ class LlamaConfig:
 
 
 class LlamaBlock(Module):
-    """One decoder layer: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x))."""
+    """One decoder layer: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)).
 
-    def __init__(self, config: LlamaConfig, dtype: Any, g: np.random.Generator):
+    x (..., T, hidden_size) -> the same shape; positions (T,) or (..., T), default 0..T-1. Only
+    the config's layer fields matter here (hidden_size, heads, head_dim, intermediate_size,
+    rope_theta, rope_style, rms_norm_eps).
+    """
+
+    def __init__(self, config: LlamaConfig, dtype: Any = np.float32, rng: Any = None):
         super().__init__()
-        c = config
+        c, g = config, as_generator(rng, "LlamaBlock")
         self.self_attn = CausalSelfAttention(c.hidden_size, c.num_attention_heads, head_dim=c.head_dim,
                                              rotary=RotaryEmbedding(c.head_dim, c.rope_theta, c.rope_style),
                                              dtype=dtype, rng=g)
@@ -112,8 +117,9 @@ class LlamaBlock(Module):
 class LlamaModel(Module):
     """The decoder without its head: embed_tokens, layers, norm (transformers' `model.` prefix)."""
 
-    def __init__(self, config: LlamaConfig, dtype: Any, g: np.random.Generator):
+    def __init__(self, config: LlamaConfig, dtype: Any = np.float32, rng: Any = None):
         super().__init__()
+        g = as_generator(rng, "LlamaModel")
         self.embed_tokens = Embedding(config.vocab_size, config.hidden_size, dtype=dtype, rng=g)
         self.layers = ModuleList(LlamaBlock(config, dtype, g) for _ in range(config.num_hidden_layers))
         self.norm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps, dtype=dtype)

@@ -248,3 +248,21 @@ def test_a_model_changes_rotary_convention_without_changing_its_function(tied):
         np.testing.assert_array_equal(back.state_dict()[name], array)
     same = Llama(config(rope_style="pairs", tie_word_embeddings=tied)).with_rope_style("pairs")
     assert same.config.rope_style == "pairs"
+
+
+def test_one_block_on_its_own_matches_torch_and_takes_any_leading_axes():
+    torch = pytest.importorskip("torch")
+    from llama_torch import Layer
+
+    from minigrad.models import LlamaBlock
+
+    c = config(rope_style="pairs")
+    block, theirs = LlamaBlock(c, dtype=np.float64, rng=0), Layer(c).double()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.normal_(1.0 if p.ndim == 1 else 0.0, 0.4)
+    block.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    x = rng.standard_normal((2, 3, CONTEXT, D))
+    out = block(mg.tensor(x)).data
+    np.testing.assert_allclose(out[1], theirs(torch.tensor(x[1])).detach().numpy(), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(out[0, 2], block(mg.tensor(x[0, 2])).data, rtol=1e-12)  # (T, d) alone
