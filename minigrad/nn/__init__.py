@@ -1,6 +1,6 @@
 """Modules and functional ops, named as in `torch.nn`."""
 
-from minigrad.nn import functional
+from minigrad.nn import functional, utils
 from minigrad.nn.layers import (
     GELU,
     CausalSelfAttention,
@@ -17,4 +17,4 @@ from minigrad.nn.module import Module, ModuleDict, ModuleList, Parameter, Sequen
 
 __all__ = ["GELU", "CausalSelfAttention", "Dropout", "Embedding", "LayerNorm", "Linear", "Module",
            "ModuleDict", "ModuleList", "Parameter", "RMSNorm", "RotaryEmbedding", "Sequential", "SiLU",
-           "SwiGLU", "functional"]
+           "SwiGLU", "functional", "utils"]
