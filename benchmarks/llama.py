@@ -6,8 +6,8 @@ the tests check it against, tests/helpers/llama_torch.py) and train on the same 
 losses must agree. Each runs in its own process; the processes take turns (benchmarks/run.py's
 `run_shape`), so a busy moment on the machine lands on both. The table gives median step times,
 the median of the per-round ratios, tokens per second and peak memory; --profile adds where
-minigrad's time goes. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for the worker processes
-(they would make numpy's OpenBLAS pick a slower kernel); the kernel each got is printed.
+minigrad's time goes. Without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (benchmarks/real_kernel.py:
+they would force numpy's OpenBLAS onto a slower kernel); the kernel each worker got is printed.
 
     python benchmarks/llama.py                      # the base shape, 1 and 2 threads
     python benchmarks/llama.py --threads 1 --profile
@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the PyTorch twin the test
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import tinygpt  # noqa: E402  (its table and profile)
+from real_kernel import kernel, use_real_kernel  # noqa: E402
 from run import run_shape  # noqa: E402
 from step import HYPER, Worker, serve, training_step  # noqa: E402
 from tinygpt import batch, torch_training_step  # noqa: E402  (the same batch and PyTorch step)
 
 SHAPE = {"V": 2048, "T": 64, "d": 128, "heads": 4, "layers": 2, "B": 16}  # TinyGPT's base shape
-KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def build_model(V: int, T: int, d: int, heads: int, layers: int) -> Any:
@@ -95,14 +95,12 @@ def main(argv: list[str] | None = None) -> None:
         import minigrad  # noqa: F401  (both build the weights with it: imported before the baseline)
         serve(Worker(args.impl, lambda: BUILDERS[args.impl](shape), warmup=2, threads=int(args.threads)))
         return
+    use_real_kernel()  # before any worker starts: they inherit the environment
     if args.quick:
         args.rounds, args.steps = 2, 2
     command = f"python benchmarks/llama.py {' '.join(argv or sys.argv[1:])}".rstrip()
     print(f"# Llama-style training step: {command}")
-    print()
-    for variable in KERNEL_VARIABLES:  # for the workers started below: numpy's real BLAS kernel
-        if os.environ.pop(variable, None) is not None:
-            print(f"note: unset {variable} for the worker processes (it forces a slower BLAS kernel)")
+    print(f"\nBLAS (this process): {kernel()}\n")
     impls = ["minigrad"] + (["torch"] if importlib.util.find_spec("torch") else [])
     thread_counts = [int(t) for t in args.threads.split(",")]
     for threads in thread_counts:
