@@ -136,8 +136,17 @@ def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
     mg.save(m, tmp_path / "llama.safetensors")
     twin = TorchLlama(m.config).double()
     twin.load_state_dict({k: torch.from_numpy(v) for k, v in mg.load(tmp_path / "llama.safetensors").items()})
+    assert (twin.lm_head.weight is twin.model.embed_tokens.weight) == tied
+    logits = m(IDS)
+    theirs = twin(torch.tensor(IDS))
+    np.testing.assert_allclose(theirs.detach().numpy(), logits.data, rtol=1e-12, atol=1e-13)
+    F.cross_entropy(logits, TARGETS).backward()  # and every gradient, from the loaded file
+    torch.nn.functional.cross_entropy(theirs.reshape(-1, V), torch.tensor(TARGETS).reshape(-1)).backward()
+    their_params = dict(twin.named_parameters())
+    for name, p in m.named_parameters():
+        np.testing.assert_allclose(mg.engine.to_dense(p.grad), their_params[name].grad.numpy(), rtol=1e-9,
+                                   atol=1e-12, err_msg=name)
     with torch.no_grad():
-        np.testing.assert_allclose(twin(torch.tensor(IDS)).numpy(), m(IDS).data, rtol=1e-12, atol=1e-13)
         for p in twin.parameters():  # train on in PyTorch (here: any change), then come back
             p.mul_(1.1).add_(0.01)
         expected = twin(torch.tensor(IDS)).numpy()
