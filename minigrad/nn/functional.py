@@ -366,9 +366,12 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray, style: str = "halv
         raise ValueError(f"rotary_embedding: style must be one of {ops.Rotary.styles}, got {style!r}")
     if len(x.shape) < 2 or x.shape[-1] % 2:
         raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d) with d even")
+    pairs = (*x.shape[:-1], x.shape[-1] // 2)
     try:
-        np.broadcast_shapes(cos.shape, (*x.shape[:-1], x.shape[-1] // 2))
+        fits = np.broadcast_shapes(cos.shape, pairs) == pairs  # the angles stretch to x, not x to them
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"rotary_embedding: positions of shape {cos.shape[:-1]} do not fit x of "
-                         f"shape {x.shape} (expected (..., T) broadcasting to {x.shape[:-1]})") from None
+                         f"shape {x.shape} (expected (..., T) broadcasting to {x.shape[:-1]})")
     return ops.Rotary.apply(x, cos, sin, style=style)

@@ -179,6 +179,8 @@ def test_rotary_errors_name_what_was_wrong():
         F.rotary_embedding(x, np.arange(4.0))
     with pytest.raises(ValueError, match=r"positions of shape \(3,\) do not fit x of shape \(4, 6\)"):
         F.rotary_embedding(x, np.arange(3))
+    with pytest.raises(ValueError, match=r"positions of shape \(2, 4\) do not fit x of shape \(4, 6\)"):
+        F.rotary_embedding(x, np.zeros((2, 4), np.int64))  # one sequence of x, positions for two
     with pytest.raises(ValueError, match=r"RotaryEmbedding: x has shape \(4, 6\), expected .*dim=8"):
         nn.RotaryEmbedding(8)(x)
     with pytest.raises(ValueError, match="RotaryEmbedding: dim must be even"):
