@@ -289,10 +289,12 @@ def _check_attention_mask(who: str, attn_mask: Any, scores_shape: tuple[int, ...
         raise TypeError(f"{who}: attn_mask must be bool (True: may attend) or float (added to "
                         f"the scores), got dtype {mask.dtype}")
     try:
-        np.broadcast_shapes(tuple(mask.shape), scores_shape)
+        fits = np.broadcast_shapes(tuple(mask.shape), scores_shape) == scores_shape
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"{who}: attn_mask has shape {tuple(mask.shape)}, which does not broadcast "
-                         f"to the scores' shape {scores_shape} (..., L, S)") from None
+                         f"to the scores' shape {scores_shape} (..., L, S)")
     return mask
 
 

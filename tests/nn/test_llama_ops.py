@@ -289,6 +289,8 @@ def test_attention_errors_name_what_was_wrong():
     with pytest.raises(ValueError, match=r"attn_mask has shape \(4, 3\), which does not broadcast to the "
                                          r"scores' shape \(2, 3, 3\)"):
         F.scaled_dot_product_attention(q, q, q, np.ones((4, 3), bool))
+    with pytest.raises(ValueError, match=r"attn_mask has shape \(5, 2, 3, 3\), which does not broadcast"):
+        F.scaled_dot_product_attention(q, q, q, np.ones((5, 2, 3, 3), bool))  # would make 5 outputs
     with pytest.raises(TypeError, match="attn_mask must be bool .* got dtype int64"):
         F.scaled_dot_product_attention(q, q, q, np.ones((3, 3), np.int64))
     with pytest.raises(ValueError, match="dropout_p must be a probability in"):
