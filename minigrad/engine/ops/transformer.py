@@ -164,7 +164,7 @@ class ScaledDotProductAttention(Function):
         p = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
         keep = None
         if dropout_p > 0:
-            kept = rng.random(p.shape) >= dropout_p
+            kept = (rng or np.random.default_rng()).random(p.shape) >= dropout_p
             keep = kept * np.asarray(0.0 if dropout_p >= 1 else 1 / (1 - dropout_p), p.dtype)
         out = (p if keep is None else p * keep) @ v
         ctx.save_for_backward(q, k, v, p, keep)
