@@ -1,5 +1,6 @@
 """Elementwise functions: exp, log, tanh, sigmoid, log-sigmoid, ReLU, GELU, sqrt, abs.
-Each backward is G times the function's slope at the input."""
+Each backward is G times the function's slope at the input. The float functions read a bool or
+integer array as float32, as PyTorch does (`as_float`); ReLU and abs keep an integer dtype."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import math
 
 import numpy as np
 
+from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 
 
 class Exp(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.exp(a)
+        out = np.exp(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -26,6 +28,7 @@ class Exp(Function):
 class Log(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return np.log(a)
 
@@ -38,7 +41,7 @@ class Log(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.tanh(a)
+        out = np.tanh(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -61,7 +64,7 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = _sigmoid(a)
+        out = _sigmoid(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -80,6 +83,7 @@ class LogSigmoid(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
 
@@ -119,6 +123,7 @@ class GELU(Function):
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        a = as_float(a)
         ctx.approximate = approximate
         if approximate == "tanh":
             ctx.save_for_backward(a, None, None)
@@ -145,7 +150,7 @@ class GELU(Function):
 class Sqrt(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.sqrt(a)
+        out = np.sqrt(as_float(a))
         ctx.save_for_backward(out)
         return out
 
