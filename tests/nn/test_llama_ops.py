@@ -4,6 +4,7 @@ gradchecked in float64 and compared with PyTorch (or a PyTorch reference of each
 
 import numpy as np
 import pytest
+from op_checks import assert_close, backward_both, check, leaf, torch_pair
 
 import minigrad as mg
 from minigrad import nn
@@ -11,35 +12,6 @@ from minigrad.engine import ops
 from minigrad.nn import functional as F
 
 rng = np.random.default_rng(0)
-
-
-def leaf(shape, scale=1.0):
-    return mg.tensor(scale * rng.standard_normal(shape), requires_grad=True)
-
-
-def check(fn, *inputs):
-    report = mg.gradcheck(fn, list(inputs))
-    assert report.ok, str(report)
-
-
-def torch_pair(shape, scale=1.0):
-    torch = pytest.importorskip("torch")
-    a = scale * rng.standard_normal(shape)
-    return mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-
-
-def backward_both(out_m, out_t):
-    import torch
-
-    weights = rng.standard_normal(out_m.shape)
-    (out_m * weights).sum().backward()
-    (out_t * torch.tensor(weights)).sum().backward()
-
-
-def assert_close(m, t, rtol=1e-10, atol=1e-12):
-    ours = m.data if isinstance(m, mg.Tensor) else mg.engine.to_dense(m)
-    assert np.all(np.isfinite(ours))
-    np.testing.assert_allclose(ours, t.detach().numpy(), rtol=rtol, atol=atol)
 
 
 # ---- SiLU ----------------------------------------------------------------------------------------
