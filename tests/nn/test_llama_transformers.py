@@ -44,8 +44,7 @@ def test_a_minigrad_checkpoint_runs_in_transformers_with_the_same_logits(tmp_pat
     hf = transformers_model(m.config)
     assert hf.config.tie_word_embeddings == tied and hf.config.head_dim == m.config.head_dim
     state = {k: torch.from_numpy(v) for k, v in mg.load(tmp_path / "llama.safetensors").items()}
-    missing, unexpected = hf.load_state_dict(state, strict=False)
-    assert not unexpected and not [k for k in missing if "rotary" not in k]
+    hf.load_state_dict(state)  # strict: the same names, every one
     assert (hf.lm_head.weight is hf.model.embed_tokens.weight) == tied
     with torch.no_grad():
         theirs = hf(torch.tensor(IDS)).logits.numpy()
@@ -62,7 +61,7 @@ def test_transformers_weights_come_back_into_minigrad(tied):
             p.normal_(0.0, 0.3)
         theirs = hf(torch.tensor(IDS)).logits.numpy()
     back = minigrad_model(tied, rng=5)
-    back.load_state_dict({k: v.numpy() for k, v in hf.state_dict().items() if "rotary" not in k})
+    back.load_state_dict({k: v.numpy() for k, v in hf.state_dict().items()})
     np.testing.assert_allclose(back(IDS).data, theirs, rtol=RTOL, atol=ATOL)
     assert (back.lm_head.weight is back.model.embed_tokens.weight) == tied
 
@@ -73,7 +72,7 @@ def test_pairs_would_not_carry_over_unpermuted():
     pairs = Llama(LlamaConfig(**{**m.config.__dict__, "rope_style": "pairs"}))
     pairs.load_state_dict(m.state_dict())
     hf = transformers_model(m.config)
-    hf.load_state_dict({k: torch.from_numpy(v) for k, v in m.state_dict().items()}, strict=False)
+    hf.load_state_dict({k: torch.from_numpy(v) for k, v in m.state_dict().items()})
     with torch.no_grad():
         theirs = hf(torch.tensor(IDS)).logits.numpy()
     assert not np.allclose(pairs(IDS).data, theirs, rtol=RTOL, atol=ATOL)
@@ -84,7 +83,7 @@ def test_a_model_trained_with_pairs_goes_to_transformers_after_with_rope_style()
     pairs.load_state_dict(minigrad_model(True, rng=7).state_dict())
     halves = pairs.with_rope_style("halves")
     hf = transformers_model(halves.config)
-    hf.load_state_dict({k: torch.from_numpy(v) for k, v in halves.state_dict().items()}, strict=False)
+    hf.load_state_dict({k: torch.from_numpy(v) for k, v in halves.state_dict().items()})
     with torch.no_grad():
         theirs = hf(torch.tensor(IDS)).logits.numpy()
     np.testing.assert_allclose(pairs(IDS).data, theirs, rtol=RTOL, atol=ATOL)
