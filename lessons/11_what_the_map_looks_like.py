@@ -62,11 +62,9 @@ from minigrad.learn.lesson_kit import (
     setup,
     spearman,
     unit_rows,
-    warmup_cosine,
 )
-from minigrad.learn.train import split_windows
+from minigrad.learn.train import Windows, split_windows
 from minigrad.models import TinyGPT, TinyLM
-from minigrad.optim import AdamW
 
 lesson = setup(11, minutes=(1.2, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
@@ -550,52 +548,27 @@ old_ids, new_ids = kjv_vocab.encode(old_words), kjv_vocab.encode(new_words)
 kjv_frequent = np.argsort(-np.bincount(old_ids, minlength=len(kjv_vocab)))[:300]
 
 
-def sequences(ids: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(training, held out): the text cut into non-overlapping sequences of GPT_T + 1 words, in a
-    random order; 256 of them (a fifth of a short text) are held out."""
+def sequences(ids: np.ndarray, seed: int) -> tuple[Windows, Windows]:
+    """(training, held out): the text cut into non-overlapping sequences of GPT_T words (targets:
+    each next word); 256 of them (a fifth of a short text) are held out, chosen at random."""
     n = (len(ids) - 1) // GPT_T
     cut = np.stack([ids[i * GPT_T: (i + 1) * GPT_T + 1] for i in range(n)])
-    cut = cut[np.random.default_rng(seed).permutation(n)]
-    held = min(256, n // 5)
-    return cut[held:], cut[:held]
+    order = np.random.default_rng(seed).permutation(n)
+    held, kept = order[:min(256, n // 5)], order[min(256, n // 5):]
+    return tuple(Windows(cut[rows, :-1], cut[rows, 1:]) for rows in (kept, held))
 
 
-def gpt_loss(model: TinyGPT, held_out: np.ndarray) -> float:
-    with mg.no_grad():
-        return float(np.mean([model.loss(held_out[i:i + 64, :-1], held_out[i:i + 64, 1:]).item()
-                              for i in range(0, len(held_out), 64)]))
+def one_pass(model: TinyGPT, text: Windows, held_out: Windows, seed: int, label: str, evaluations: int = 20,
+             on_eval=None) -> tuple[list[int], list[float]]:
+    """One pass over `text` (every sequence once, in a random order) with AdamW under warm-up +
+    cosine: fit_scheduled with as many steps as the text has batches."""
+    return fit_scheduled(model, text, held_out, steps=len(text) // GPT_BATCH, batch_size=GPT_BATCH, seed=seed,
+                         peak_lr=PEAK_LR, weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval,
+                         evaluations=evaluations)
 
 
 print(f"pretraining: {len(old_words):,} words of the Old Testament; fine-tuning: {len(new_words):,} of the "
       f"New; V = {len(kjv_vocab):,}")
-
-
-# %%
-def one_pass(model: TinyGPT, text: np.ndarray, held_out: np.ndarray, evaluations: int = 20,
-             on_eval=None) -> tuple[list[int], list[float]]:
-    """One pass over `text` (each sequence once) with AdamW under warm-up + cosine; held-out loss
-    at the start and `evaluations` times along the way (on_eval(step, model) each time)."""
-    trained = [p for p in model.parameters() if p.requires_grad]
-    optimizer = AdamW(trained, lr=PEAK_LR, weight_decay=WEIGHT_DECAY)
-    steps = len(text) // GPT_BATCH
-    every = max(1, steps // evaluations)
-    at, losses = [0], [gpt_loss(model, held_out)]
-    if on_eval is not None:
-        on_eval(0, model)
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = warmup_cosine(step, steps, PEAK_LR)
-        batch = text[step * GPT_BATCH: (step + 1) * GPT_BATCH]
-        loss = model.loss(batch[:, :-1], batch[:, 1:])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if (step + 1) % every == 0 or step + 1 == steps:
-            at.append(step + 1)
-            losses.append(gpt_loss(model, held_out))
-            if on_eval is not None:
-                on_eval(step + 1, model)
-    return at, losses
 
 
 # %%
@@ -623,7 +596,7 @@ for seed in range(S.gpt_seeds):
     snapshots = {}
     def keep(step, m, snaps=snapshots):  # a copy of every weight at every evaluation
         snaps[step] = {name: p.data.copy() for name, p in m.named_parameters()}
-    at, losses = one_pass(model, pretrain, pretrain_held, on_eval=keep)
+    at, losses = one_pass(model, pretrain, pretrain_held, seed, f"TinyGPT seed {seed}", on_eval=keep)
     quarter = int(np.argmin(np.abs(np.array(at) - at[-1] / 4)))  # the evaluation nearest a quarter
     progress = (losses[0] - np.array(losses)) / (losses[0] - losses[-1])
     done = {name: geometry_done(snapshots, at, name) for name in ("transformer.wte.weight", "lm_head.weight")}
@@ -632,7 +605,8 @@ for seed in range(S.gpt_seeds):
         tuned_model = TinyGPT(len(kjv_vocab), GPT_T, GPT_WIDTH, GPT_HEADS, 2, tied=False, rng=seed)
         tuned_model.load_state_dict(snapshots[at[-1]])
         tuned_model.input_table.requires_grad_(not frozen)
-        tuned[frozen] = one_pass(tuned_model, tune, tune_held, evaluations=4)[1]
+        label = f"fine-tuning, table {'frozen' if frozen else 'trained'}, seed {seed}"
+        tuned[frozen] = one_pass(tuned_model, tune, tune_held, seed + 10, label, evaluations=4)[1]
     gpt_runs[seed] = dict(step=at[quarter], progress=progress[quarter], table_share=table_share,
                           input=[d[quarter] for d in done["transformer.wte.weight"]],
                           output=[d[quarter] for d in done["lm_head.weight"]], pretrained=losses[-1],
@@ -656,8 +630,8 @@ print(f"fine-tuning on one pass over the New Testament: held-out loss there {spa
 
 # %%
 assert np.all(gpt["trained"] < gpt["before"]) and np.all(gpt["progress"] > 0), "both passes taught something"
-if lesson.verdict_tested("in one pass the input table's geometry lags the loss, and freezing it costs over 5% "
-                         "of what fine-tuning gains (the small run reads a tenth of the text)"):
+if lesson.verdict_tested("in one pass the input table's geometry lags the loss, and freezing it costs "
+                         "over 5% of what fine-tuning gains (the small run reads a tenth of the text)"):
     assert np.all(gpt["input"].max(axis=1) < gpt["progress"]), \
         "every seed: at a quarter of the pass the loss is further along than the input table's geometry"
     assert np.all(gpt["input"][:, 1] < 0.5), "most of the change in neighbourhoods is still to come"
