@@ -65,7 +65,7 @@ from minigrad.models import TinyLM
 from minigrad.nn import functional as F
 from minigrad.optim import SGD, Adam, AdamW, PerformanceWarning
 
-lesson = setup(7)  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(7, minutes=(1.8, 0.15))  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 
 # this lesson asks for lazy steps with dense decay on purpose, to compare it with the others

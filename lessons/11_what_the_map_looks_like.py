@@ -66,7 +66,7 @@ from minigrad.learn.lesson_kit import (
 from minigrad.learn.train import Windows, split_windows
 from minigrad.models import TinyGPT, TinyLM
 
-lesson = setup(11, minutes=(1.2, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(11, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
 # unit_rows, pair_cosines, mean_cosine, cone, principal_axes and fit_scheduled live in the lesson
 # kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
@@ -639,7 +639,29 @@ if lesson.verdict_tested("in one pass the input table's geometry lags the loss, 
         "every seed: freezing gives up more than 5% of the improvement, and never most of it"
 
 # %% [markdown]
-# MEASURED_GPT_PROSE
+# In one pass over three quarters of each Testament (457,000 words of pretraining, 135,000 of
+# fine-tuning; the whole text did not fit this lesson's three minutes with three seeds), the
+# verdicts of parts 4 and 5 stand (three seeds, full size):
+#
+# - **Settling.** At a quarter of the pass the held-out loss has made 74-78% of its final
+#   improvement, while the input table has made 42-51% of its change in structure and 21-23%
+#   of its change in neighbourhoods. The geometry lags the loss, as on TinyLM. Unlike TinyLM,
+#   TinyGPT's output map is not ahead of its input table (structure 33-65%, neighbourhoods
+#   9-17%), so "the input table settles last" belongs to TinyLM; what both models share is that
+#   neither table has its map in place when the loss has flattened.
+# - **Freezing.** Fine-tuning the pretrained TinyGPT on one pass over the New Testament with
+#   its input table frozen ends 0.066-0.087 nats above fine-tuning with it trained: 16-20% of
+#   the improvement fine-tuning achieves, more than TinyLM's 11-12%. A text the model has read
+#   once leaves a table that still has a lot to learn from new text.
+#
+# The fast run (a tenth of the text, width 32) does not test these verdicts: its loss is only
+# half done at a quarter, and the input table's structure is ahead of it there.
+#
+# What part 6 still does not test, and why the claim may yet hold where it was made: the
+# frozen table is 36% of TinyGPT's parameters, not a few percent; the model sees under half a
+# million words, where large models see billions, and a table that has read that much has
+# little left to move; and the fine-tuning text here is a new register (the New Testament after the
+# Old Testament), with words whose rows the pretraining barely shaped.
 
 # %% [markdown]
 # ## Exercise
