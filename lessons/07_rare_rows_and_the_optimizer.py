@@ -58,7 +58,7 @@ import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.lesson_kit import setup, spearman
 from minigrad.learn.rare_rows import adam_step_after_silence as minigrads_step_after_silence
-from minigrad.learn.rare_rows import lazy_adamw
+from minigrad.learn.rare_rows import lazy_adamw, row_gradient_noise
 from minigrad.learn.train import batches, split_windows
 from minigrad.learn.your_pieces import yours
 from minigrad.models import TinyLM
@@ -789,27 +789,17 @@ if lesson.verdict_tested("decay makes a small part of the link in a language mod
 
 # %%
 def gradient_noise(model: TinyLM, seed: int, n_batches: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, noise): each input row read in >= 20 of n_batches fresh batches (weights fixed)
-    and the noise-to-signal ratio of its gradient over those batches."""
+    """(rows, noise): each input row read in >= 20 of n_batches fresh batches (weights fixed) and
+    the noise-to-signal ratio of its gradient (row_gradient_noise, minigrad/learn/rare_rows.py)."""
     stream = batches(lm_data, size.lm_batch, np.random.default_rng(seed + 50))
-    total, squares = np.zeros(model.input_table.shape), np.zeros(model.input_table.shape)
-    seen = np.zeros(len(lm_vocab))
-    for _ in range(n_batches):
-        loss = model.loss(*next(stream))
-        model.zero_grad()
-        loss.backward()
-        grad = model.input_table.grad.coalesce()
-        values = np.asarray(grad.values, dtype=np.float64)
-        total[grad.indices] += values
-        squares[grad.indices] += values**2
-        seen[grad.indices] += 1
-    rows = np.flatnonzero(seen >= 20)
-    mean = total[rows] / seen[rows, None]
-    variance = squares[rows] / seen[rows, None] - mean**2
-    signal = (mean**2).sum(axis=1) - variance.sum(axis=1) / seen[rows]
-    # a mean lost in its own sampling error: the noise is too large to measure
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return rows, np.where(signal > 0, np.sqrt(variance.sum(axis=1) / np.maximum(signal, 0)), np.inf)
+
+    def gradients():
+        for _ in range(n_batches):
+            loss = model.loss(*next(stream))
+            model.zero_grad()
+            loss.backward()
+            yield model.input_table.grad
+    return row_gradient_noise(gradients(), min_seen=20)
 
 
 # %%
