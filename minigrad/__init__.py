@@ -10,6 +10,7 @@ from minigrad.engine import (
     detect_anomaly,
     enable_grad,
     is_grad_enabled,
+    manual_seed,
     no_grad,
     ones,
     randn,
@@ -18,7 +19,9 @@ from minigrad.engine import (
     use,
     zeros,
 )
-from minigrad.nn.functional import cat, concatenate, stack, where
+from minigrad.engine.dtype_names import *  # noqa: F403 (mg.float32, mg.long, mg.bool, ...)
+from minigrad.engine.dtype_names import __all__ as _dtype_names
+from minigrad.nn.functional import cat, clamp, clip, concatenate, flip, logsumexp, maximum, minimum, stack, where
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
 from minigrad.tools.ledger import Ledger, ledger
@@ -63,4 +66,5 @@ __all__ = [
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
+    "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *_dtype_names,
 ]

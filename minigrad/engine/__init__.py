@@ -12,7 +12,7 @@ from minigrad.engine.function import Context, Function
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_dependencies
 from minigrad.engine.ops import unbroadcast
-from minigrad.engine.random import as_generator
+from minigrad.engine.random import as_generator, manual_seed
 from minigrad.engine.seam import use
 from minigrad.engine.sparse import RowSparse, add_grads, to_dense
 from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
@@ -20,6 +20,6 @@ from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor
 __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
-    "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "no_grad", "ones", "positive_int",
+    "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad", "ones", "positive_int",
     "randn", "recording", "seam", "tensor", "to_dense", "unbroadcast", "use", "zeros", "fast_ops", "ops",
 ]

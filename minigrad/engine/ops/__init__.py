@@ -2,10 +2,14 @@
 
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
     arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
-    reductions.py   Sum, Mean, Max
-    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs
-    shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where
+    reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var
+    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs; Sin, Cos, Erf,
+                    Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
+                    PowTensor, Cast
+    shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
+                    Flip, Expand
     transformer.py  LayerNorm, ScaledDotProductAttention
+    losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options)
 
 Each runs through `Function.apply`, which asks the seam (seam.py) which implementation of the op
 runs: this plain one, its fast twin (fast_ops.py), or a learner's own (`minigrad.use`).
@@ -52,10 +56,37 @@ gradchecked in tests/engine/test_ops_gradcheck.py, not the subject of a lesson).
 """
 
 from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, Neg, Pow, Sub, unbroadcast
-from minigrad.engine.ops.elementwise import GELU, Abs, Exp, Log, LogSigmoid, ReLU, Sigmoid, Sqrt, Tanh
-from minigrad.engine.ops.reductions import Max, Mean, Sum
+from minigrad.engine.ops.elementwise import (
+    GELU,
+    Abs,
+    Cast,
+    Clamp,
+    Cos,
+    Erf,
+    Exp,
+    Exp2,
+    LeakyReLU,
+    Log,
+    Log2,
+    LogSigmoid,
+    Maximum,
+    Minimum,
+    PowTensor,
+    ReLU,
+    Rsqrt,
+    Sigmoid,
+    Sign,
+    Sin,
+    Softplus,
+    Sqrt,
+    Tanh,
+)
+from minigrad.engine.ops.losses import NLLLoss, SoftTargetCrossEntropy
+from minigrad.engine.ops.reductions import LogSumExp, Max, Mean, Min, Prod, Sum, Var
 from minigrad.engine.ops.shape import (
     Concatenate,
+    Expand,
+    Flip,
     GetItem,
     MaskedFill,
     Narrow,
@@ -83,4 +114,8 @@ __all__ = [
     "MaskedFill", "MatMul", "Max", "Mean", "Mul", "Narrow", "Neg", "Permute", "Pow", "ReLU",
     "Reshape", "ScaledDotProductAttention", "SetItem", "Sigmoid", "Softmax", "Sqrt", "Stack", "Sub",
     "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
+    # issue 24: PyTorch's everyday ops
+    "Cast", "Clamp", "Cos", "Erf", "Exp2", "Expand", "Flip", "LeakyReLU", "Log2", "LogSumExp",
+    "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",
+    "SoftTargetCrossEntropy", "Var",
 ]
