@@ -169,8 +169,8 @@ def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, igno
     y = np.asarray(as_array(targets))
     if y.dtype.kind == "f":  # class probabilities, one row per position
         if y.shape != z_shape:
-            raise ValueError(f"{who}: probability targets have shape {y.shape}, expected the input's "
-                             f"shape {z_shape}")
+            raise ValueError(f"{who}: float targets are class probabilities, of the input's shape "
+                             f"{z_shape}, but these have shape {y.shape} (class ids must be integers)")
         aim = y.astype(dtype) * (1 - label_smoothing) + label_smoothing / classes
         return aim * w, float(np.prod(z_shape[:-1], dtype=np.int64))
     if y.dtype.kind not in "iu":

@@ -353,7 +353,8 @@ def _split_by(a_wins: np.ndarray, tie: np.ndarray, grad: np.ndarray, a_shape: tu
 
 class PowTensor(Function):
     """a ** b with both operands arrays (broadcast): scalar ** tensor and tensor ** tensor.
-    da = G b a^(b-1); db = G a^b log a, taken as 0 where a = 0 and b >= 0 (as PyTorch)."""
+    da = G b a^(b-1), taken as 0 where b = 0; db = G a^b log a, taken as 0 where a = 0 and
+    b >= 0 (both as PyTorch: the limits, not the 0 * inf that the formulas give there)."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -365,12 +366,14 @@ class PowTensor(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         a, b, out = ctx.saved
         need_a, need_b = ctx.needs_input_grad
-        grad_a = unbroadcast(grad * b * np.power(a, b - 1), a.shape) if need_a else None
-        grad_b = None
-        if need_b:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log_a = np.where((a == 0) & (b >= 0), np.zeros((), out.dtype), np.log(a))
-            grad_b = unbroadcast(grad * out * log_a, b.shape)
+        zero = np.zeros((), out.dtype)
+        grad_a = grad_b = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if need_a:
+                grad_a = unbroadcast(grad * np.where(b == 0, zero, b * np.power(a, b - 1)), a.shape)
+            if need_b:
+                log_a = np.where((a == 0) & (b >= 0), zero, np.log(a))
+                grad_b = unbroadcast(grad * out * log_a, b.shape)
         return grad_a, grad_b
 
 
