@@ -4,6 +4,7 @@ embeddings, unembeddings and weight tying really learn."""
 from minigrad import nn, optim
 from minigrad.engine import (
     Function,
+    dtype_names,
     RowSparse,
     Tensor,
     arange,
@@ -19,8 +20,6 @@ from minigrad.engine import (
     use,
     zeros,
 )
-from minigrad.engine.dtype_names import *  # noqa: F403 (mg.float32, mg.long, mg.bool, ...)
-from minigrad.engine.dtype_names import __all__ as _dtype_names
 from minigrad.nn.functional import cat, clamp, clip, concatenate, flip, logsumexp, maximum, minimum, stack, where
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
@@ -48,6 +47,8 @@ _LAZY = {"draw": "minigrad.tools.viz"}
 
 
 def __getattr__(name: str):
+    if name in dtype_names.__all__:  # mg.float32, mg.long, mg.bool (read here, so this module's
+        return getattr(dtype_names, name)  # own `float`, `int` and `bool` stay Python's)
     if name in _LAZY:
         import importlib
 
@@ -58,7 +59,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(dtype_names.__all__))
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
@@ -66,5 +67,5 @@ __all__ = [
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
-    "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *_dtype_names,
+    "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
 ]

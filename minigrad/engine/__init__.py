@@ -6,7 +6,7 @@ here (`from minigrad.engine import Tensor, no_grad`), not from the files inside,
 can be rearranged without touching the layers above.
 """
 
-from minigrad.engine import fast, fast_ops, ops, seam  # ops and fast_ops register at the seam
+from minigrad.engine import dtype_names, fast, fast_ops, ops, seam  # ops and fast_ops register at the seam
 from minigrad.engine.checks import check_in_range, positive_int
 from minigrad.engine.function import Context, Function
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
@@ -19,7 +19,7 @@ from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor
 
 __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
-    "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
+    "add_grads", "arange", "dtype_names", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad", "ones", "positive_int",
     "randn", "recording", "seam", "tensor", "to_dense", "unbroadcast", "use", "zeros", "fast_ops", "ops",
 ]
