@@ -152,7 +152,7 @@ class PyTorchSpellings:
         """min(max(self, min), max); each bound a number or a tensor (broadcast), or None. Where
         min > max the result is max, as PyTorch."""
         if min is None and max is None:
-            raise ValueError("clamp(): at least one of min and max must be given (not both None)")
+            raise RuntimeError("clamp(): at least one of min and max must be given (not both None)")
         return ops.Clamp.apply(self, self._bound(min), self._bound(max))
 
     clip = clamp
@@ -319,7 +319,7 @@ class PyTorchSpellings:
             dims = tuple(dims[0])
         axes = tuple(check_dim("flip", d, self.shape or (1,)) for d in dims)
         if len(set(axes)) != len(axes):
-            raise ValueError(f"flip(): dims {dims} name an axis twice")
+            raise RuntimeError(f"flip(): dims {dims} name an axis twice")  # RuntimeError, as PyTorch
         return ops.Flip.apply(self, axes=axes if self.ndim else ())
 
     def expand(self, *sizes: Any) -> Tensor:

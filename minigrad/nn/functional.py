@@ -152,7 +152,7 @@ def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, *, ignore_inde
 
 
 def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, ignore_index: int,
-                       reduction: str, label_smoothing: float) -> tuple[np.ndarray, float]:
+                       reduction: str, label_smoothing: float) -> tuple[Any, float]:
     """(A, divisor) for ops/losses.py: the loss at position i is -sum_c A_ic log p_ic, and the
     mean divides by divisor. Every argument is checked here, with its name in the message."""
     if reduction not in ("mean", "sum", "none"):
@@ -171,7 +171,9 @@ def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, igno
         if y.shape != z_shape:
             raise ValueError(f"{who}: float targets are class probabilities, of the input's shape "
                              f"{z_shape}, but these have shape {y.shape} (class ids must be integers)")
-        aim = y.astype(dtype) * (1 - label_smoothing) + label_smoothing / classes
+        # a Tensor of targets stays one, so a gradient reaches whatever computed it
+        soft = targets if isinstance(targets, Tensor) else y.astype(dtype)
+        aim = soft * (1 - label_smoothing) + label_smoothing / classes
         return aim * w, float(np.prod(z_shape[:-1], dtype=np.int64))
     if y.dtype.kind not in "iu":
         raise TypeError(f"{who}: targets must be integer class ids or float class probabilities, "

@@ -146,3 +146,10 @@ def test_bad_arguments_name_themselves():
         F.nll_loss(z, np.array([0, 1]))
     with pytest.raises(ValueError, match="input must have a class axis"):
         F.nll_loss(mg.tensor(1.0), np.array(0))
+
+
+def test_probability_targets_get_a_gradient_as_in_torch():
+    targets = mg.tensor(PROBS, requires_grad=True)
+    report = mg.gradcheck(lambda z, t: F.cross_entropy(z, t, label_smoothing=0.1, weight=WEIGHT),
+                          [mg.tensor(LOGITS, requires_grad=True), targets])
+    assert report.ok, str(report)

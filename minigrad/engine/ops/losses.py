@@ -9,7 +9,8 @@ row of zeros. Then, with p = softmax(z), the gradient needs no case at all:
 
     d/dz_i [-sum_c A_ic log p_ic] = (sum_c A_ic) p_i - A_i
 
-`divisor` is what reduction="mean" divides by (PyTorch's: the summed weight of the targets
+A may carry a gradient (class-probability targets that are themselves computed, as PyTorch
+allows): dA = -G log p. `divisor` is what reduction="mean" divides by (PyTorch's: the summed weight of the targets
 counted, or the number of positions for probability targets).
 """
 
@@ -52,10 +53,11 @@ class SoftTargetCrossEntropy(Function):
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # and dA = -G log p (soft targets learn too)
         log_p, coefficients = ctx.saved
-        dz = coefficients.sum(axis=-1, keepdims=True) * np.exp(log_p) - coefficients
-        return dz * _spread(grad, ctx.reduction, ctx.divisor), None
+        step = _spread(grad, ctx.reduction, ctx.divisor)
+        dz = (coefficients.sum(axis=-1, keepdims=True) * np.exp(log_p) - coefficients) * step
+        return dz, -log_p * step if ctx.needs_input_grad[1] else None
 
 
 class NLLLoss(Function):
@@ -64,11 +66,12 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx: Context, log_p: np.ndarray, coefficients: np.ndarray, reduction: str = "mean",
                 divisor: float = 1.0) -> np.ndarray:
-        ctx.save_for_backward(coefficients)
+        ctx.save_for_backward(log_p, coefficients)
         ctx.reduction, ctx.divisor = reduction, divisor
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
-        (coefficients,) = ctx.saved
-        return -coefficients * _spread(grad, ctx.reduction, ctx.divisor), None
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = -G A (and dA = -G x)
+        log_p, coefficients = ctx.saved
+        step = _spread(grad, ctx.reduction, ctx.divisor)
+        return -coefficients * step, -log_p * step if ctx.needs_input_grad[1] else None
