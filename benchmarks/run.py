@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_kernel import use_real_kernel
+
 HERE = Path(__file__).resolve().parent
 SHAPES = {
     "small": {"V": 8192, "d": 128, "H": 512, "N": 2048},
@@ -237,6 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps: a smoke run")
     parser.add_argument("--per-op-only", action="store_true", help="only the per-op chain (a minute)")
     args = parser.parse_args(argv)
+    use_real_kernel()  # before any worker starts: they inherit the environment
     if args.quick:
         args.rounds, args.steps = 2, 2
 

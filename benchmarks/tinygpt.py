@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's minigrad
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))  # the PyTorch twin the tests check TinyGPT against
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from real_kernel import kernel, use_real_kernel  # noqa: E402
 from run import paired_ratio, quartiles, run_shape  # noqa: E402
 from step import HYPER, Worker, serve, training_step  # noqa: E402
 
@@ -227,6 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2 rounds of 2 steps")
     parser.add_argument("--ops", action="store_true", help="only: each fast form against the plain form")
     args = parser.parse_args(argv)
+    if not args.impl:
+        use_real_kernel()  # the workers inherit the environment; a worker is already without them
     if args.ops:
         print("\n".join(op_costs()))
         return
@@ -239,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         args.rounds, args.steps = 2, 2
     impls = ["minigrad"] + (["torch"] if importlib.util.find_spec("torch") else [])
     print(f"# TinyGPT training step: python benchmarks/tinygpt.py {' '.join(argv or sys.argv[1:])}".rstrip())
-    print()
+    print(f"\nBLAS (this process): {kernel()}\n")
     names = args.shapes.split(",")
     for name in names:
         load_before = os.getloadavg()[0]

@@ -49,7 +49,7 @@ from minigrad.learn.corpus import (
     words,
 )
 from minigrad.learn.data import Vocabulary
-from minigrad.learn.lesson_kit import setup
+from minigrad.learn.lesson_kit import setup, warmup_cosine
 from minigrad.learn.train import ProgressBar
 from minigrad.models import SkipGram, TinyGPT
 from minigrad.models.skipgram import negative_sampling_loss
@@ -190,14 +190,6 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # did after reading the same number of words?
 
 # %%
-def warmup_cosine(step: int, total: int, peak: float = 3e-3) -> float:
-    """Linear warm-up over 5% of `total` steps, then a cosine decay to peak / 10."""
-    warm = max(1, total // 20)
-    if step < warm:
-        return peak * (step + 1) / warm
-    return peak * (0.1 + 0.45 * (1 + np.cos(np.pi * (step - warm) / max(1, total - warm))))
-
-
 def train_tinygpt(seed: int) -> dict:
     rng = np.random.default_rng(seed)
     model = TinyGPT(V, CONTEXT, DIM, GPT_HEADS, GPT_LAYERS, tied=False, rng=seed)
@@ -209,7 +201,7 @@ def train_tinygpt(seed: int) -> dict:
     for step in range(GPT_STEPS):
         window = stream[rng.integers(0, len(stream) - CONTEXT, GPT_BATCH)[:, None] + offsets]  # (B, T + 1)
         for group in optimizer.param_groups:
-            group["lr"] = warmup_cosine(step, GPT_STEPS)
+            group["lr"] = warmup_cosine(step, GPT_STEPS, peak=3e-3)
         loss = model.loss(window[:, :-1], window[:, 1:])
         optimizer.zero_grad()
         loss.backward()

@@ -14,12 +14,13 @@ from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_depe
 from minigrad.engine.ops import unbroadcast
 from minigrad.engine.random import as_generator, manual_seed
 from minigrad.engine.seam import use
-from minigrad.engine.sparse import RowSparse, add_grads, to_dense
+from minigrad.engine.sparse import RowSparse, add_grads, to_dense, zeroed
 from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
 
 __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
-    "add_grads", "arange", "dtype_names", "as_array", "as_generator", "check_in_range", "count_dependencies",
-    "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad", "ones", "positive_int",
-    "randn", "recording", "seam", "tensor", "to_dense", "unbroadcast", "use", "zeros", "fast_ops", "ops",
+    "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
+    "detect_anomaly", "dtype_names", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad",
+    "ones", "positive_int", "randn", "recording", "seam", "tensor", "to_dense", "unbroadcast", "use",
+    "zeroed", "zeros", "fast_ops", "ops",
 ]

@@ -186,3 +186,16 @@ def _check_same_shape(a: tuple, b: tuple, a_kind: str, b_kind: str) -> None:
 
 def to_dense(grad: Any) -> Any:
     return grad.to_dense() if isinstance(grad, RowSparse) else grad
+
+
+def zeroed(grad: Any) -> Any:
+    """`grad` set to zero in its own layout (for zero_grad(set_to_none=False)): None stays None,
+    an array is zeroed in place (as in PyTorch), a RowSparse keeps its shape and names no row."""
+    if grad is None:
+        return None
+    if isinstance(grad, RowSparse):
+        return RowSparse.zeros(grad.shape, grad.values.dtype)
+    if isinstance(grad, np.ndarray) and grad.flags.writeable:
+        grad[...] = 0
+        return grad
+    return np.zeros_like(grad)  # a 0-d numpy scalar or a read-only array cannot change in place

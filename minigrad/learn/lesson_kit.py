@@ -211,11 +211,9 @@ def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | 
 def warmup_cosine(step: int, total: int, peak: float) -> float:
     """The learning rate at `step` (0-based) of `total`: linear warm-up over the first 5% of the
     steps, then a cosine decay to peak / 10 at the end (how language models are usually trained)."""
-    warm = max(1, total // 20)
-    if step < warm:
-        return peak * (step + 1) / warm
-    progress = (step - warm) / max(1, total - warm)
-    return float(peak * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress))))
+    from minigrad.optim import lr_scheduler  # the one schedule, in the optimizer layer
+
+    return lr_scheduler.warmup_cosine(step, total, peak)
 
 
 def draw_cone(ax: Any, start: np.ndarray, end: np.ndarray, title: str) -> None:

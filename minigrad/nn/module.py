@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor
+from minigrad.engine import Tensor, zeroed
 
 
 class Parameter(Tensor):
@@ -135,10 +135,11 @@ class Module:
         """{first name: every name} per parameter, e.g. {'emb.weight': ['emb.weight', 'head.weight']}."""
         return {names[0]: names for names in self.param_names().values()}
 
-    def zero_grad(self) -> None:
-        """Forget every gradient (`.grad = None`, as PyTorch's default set_to_none=True)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every gradient: `.grad = None` (PyTorch's default), or with set_to_none=False
+        zeros of the same layout (an array zeroed in place, a RowSparse with no rows)."""
         for p in self.parameters():
-            p.grad = None
+            p.grad = None if set_to_none else zeroed(p.grad)
 
     def train(self, mode: bool = True) -> Module:
         for _, m in self.named_modules():

@@ -7,6 +7,13 @@ moves one epoch on. Warmup then cosine decay is one line:
     SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=w), CosineAnnealingLR(opt, T_max=n - w)],
                  milestones=[w])
 
+and the lessons' own warm-up and cosine (`warmup_cosine`, below) is one function of the step,
+for `LambdaLR` or for setting `group["lr"]` by hand.
+
+A scheduler's `state_dict()` is plain data, as in PyTorch: numbers, lists and dicts, never the
+optimizer or a function. `load_state_dict` restores the epoch into a scheduler built on the new
+optimizer, with its own lr_lambda; SequentialLR saves and restores each of its schedulers.
+
 Each schedule here is a closed form of the epoch and the group's initial lr. PyTorch computes
 LinearLR and CosineAnnealingLR step by step from the current lr instead; the two agree (to
 rounding) unless something else changes the lr between steps, which these schedules overwrite.
@@ -15,11 +22,32 @@ rounding) unless something else changes the lr between steps, which these schedu
 from __future__ import annotations
 
 import bisect
+import copy
+import functools
 import math
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from minigrad.engine import positive_int
+
+
+def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.1) -> float:
+    """The learning rate at `step` (0-based) of `total`: a linear warm-up to `peak` over the first
+    5% of the steps (at least one), then a cosine decay to floor * peak at the end: how language
+    models are usually trained. With peak=1.0 it is a factor for `LambdaLR`.
+
+    The same numbers (to rounding) as SequentialLR of LinearLR(start_factor=1/w,
+    total_iters=max(1, w-1)) and CosineAnnealingLR(T_max=total-w, eta_min=floor*peak) at
+    milestone w = max(1, total // 20) (tests/optim/test_lr_scheduler.py checks it against torch).
+    """
+    warm = max(1, total // 20)
+    if step < warm:
+        return peak * (step + 1) / warm
+    progress = (step - warm) / max(1, total - warm)
+    return float(peak * (floor + (1 - floor) * 0.5 * (1 + np.cos(np.pi * progress))))
 
 
 class LRScheduler:
@@ -43,7 +71,7 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Move to the next epoch (or to `epoch`) and set every group's lr."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        self._last_lr = [self.lr_at(base, self.last_epoch, i) for i, base in enumerate(self.base_lrs)]
+        self._last_lr = [float(self.lr_at(base, self.last_epoch, i)) for i, base in enumerate(self.base_lrs)]
         for group, lr in zip(self.optimizer.param_groups, self._last_lr):
             group["lr"] = lr
 
@@ -51,12 +79,45 @@ class LRScheduler:
         """The lr of every group as this scheduler last set it."""
         return list(self._last_lr)
 
-    def state_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"
-                and not callable(value)}
+    # what state_dict() leaves out: the optimizer (the state loads into a scheduler built on
+    # another one) and, in a subclass, what it saves in its own way
+    _not_saved: tuple[str, ...] = ("optimizer",)
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def state_dict(self) -> dict[str, Any]:
+        """Where the schedule is, as plain data (copies): the epoch, the initial and the last
+        lrs, and the schedule's settings."""
+        return {key: copy.deepcopy(value) for key, value in self.__dict__.items()
+                if key not in self._not_saved}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue from what `state_dict()` returned; this scheduler keeps its optimizer, whose
+        groups get the lrs the schedule was at (so it does not matter whether the optimizer's
+        state was loaded before this scheduler was built, which applied epoch 0, or after)."""
+        self._check_keys(state_dict)
+        self._restore(state_dict)
+
+    def _check_keys(self, state_dict: Any) -> None:
+        """Raise unless `state_dict` is a dict with exactly the keys this scheduler saves."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{name}.load_state_dict: expected the dict that state_dict() returns, "
+                            f"got {type(state_dict).__name__}")
+        expected = set(self.state_dict())
+        missing, unexpected = sorted(expected - set(state_dict)), sorted(set(state_dict) - expected)
+        if missing or unexpected:
+            raise ValueError(f"{name}.load_state_dict: the state does not fit this scheduler "
+                             f"(missing {missing}, unexpected {unexpected}); was it saved from "
+                             "another kind of scheduler?")
+        groups = len(self.optimizer.param_groups)
+        if len(state_dict["base_lrs"]) != groups:
+            raise ValueError(f"{name}.load_state_dict: the state is for {len(state_dict['base_lrs'])} "
+                             f"parameter groups, this optimizer has {groups}")
+
+    def _restore(self, state_dict: dict[str, Any]) -> None:
+        for key in [k for k in self.__dict__ if k not in self._not_saved]:
+            setattr(self, key, copy.deepcopy(state_dict[key]))
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
 
 
 class LambdaLR(LRScheduler):
@@ -75,6 +136,35 @@ class LambdaLR(LRScheduler):
 
     def lr_at(self, base_lr: float, epoch: int, group: int) -> float:
         return base_lr * self.lr_lambdas[group](epoch)
+
+    _not_saved = ("optimizer", "lr_lambdas")
+
+    def state_dict(self) -> dict[str, Any]:
+        """As in PyTorch: a function is not saved (None); a callable object saves its attributes."""
+        state = super().state_dict()
+        state["lr_lambdas"] = [copy.deepcopy(vars(f)) if _has_own_state(f) else None
+                               for f in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the epoch and keep this scheduler's own lr_lambdas (a callable object gets
+        its saved attributes back, as in PyTorch)."""
+        self._check_keys(state_dict)
+        saved = state_dict["lr_lambdas"]
+        if not isinstance(saved, list) or len(saved) != len(self.lr_lambdas):
+            raise ValueError(f"LambdaLR.load_state_dict: the state's lr_lambdas is {saved!r}; expected "
+                             f"a list with one entry per parameter group ({len(self.lr_lambdas)})")
+        self._restore(state_dict)
+        for f, attributes in zip(self.lr_lambdas, saved):
+            if attributes is not None and _has_own_state(f):
+                vars(f).update(copy.deepcopy(attributes))
+
+
+def _has_own_state(f: Callable[[int], float]) -> bool:
+    """True for a callable object with attributes of its own (saved, as PyTorch does); False
+    for functions, lambdas, methods and partials, whose code is not data."""
+    plain = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+    return not isinstance(f, plain) and hasattr(f, "__dict__")
 
 
 class LinearLR(LRScheduler):
@@ -107,6 +197,20 @@ class CosineAnnealingLR(LRScheduler):
 
     def lr_at(self, base_lr: float, epoch: int, group: int) -> float:
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+
+
+class StepLR(LRScheduler):
+    """lr = initial_lr * gamma ** (epoch // step_size): multiplied by gamma every step_size epochs."""
+
+    def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
+        self.step_size = positive_int("StepLR", "step_size", step_size)
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma >= 0:
+            raise ValueError(f"StepLR: gamma must be a number >= 0, got {gamma!r}")
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int, group: int) -> float:
+        return base_lr * self.gamma ** (epoch // self.step_size)
 
 
 class SequentialLR(LRScheduler):
@@ -144,3 +248,22 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
+
+    _not_saved = ("optimizer", "_schedulers")
+
+    def state_dict(self) -> dict[str, Any]:
+        """As in PyTorch: the schedulers in the sequence save their own states, in a list."""
+        return {**super().state_dict(), "_schedulers": [s.state_dict() for s in self._schedulers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the epoch and each scheduler of the sequence; all keep driving this optimizer."""
+        self._check_keys(state_dict)
+        saved = state_dict["_schedulers"]
+        if not isinstance(saved, list) or len(saved) != len(self._schedulers):
+            raise ValueError(f"SequentialLR.load_state_dict: the state holds {len(saved)} schedulers, "
+                             f"this sequence has {len(self._schedulers)}")
+        for scheduler, state in zip(self._schedulers, saved):
+            scheduler._check_keys(state)  # all checked before anything changes
+        for scheduler, state in zip(self._schedulers, saved):
+            scheduler.load_state_dict(state)
+        self._restore(state_dict)  # last: the lr of the scheduler that ran last

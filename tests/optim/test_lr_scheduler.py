@@ -36,12 +36,14 @@ def build(module, optimizer, kind):
         return module.LinearLR(optimizer, start_factor=0.1, end_factor=0.9, total_iters=7)
     if kind == "cosine":
         return module.CosineAnnealingLR(optimizer, T_max=10, eta_min=0.001)  # past T_max it rises again
+    if kind == "step":
+        return module.StepLR(optimizer, step_size=3, gamma=0.5)
     warmup = module.LinearLR(optimizer, start_factor=0.01, total_iters=5)
     cosine = module.CosineAnnealingLR(optimizer, T_max=STEPS - 5)
     return module.SequentialLR(optimizer, [warmup, cosine], milestones=[5])
 
 
-@pytest.mark.parametrize("kind", ["lambda", "linear", "cosine", "warmup_cosine"])
+@pytest.mark.parametrize("kind", ["lambda", "linear", "cosine", "step", "warmup_cosine"])
 def test_lr_sequence_matches_torch(kind):
     torch = pytest.importorskip("torch")
     ours, theirs = optimizers()
@@ -74,3 +76,45 @@ def test_scheduler_errors():
         S.SequentialLR(opt, [S.LinearLR(opt), S.LinearLR(opt)], milestones=[])
     with pytest.raises(TypeError, match="must be an Optimizer"):
         S.LinearLR([1, 2])
+    with pytest.raises(ValueError, match="StepLR: step_size must be a positive int, got 2.5"):
+        S.StepLR(opt, step_size=2.5)
+    with pytest.raises(ValueError, match="StepLR: gamma must be a number >= 0, got nan"):
+        S.StepLR(opt, step_size=2, gamma=float("nan"))
+
+
+def test_step_lr_multiplies_by_gamma_every_step_size_epochs():
+    opt = SGD([mg.nn.Parameter(np.zeros(1))], lr=1.0)
+    sched = S.StepLR(opt, step_size=3, gamma=0.1)
+    seen = [lr for (lr,) in lrs(opt, sched, 8)]
+    np.testing.assert_allclose(seen, [1, 1, 1, 0.1, 0.1, 0.1, 0.01, 0.01], rtol=1e-15)
+
+
+# ---- the one warm-up and cosine schedule -------------------------------------------------------
+@pytest.mark.parametrize("total", [7, 40, 100, 1200])
+def test_warmup_cosine_is_sequential_linear_then_cosine_as_torch_composes_it(total):
+    torch = pytest.importorskip("torch")
+    peak, warm = 3e-3, max(1, total // 20)
+    expected = [S.warmup_cosine(step, total, peak) for step in range(total)]
+    for module, opt in zip((S, torch.optim.lr_scheduler), optimizers(lrs=(peak,))):
+        warmup = module.LinearLR(opt, start_factor=1 / warm, total_iters=max(1, warm - 1))
+        cosine = module.CosineAnnealingLR(opt, T_max=total - warm, eta_min=peak / 10)
+        sched = module.SequentialLR(opt, [warmup, cosine], milestones=[warm])
+        np.testing.assert_allclose([lr for (lr,) in lrs(opt, sched, total)], expected, rtol=1e-12)
+
+
+def test_warmup_cosine_rises_over_five_percent_then_falls_to_the_floor():
+    lrs_ = [S.warmup_cosine(step, 100, peak=2.0) for step in range(101)]
+    np.testing.assert_allclose(lrs_[:5], [0.4, 0.8, 1.2, 1.6, 2.0], rtol=1e-15)
+    assert lrs_[5] == 2.0 and all(a > b for a, b in zip(lrs_[5:100], lrs_[6:100]))  # then it falls
+    assert lrs_[100] == pytest.approx(0.2, rel=1e-15)
+    assert S.warmup_cosine(100, 100, peak=2.0, floor=0.0) == pytest.approx(0.0, abs=1e-15)
+    assert S.warmup_cosine(0, 1) == 1.0 and isinstance(S.warmup_cosine(50, 100), float)
+
+
+def test_lesson_kit_uses_the_one_warmup_cosine(monkeypatch):
+    from minigrad.learn import lesson_kit
+
+    assert [lesson_kit.warmup_cosine(s, 60, 0.5) for s in range(61)] == \
+        [S.warmup_cosine(s, 60, 0.5) for s in range(61)]
+    monkeypatch.setattr(S, "warmup_cosine", lambda step, total, peak: ("the one", step, total, peak))
+    assert lesson_kit.warmup_cosine(3, 60, 0.5) == ("the one", 3, 60, 0.5), "a second copy of the formula"
