@@ -4,11 +4,11 @@ embeddings, unembeddings and weight tying really learn."""
 from minigrad import nn, optim
 from minigrad.engine import (
     Function,
-    dtype_names,
     RowSparse,
     Tensor,
     arange,
     detect_anomaly,
+    dtype_names,
     enable_grad,
     is_grad_enabled,
     manual_seed,
@@ -20,7 +20,18 @@ from minigrad.engine import (
     use,
     zeros,
 )
-from minigrad.nn.functional import cat, clamp, clip, concatenate, flip, logsumexp, maximum, minimum, stack, where
+from minigrad.nn.functional import (
+    cat,
+    clamp,
+    clip,
+    concatenate,
+    flip,
+    logsumexp,
+    maximum,
+    minimum,
+    stack,
+    where,
+)
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
 from minigrad.tools.ledger import Ledger, ledger

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-
 _default = np.random.default_rng()  # fresh entropy until manual_seed is called
 
 

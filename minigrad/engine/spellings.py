@@ -120,11 +120,13 @@ class PyTorchSpellings:
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """True where every entry (along `dim`) is nonzero: a bool tensor."""
-        return self._new(np.asarray(self.data.all(axis=_reduce_axis("all", dim, self.shape), keepdims=keepdim)))
+        axis = _reduce_axis("all", dim, self.shape)
+        return self._new(np.asarray(self.data.all(axis=axis, keepdims=keepdim)))
 
     def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """True where some entry (along `dim`) is nonzero: a bool tensor."""
-        return self._new(np.asarray(self.data.any(axis=_reduce_axis("any", dim, self.shape), keepdims=keepdim)))
+        axis = _reduce_axis("any", dim, self.shape)
+        return self._new(np.asarray(self.data.any(axis=axis, keepdims=keepdim)))
 
     # ---- elementwise ------------------------------------------------------------------------
     def sin(self) -> Tensor:
@@ -148,7 +150,7 @@ class PyTorchSpellings:
     def sign(self) -> Tensor:
         return ops.Sign.apply(self)
 
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 (PyTorch's names)
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         """min(max(self, min), max); each bound a number or a tensor (broadcast), or None. Where
         min > max the result is max, as PyTorch."""
         if min is None and max is None:
@@ -157,10 +159,10 @@ class PyTorchSpellings:
 
     clip = clamp
 
-    def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
+    def clamp_min(self, min: Any) -> Tensor:
         return self.clamp(min=min)
 
-    def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
+    def clamp_max(self, max: Any) -> Tensor:
         return self.clamp(max=max)
 
     def _bound(self, bound: Any) -> Any:

@@ -62,7 +62,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     return ops.LeakyReLU.apply(x, negative_slope=float(negative_slope))
 
 
-def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 (PyTorch's names)
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """min(max(x, min), max), bounds numbers or tensors (torch.clamp); see Tensor.clamp."""
     return x.clamp(min, max)
 

@@ -62,7 +62,8 @@ def test_nll_loss_matches_torch(name):
     ours = mg.tensor(LOGITS, requires_grad=True)
     theirs = torch.tensor(LOGITS, requires_grad=True)
     out_m = F.nll_loss(ours.log_softmax(-1), targets, **kw)
-    out_t = torch.nn.functional.nll_loss(theirs.log_softmax(-1), torch.tensor(targets), **_torch_kwargs(torch, kw))
+    out_t = torch.nn.functional.nll_loss(theirs.log_softmax(-1), torch.tensor(targets),
+                                         **_torch_kwargs(torch, kw))
     np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
     g = rng.normal(size=out_m.shape)
     out_m.backward(g)
@@ -89,14 +90,16 @@ def test_classes_on_the_last_axis_of_a_batch_of_sequences():
 @pytest.mark.parametrize("name", list(CASES))
 def test_cross_entropy_gradcheck(name):
     targets, kw = CASES[name]
-    report = mg.gradcheck(lambda z: F.cross_entropy(z, targets, **kw), [mg.tensor(LOGITS, requires_grad=True)])
+    report = mg.gradcheck(lambda z: F.cross_entropy(z, targets, **kw),
+                          [mg.tensor(LOGITS, requires_grad=True)])
     assert report.ok, str(report)
 
 
 @pytest.mark.parametrize("name", NLL_CASES)
 def test_nll_loss_gradcheck(name):
     targets, kw = CASES[name]
-    report = mg.gradcheck(lambda x: F.nll_loss(x, targets, **kw), [mg.tensor(-np.abs(LOGITS), requires_grad=True)])
+    report = mg.gradcheck(lambda x: F.nll_loss(x, targets, **kw),
+                          [mg.tensor(-np.abs(LOGITS), requires_grad=True)])
     assert report.ok, str(report)
 
 
@@ -138,7 +141,8 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(IndexError, match=r"target 9 at targets\[1\] is out of range for 5 classes "
                                          r"\(or ignore_index=-100\)"):
         F.cross_entropy(z, np.array([0, 9, 1, 1, 1, 1]), label_smoothing=0.1)
-    with pytest.raises(IndexError, match=r"target -100 at targets\[1\]"):  # -100 counts when another is ignored
+    # -100 is a class id like any other when another id is the one ignored
+    with pytest.raises(IndexError, match=r"target -100 at targets\[1\]"):
         F.cross_entropy(z, IDS_IGNORED, ignore_index=7)
     with pytest.raises(TypeError, match="nll_loss: targets must be integer class ids"):
         F.nll_loss(z, PROBS)

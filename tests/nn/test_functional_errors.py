@@ -19,8 +19,9 @@ def test_cross_entropy_target_out_of_range():
 
 
 def test_cross_entropy_float_targets_of_the_ids_shape():
-    with pytest.raises(ValueError, match=r"float targets are class probabilities, of the input's shape "
-                                         r"\(2, 5\), but these have shape \(2,\) \(class ids must be integers\)"):
+    with pytest.raises(ValueError, match=r"float targets are class probabilities, of the input's "
+                                         r"shape \(2, 5\), but these have shape \(2,\) "
+                                         r"\(class ids must be integers\)"):
         F.cross_entropy(mg.zeros(2, 5), np.array([0.0, 1.0]))
 
 

@@ -10,8 +10,8 @@ row of zeros. Then, with p = softmax(z), the gradient needs no case at all:
     d/dz_i [-sum_c A_ic log p_ic] = (sum_c A_ic) p_i - A_i
 
 A may carry a gradient (class-probability targets that are themselves computed, as PyTorch
-allows): dA = -G log p. `divisor` is what reduction="mean" divides by (PyTorch's: the summed weight of the targets
-counted, or the number of positions for probability targets).
+allows): dA = -G log p. `divisor` is what reduction="mean" divides by (PyTorch's: the summed
+weight of the targets counted, or the number of positions for probability targets).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ops that move values without computing new ones: reshape, permute, indexing, setting items,
-concatenation, stacking, narrowing, masking and selecting, flipping and expanding. Each backward routes G back to the
-places the values came from (an index read twice gets both gradients)."""
+concatenation, stacking, narrowing, masking and selecting, flipping and expanding. Each backward
+routes G back to the places the values came from (an index read twice gets both gradients)."""
 
 from __future__ import annotations
 
