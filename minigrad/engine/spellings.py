@@ -166,10 +166,12 @@ class PyTorchSpellings:
         return self.clamp(max=max)
 
     def _bound(self, bound: Any) -> Any:
-        """A clamp bound as an operand: a tensor as it is, a number in this tensor's dtype."""
+        """A bound or operand: a tensor as it is, a number in this tensor's dtype (float32 stays
+        float32) unless that would cut it (0.5 for an int tensor stays 0.5)."""
         if bound is None or isinstance(bound, PyTorchSpellings):
             return bound
-        return np.asarray(bound, dtype=self.dtype if np.ndim(bound) == 0 else None)
+        keeps_value = self.dtype.kind == "f" or isinstance(bound, (bool, int, np.bool_, np.integer))
+        return np.asarray(bound, dtype=self.dtype if keeps_value and np.ndim(bound) == 0 else None)
 
     def maximum(self, other: Any) -> Tensor:
         """The larger of self and other, elementwise; at a tie each gets half the gradient."""

@@ -231,6 +231,12 @@ def test_dtype_conversions():
     assert mg.tensor([1, 2]).float().dtype == np.float32
 
 
+def test_a_float_bound_on_an_int_tensor_is_not_cut():
+    ids = mg.tensor([0, 1, 2])
+    assert ids.clamp(0.5, 1.5).tolist() == [0.5, 1.0, 1.5]
+    assert ids.maximum(0.5).tolist() == [0.5, 1.0, 2.0] and ids.clamp(max=1).tolist() == [0, 1, 1]
+
+
 def test_float_cast_carries_the_gradient_back_in_the_input_dtype():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     (x.double() * mg.tensor([3.0, 4.0], dtype=np.float64)).sum().backward()

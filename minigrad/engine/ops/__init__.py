@@ -49,6 +49,23 @@ place: the same array may be on its way to another node.
     Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
     ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
                   softmax(q k^T s + mask) v
+    Sin, Cos      sin a, cos a            G cos a, -G sin a                         -
+    Erf, Exp2     erf a, 2^a              G 2/sqrt(pi) e^(-a^2), G 2^a ln 2          -
+    Log2, Rsqrt   log2 a, a^(-1/2)        G / (a ln 2), -G a^(-3/2) / 2             -
+    Softplus      log(1 + e^(b a)) / b    G s(b a) (G past the threshold)           -
+    LeakyReLU     a, or k a where a <= 0  G, or G k                                 -
+    Sign          sign a                  0                                         -
+    Clamp         min(max(a, lo), hi)     G to whichever was taken (a on a tie)     -
+    Maximum, Minimum                      G to the winner, G / 2 each at a tie      -
+    PowTensor     a^b, both tensors       G b a^(b-1), G a^b log a                  -
+    Cast          a as another float      G in a's dtype                            -
+    Min           min over axes           G to the minimum (ties share it)          -
+    Prod          product over an axis    G times the product of the others         -
+    LogSumExp     log sum e^a over axes   G softmax(a)                              -
+    Var           sum (a - mean)^2 / (n - c)  G 2 (a - mean) / (n - c)              -
+    Flip, Expand  reversed, broadcast     G reversed, G summed back                 -
+    SoftTargetCrossEntropy  -sum A log softmax(z)  G ((sum A) p - A), -G log p      -
+    NLLLoss       -sum A x                -G A, -G x                                -
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
