@@ -118,6 +118,23 @@ class PyTorchSpellings:
     def logical_not(self) -> Tensor:
         return self._new(np.logical_not(self.data))
 
+    # ---- numbers and numpy's functions ------------------------------------------------------
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """f"{loss:.3f}" formats the number of a one-element tensor, as PyTorch."""
+        return format(self.item(), spec) if spec and self.data.size == 1 else object.__format__(self, spec)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        """numpy's functions (np.sum, np.mean, np.any, np.where, ...) read a tensor as its array
+        and return plain arrays, outside the graph: `np.mean(pred == y)` is an accuracy, as when
+        comparisons gave arrays. (Without this, numpy would call t.sum(dtype=..., out=...).)"""
+        return func(*_arrays_in(args), **_arrays_in(kwargs))
+
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """True where every entry (along `dim`) is nonzero: a bool tensor."""
         axis = _reduce_axis("all", dim, self.shape)
@@ -409,6 +426,17 @@ class Size(int):
 
 def _array_of(x: Any) -> Any:
     return x.data if isinstance(x, PyTorchSpellings) else x  # every Tensor is a PyTorchSpellings
+
+
+def _arrays_in(value: Any) -> Any:
+    """`value` with every tensor in it (inside tuples, lists and dicts too) replaced by its array."""
+    if isinstance(value, PyTorchSpellings):
+        return value.data
+    if isinstance(value, (tuple, list)):
+        return type(value)(_arrays_in(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _arrays_in(v) for k, v in value.items()}
+    return value
 
 
 def _reduce_axis(op: str, dim: Any, shape: tuple[int, ...]) -> Any:

@@ -66,6 +66,22 @@ def test_a_bool_tensor_works_where_a_bool_array_did():
     np.testing.assert_array_equal(x.grad, (A > 0).astype(float))
 
 
+def test_numpy_functions_read_a_bool_tensor_as_its_array():
+    pred, y = mg.tensor([1, 2, 3, 4]), np.array([1, 0, 3, 0])
+    assert np.mean(pred == y) == 0.5 and np.sum(pred == y) == 2 and np.count_nonzero(pred != y) == 2
+    assert np.any(pred == y) and not np.all(pred == y)
+    np.testing.assert_array_equal(np.flatnonzero(pred == y), [0, 2])
+    np.testing.assert_array_equal(np.where(pred > 2, pred, 0), [0, 0, 3, 4])
+    assert type(np.concatenate([pred, pred])) is np.ndarray  # numpy's functions give arrays
+
+
+def test_one_element_tensors_act_as_numbers():
+    loss = mg.tensor(0.25)
+    assert float(loss) == 0.25 and int(mg.tensor([3])) == 3 and f"{loss:.2f}" == "0.25"
+    assert f"{(mg.tensor([1.0, 2.0]) == 1.0).float().mean():.1%}" == "50.0%"
+    assert str(loss) == format(loss, "") == repr(loss)
+
+
 def test_tensors_stay_hashable_by_identity():
     a, b = mg.tensor([1.0]), mg.tensor([1.0])
     assert len({a, b}) == 2 and {a: 1}[a] == 1
