@@ -15,7 +15,7 @@
 # - Why waiting for every gradient is also what keeps backward fast: the work done with and
 #   without waiting, plotted.
 # - The graph, drawn.
-# - A `Function` of your own with a hand-written backward, checked against finite differences.
+# - A `Function` of your own with a hand-written backward, checked by `minigrad check 1`.
 
 # %% [markdown]
 # ## Tensors and the nodes behind them
@@ -39,10 +39,12 @@ from matplotlib.ticker import MaxNLocator
 
 import minigrad as mg
 from minigrad.engine import AccumulateGrad, Node
+from minigrad.engine.graph import count_dependencies
 from minigrad.learn.lesson_kit import setup
 
 lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(deepest=18), fast=dict(deepest=12))  # the doubling depths, in one place
 
 x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
 w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")
@@ -65,6 +67,7 @@ print(f"x is a leaf: {x.is_leaf}, x.grad_fn = {x.grad_fn}")
 print(f"y.grad_fn = {label(y.grad_fn)}, with edges to {edges(y.grad_fn)}")
 print(f"loss.grad_fn = {label(loss.grad_fn)}, with edges to {edges(loss.grad_fn)}")
 
+# %%
 add_node = loss.grad_fn.next_nodes[0]
 tanh_node, y_node = add_node.next_nodes
 assert tanh_node.next_nodes[0] is y_node is y.grad_fn, "both uses of y lead to the one node of y"
@@ -122,6 +125,7 @@ def backward_order(root: Node) -> list[Node]:
     return order
 
 
+# %%
 order = backward_order(loss.grad_fn)
 print("backward runs the nodes in this order (each with the nodes it sends gradients to):")
 for step, node in enumerate(order, start=1):
@@ -132,6 +136,17 @@ for node in order:
     for child in node.next_nodes:
         if child is not None:
             assert position[child] > position[node], f"{label(child)} ran before its consumer {label(node)}"
+
+# %% [markdown]
+# This is the algorithm minigrad runs. Its real walk is `backward` in
+# `minigrad/engine/graph.py`: the same two passes, plus the summing of what arrives at a node
+# (next section), a shape check on every gradient, and freeing what the forward saved. Its first
+# pass is `count_dependencies`, and our `count_consumers` gives the same counts:
+
+# %%
+real_counts = count_dependencies(loss.grad_fn)
+print({label(node): count for node, count in real_counts.items()})
+assert real_counts == count_consumers(loss.grad_fn), "the toy counting pass agrees with minigrad's"
 
 # %% [markdown]
 # ## Your prediction
@@ -156,6 +171,7 @@ def doubled(a: mg.Tensor, times: int) -> mg.Tensor:
     return b
 
 
+# %%
 a = new_a()
 c = doubled(a, 2)
 c.backward()
@@ -163,6 +179,7 @@ print(f"c = {c.item()}, minigrad's a.grad = {a.grad}")
 assert a.grad == 4.0
 
 
+# %%
 def toy_backward(root: mg.Tensor, combine) -> dict[str, np.ndarray]:
     """Run the nodes in backward_order; `combine(pending, arriving)` merges gradients at a node."""
     pending = {root.grad_fn: np.ones_like(root.data)}
@@ -186,6 +203,7 @@ def keep_last(pending, arriving):
     return arriving
 
 
+# %%
 summed = toy_backward(doubled(new_a(), 2), add)["a"]
 last_only = toy_backward(doubled(new_a(), 2), keep_last)["a"]
 print(f"summing what arrives: a.grad = {summed};  keeping the last arrival: a.grad = {last_only}")
@@ -219,7 +237,8 @@ def eager_backward(node: Node, grad: np.ndarray, leaf_grads: dict, runs: list[in
             eager_backward(child, child_grad, leaf_grads, runs)
 
 
-depths = list(range(1, 13 if FAST else 19))
+# %%
+depths = list(range(1, size.deepest + 1))
 eager_runs, counted_runs = [], []
 for k in depths:
     out = doubled(new_a(), k)
@@ -238,6 +257,7 @@ for k in depths:
               f"dependency counting runs {counted_runs[-1]}")
 assert eager_runs == [2 ** (k + 1) - 1 for k in depths] and counted_runs == [k + 1 for k in depths]
 
+# %%
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.semilogy(depths, eager_runs, marker="o", label="run on every arrival (one visit per path)")
 ax.semilogy(depths, counted_runs, marker="s", label="dependency counting (one visit per node)")
@@ -285,6 +305,7 @@ lesson.announce(doubled_svg, "the graph of c = b + b, b = a + a: two edges into 
 assert edges_into(doubled_graph.source, "a\\n") == 2
 assert [float(part.grad) for part in led.contributions(a)] == [2.0, 2.0], "each edge into a carries 2"
 
+# %%
 loss.name = "loss"
 loss.backward()
 tanh_graph = mg.draw(loss, params={"x": x, "w": w})
@@ -301,10 +322,10 @@ assert edges_into(tanh_graph.source, "Mul\\nMulBackward") == 2
 # G = dL/d(output), the gradient that arrived at its node, and returns one gradient per input:
 # G times the local derivative (the chain rule).
 #
-# Here is x³, and a check of its backward against central finite differences with
-# `minigrad.tools.gradcheck`, which nudges each input element up and down and compares the change of
-# the output with what the backward says (lesson 2 looks inside). The last two checks cover the
-# graphs from this lesson, including the doubled-up one.
+# Here is x³. We compare its backward with minigrad's own: the same cube written with the power
+# op, whose backward someone else wrote. (Lesson 2 builds a stronger test that needs no second
+# implementation: finite differences, and minigrad's `gradcheck`, which runs them on every
+# element.)
 
 # %%
 class Cube(mg.Function):
@@ -319,10 +340,15 @@ class Cube(mg.Function):
         return grad * 3 * a**2
 
 
-points = mg.tensor(np.array([[-1.5, 0.2], [0.7, 2.0]]), requires_grad=True, name="points")
-print(mg.gradcheck(Cube.apply, [points]))
-print(mg.gradcheck(lambda x, w: ((x * w).tanh() + x * w).sum(), [x, w]))
-print(mg.gradcheck(lambda a: doubled(a, 3), [new_a()]))
+# %%
+upstream = np.array([[1.0, -2.0], [0.5, 3.0]])  # not all ones, so the chain rule's G matters
+mine = mg.tensor(np.array([[-1.5, 0.2], [0.7, 2.0]]), requires_grad=True, name="points")
+Cube.apply(mine).backward(upstream)
+theirs = mg.tensor(mine.data, requires_grad=True)
+(theirs**3).backward(upstream)
+print("Cube.backward:      ", mine.grad.tolist())
+print("minigrad's a ** 3:  ", theirs.grad.tolist())
+assert np.allclose(mine.grad, theirs.grad) and np.allclose(mine.grad, upstream * 3 * mine.data**2)
 
 # %% [markdown]
 # ## Exercise

@@ -61,7 +61,8 @@ import minigrad as mg
 from minigrad.learn.lesson_kit import setup
 
 lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(widths=[16, 32, 64, 100, 150]), fast=dict(widths=[16, 32, 64]))  # one place
 
 
 def f(x: mg.Tensor) -> mg.Tensor:
@@ -74,6 +75,7 @@ leaf = mg.tensor(points, requires_grad=True)
 f(leaf).sum().backward()
 exact = leaf.grad  # f'(x) at every point, from the engine, in float64
 
+# %%
 steps = np.logspace(-14, 0, 57)
 METHODS = ("forward", "backward", "central")
 
@@ -205,7 +207,8 @@ def layer(weight: mg.Tensor) -> mg.Tensor:
     return ((mg.tensor(batch[:, :n]) @ weight).tanh() ** 2).mean()
 
 
-sizes = [16, 32, 64] if FAST else [16, 32, 64, 100, 150]
+# %%
+sizes = size.widths
 timings = {"full": [], "fast": []}
 for n in sizes:
     weight = mg.tensor(rng.normal(size=(n, n)) / np.sqrt(n), requires_grad=True, name="W")
@@ -223,6 +226,7 @@ for n in sizes:
 speedup = timings["full"][-1] / timings["fast"][-1]
 print(f"at {sizes[-1] * sizes[-1]} elements the fast check is {speedup:.0f} times quicker")
 
+# %%
 fig, ax = plt.subplots(figsize=(6, 4))
 elements = np.array(sizes) ** 2
 for mode, seconds in timings.items():
@@ -271,6 +275,7 @@ def tanh_with_one_wrong_entry(factor: float) -> type:
     return AlmostTanh
 
 
+# %%
 x = mg.tensor(np.random.default_rng(3).normal(size=(6, 8)), requires_grad=True, name="x")
 caught = {}
 for factor in (1.001, 1.01, 1.1):
@@ -283,6 +288,7 @@ for factor in (1.001, 1.01, 1.1):
     print(f"entry {BROKEN} off by {100 * (factor - 1):4.1f}%: fast check caught it {fast_failures:2d}/20 "
           f"times, full check {'caught it' if not full.ok else 'missed it'}")
 
+# %%
 assert caught[1.1] == (20, True), "a 10% error in one entry must be caught by both modes"
 assert caught[1.01][1], "the full check must catch a 1% error in one entry"
 

@@ -41,7 +41,9 @@ from minigrad.learn.lesson_kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(3)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
+size = lesson.sizes(full=dict(vocab_sizes=[256, 1024, 4096, 16384, 65536]),  # one place for the sizes
+                    fast=dict(vocab_sizes=[256, 1024, 4096, 16384]))
 rng = np.random.default_rng(3)
 
 
@@ -91,6 +93,7 @@ print("product route gives a", type(grad_from_product).__name__, grad_from_produ
 print("lookup route gives  ", grad_from_lookup)
 print("rows the lookup names:", grad_from_lookup.indices, "(row 5, '<eos>', is absent)")
 
+# %%
 assert isinstance(grad_from_product, np.ndarray) and grad_from_product.shape == (V, d)
 assert isinstance(grad_from_lookup, mg.RowSparse)
 assert np.allclose(grad_from_product, grad_from_lookup.to_dense(), rtol=0, atol=1e-12), \
@@ -150,7 +153,7 @@ print(mg.gradcheck(lambda table: F.embedding(ids, table), [E]))
 
 # %%
 N_TOKENS, WIDTH = 256, 64
-vocab_sizes = [256, 1024, 4096, 16384] if FAST else [256, 1024, 4096, 16384, 65536]
+vocab_sizes = size.vocab_sizes
 REPEATS = 5
 
 
@@ -189,6 +192,7 @@ def traced_peak(route, *args) -> int:
     return peak
 
 
+# %%
 routes = {"one-hot @ E": one_hot_route, "lookup E[ids]": lookup_route}
 seconds = {name: [] for name in routes}
 held_bytes = {name: [] for name in routes}

@@ -5,14 +5,15 @@
 #
 # ## What you will see
 #
-# Lesson 3 showed that the lookup's gradient is `O^T G`. Here we read that formula row by row
-# and follow its consequences.
+# Lesson 3 showed that the lookup's gradient is `O^T G`. Here you write that gradient yourself,
+# as a minigrad `Function`, and the lesson then runs on your lookup.
 #
 # - In one batch: a row's gradient adds up the upstream vectors of every position where
 #   its token appeared, and an exact zero for every token that did not appear. minigrad returns
 #   it as a `RowSparse` (indices, values), which costs bytes in proportion to the batch, not to
 #   the vocabulary.
-# - A classic bug, `grad[ids] += g`, silently keeps only one occurrence of a repeated id.
+# - A classic bug that silently keeps only one occurrence of a repeated id (after you have
+#   tried the exercise).
 # - Over a training run: with token frequencies that follow Zipf's law (the r-th most common
 #   token appears about `1/r` as often as the most common), a few rows are updated on every
 #   step while most wait a long time between updates. We measure how lopsided this gets, and
@@ -34,12 +35,40 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.engine.seam import whose
 from minigrad.learn.lesson_kit import setup
+from minigrad.learn.your_pieces import yours
 from minigrad.nn import functional as F
 
 lesson = setup(4)  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+OUT = lesson.out
 rng = np.random.default_rng(4)
+size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_FAST=1), in one place
+    full=dict(run_V=50_000, run_batch=1024, run_steps=2000, top_decade=10, sweep_points=25,
+              sweep_vocabs=[1_000, 10_000, 120_000, 1_000_000]),
+    fast=dict(run_V=20_000, run_batch=512, run_steps=400, top_decade=9, sweep_points=21,
+              sweep_vocabs=[1_000, 10_000, 120_000]))
+pieces = yours(4)  # your Embedding from minigrad-exercises/, if it passes `minigrad check 4`
+
+# %% [markdown]
+# ## Build it: the lookup and its backward
+#
+# Run `minigrad exercise 4`: it copies the stub to
+# `minigrad-exercises/04_sparse_row_gradients.py`, in the folder you run it from (in a
+# notebook, define the class in a cell instead and run `minigrad.check(4, globals())`).
+# There, write `Embedding`, a minigrad `Function` with the same signature as minigrad's own
+# lookup: `forward(ctx, weight, ids, sparse=True, padding_idx=None)` returns `weight[ids]`,
+# and `backward(ctx, grad)` returns the table's gradient as a `RowSparse` that names each row
+# the batch read once, with its gradient, and `None` for the ids. Then run `minigrad check 4`:
+# it compares your backward with finite differences, row by row, names the row that is off,
+# and tries the cases that trip most people up.
+#
+# The line printed above says whose `Embedding` this lesson runs. Once your copy passes its
+# check, every lookup below goes through yours (`pieces.use()` puts it in place of minigrad's
+# with `minigrad.use(Embedding=...)`), and its backward node is called
+# `EmbeddingBackward (yours)`. Until then the lesson runs minigrad's and says why.
+# In a notebook, `pieces = yours(4, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %% [markdown]
 # ## One batch, read row by row
@@ -50,7 +79,11 @@ ids = np.array([[1, 3, 1, 6]])  # id 1 is read twice; ids 0, 2, 4, 5, 7 never
 emb = mg.nn.Embedding(V, d, sparse=True, dtype=np.float64, rng=0)
 upstream = rng.standard_normal((1, 4, d))  # dL/d(output), one vector per position
 
-emb(ids).backward(upstream)
+with pieces.use():
+    assert (whose("Embedding") == "yours") == pieces.are_yours  # else minigrad's, or its fast twin
+    out = emb(ids)
+    print("the lookup's backward node:", out.grad_fn.name)  # named while it runs
+    out.backward(upstream)
 grad = emb.weight.grad
 print(grad)
 print("indices:", grad.indices)
@@ -58,6 +91,7 @@ print("values:\n", grad.values)
 print("nnz_rows:", grad.nnz_rows, "| bytes as RowSparse:", grad.nbytes,
       "| bytes as a dense (V, d) array:", grad.to_dense().nbytes)
 
+# %%
 dense = grad.to_dense()
 assert np.allclose(dense[1], upstream[0, 0] + upstream[0, 2]), "row 1 sums its two occurrences"
 assert np.allclose(dense[3], upstream[0, 1]) and np.allclose(dense[6], upstream[0, 3])
@@ -68,7 +102,7 @@ print("row 1 = upstream at position 0 + upstream at position 2; rows", untouched
 
 # %% [markdown]
 # The `RowSparse` keeps three rows: the three distinct ids. Row 1 is one row holding the sum
-# of two upstream vectors, because the coalescing step adds repeated ids together.
+# of two upstream vectors: the backward adds repeated ids together.
 #
 # The dense layout (`Embedding(..., sparse=False)`) carries the same numbers. Adding a repeated
 # id by hand is where a bug hides: numpy's `dense[ids] += g` reads each row once, adds one
@@ -77,7 +111,8 @@ print("row 1 = upstream at position 0 + upstream at position 2; rows", untouched
 
 # %%
 dense_emb = mg.nn.Embedding(V, d, sparse=False, dtype=np.float64, rng=0)
-dense_emb(ids).backward(upstream)
+with pieces.use():
+    dense_emb(ids).backward(upstream)
 assert isinstance(dense_emb.weight.grad, np.ndarray)
 assert np.array_equal(dense_emb.weight.grad, dense), "sparse and dense layouts must agree"
 
@@ -98,7 +133,8 @@ print("grad[ids] += g kept only the last occurrence of id 1:", buggy[1], "instea
 
 # %%
 table = mg.tensor(rng.standard_normal((V, d)), requires_grad=True, name="E")
-print(mg.gradcheck(lambda t: F.embedding(ids, t), [table]))
+with pieces.use():
+    print(mg.gradcheck(lambda t: F.embedding(ids, t), [table]))
 
 # %% [markdown]
 # ## What the sparse layout saves
@@ -110,7 +146,8 @@ print(mg.gradcheck(lambda t: F.embedding(ids, t), [table]))
 big_V, big_d, batch_tokens = 50_000, 512, 2048
 big = mg.nn.Embedding(big_V, big_d, sparse=True, rng=1)
 batch = rng.integers(0, big_V, batch_tokens)
-big(batch).backward(np.ones((batch_tokens, big_d), dtype=np.float32))
+with pieces.use():
+    big(batch).backward(np.ones((batch_tokens, big_d), dtype=np.float32))
 sparse_bytes, dense_bytes = big.weight.grad.nbytes, big_V * big_d * 4
 print(f"RowSparse: {big.weight.grad.nnz_rows} rows, {sparse_bytes:,} bytes; "
       f"dense: {dense_bytes:,} bytes ({dense_bytes / sparse_bytes:.0f}x more)")
@@ -141,22 +178,25 @@ def sample_tokens(cdf: np.ndarray, count: int) -> np.ndarray:
     return np.minimum(np.searchsorted(cdf, rng.random(count), side="right"), cdf.size - 1)
 
 
-run_V, run_batch, run_steps = (20_000, 512, 400) if FAST else (50_000, 1024, 2000)
+# %%
+run_V, run_batch, run_steps = size.run_V, size.run_batch, size.run_steps
 probs = zipf_probabilities(run_V)
 cdf = np.cumsum(probs)
 table = mg.nn.Embedding(run_V, 8, sparse=True, rng=2)
 contributions = np.zeros(run_V, dtype=np.int64)
 update_steps = np.zeros(run_V, dtype=np.int64)
-for _ in range(run_steps):
-    tokens = sample_tokens(cdf, run_batch)
-    out = table(tokens)
-    out.backward(np.ones(out.shape, dtype=np.float32))
-    rows = table.weight.grad.indices  # the rows this step's gradient names
-    assert np.array_equal(rows, np.unique(tokens)), "the gradient should name exactly the rows read"
-    update_steps[rows] += 1
-    contributions += np.bincount(tokens, minlength=run_V)
-    table.weight.grad = None
+with pieces.use():  # every step's backward is your Embedding's, once it passes its check
+    for _ in range(run_steps):
+        tokens = sample_tokens(cdf, run_batch)
+        out = table(tokens)
+        out.backward(np.ones(out.shape, dtype=np.float32))
+        rows = table.weight.grad.indices  # the rows this step's gradient names
+        assert np.array_equal(np.sort(rows), np.unique(tokens)), "the gradient names exactly the rows read"
+        update_steps[rows] += 1
+        contributions += np.bincount(tokens, minlength=run_V)
+        table.weight.grad = None
 
+# %%
 seen = contributions > 0
 busiest, quietest = contributions.max(), contributions[seen].min()
 print(f"V={run_V:,}, {run_steps} steps of {run_batch} tokens = {run_steps * run_batch:,} tokens")
@@ -202,8 +242,8 @@ lesson.save(fig, "updates_per_row.png",
 # billion tokens we record the busiest row's count divided by the quietest seen row's count.
 
 # %%
-sweep_vocabs = [1_000, 10_000, 120_000] if FAST else [1_000, 10_000, 120_000, 1_000_000]
-corpus_sizes = np.logspace(4, 9 if FAST else 10, 21 if FAST else 25)  # four points per decade
+sweep_vocabs = size.sweep_vocabs
+corpus_sizes = np.logspace(4, size.top_decade, size.sweep_points)  # four points per decade
 ratios = {}
 for vocab_size in sweep_vocabs:
     p = zipf_probabilities(vocab_size)
@@ -215,6 +255,7 @@ for vocab_size in sweep_vocabs:
             assert abs(counts.max() / (n * p[0]) - 1) < 0.15
     ratios[vocab_size] = np.array(row)
 
+# %%
 fig, ax = plt.subplots(figsize=(7.5, 4.8))
 for vocab_size in sweep_vocabs:
     line = ax.loglog(corpus_sizes, ratios[vocab_size], "o-", ms=3, label=f"V = {vocab_size:,}")[0]
@@ -233,6 +274,7 @@ lesson.save(fig, "busiest_to_quietest_ratio.png",
             "how many times more gradient the busiest row gets than the quietest seen row, as more "
             "tokens are seen")
 
+# %%
 print(f"{'V':>10} {'peak ratio':>11} {'at N':>8} {'ratio at largest N':>19} {'V^s':>10}")
 for vocab_size in sweep_vocabs:
     k = int(np.argmax(ratios[vocab_size]))
@@ -291,6 +333,7 @@ assert all(a < b for a, b in zip(settled_ratios, settled_ratios[1:])), "bigger v
 if 1_000_000 in ratios:
     assert ratios[1_000_000][-1] >= 0.8e6, "V = 10^6 with s = 1 should settle near a million to one"
 
+# %%
 # the exponent an essay-sized vocabulary needs for a settled million to one
 needed_exponent = np.log(1e6) / np.log(120_000)
 steep = rng.multinomial(10**10, zipf_probabilities(120_000, needed_exponent))
@@ -299,14 +342,10 @@ print(f"V=120,000 needs s = {needed_exponent:.2f}; measured with 10^10 tokens: {
 assert steep_ratio > 0.7e6
 
 # %% [markdown]
-# ## Exercise
+# ## Your Embedding, looking back
 #
-# Run `minigrad exercise 4`: it copies the stub to
-# `minigrad-exercises/04_sparse_row_gradients.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(4, globals())`).
-# There, write
-# `row_gradients(ids, upstream, vocab_size)`: given a batch of ids of shape `(B, T)` (with
-# repeats) and the upstream gradient `(B, T, d)`, return the gradient of the table, either as a
-# dense `(V, d)` array or as a dict `{row: gradient}` for the rows that receive one. Then run
-# `minigrad check 4`. The check compares your answer with finite differences, row by row, and
-# names the row that is off.
+# Every gradient of this lesson's first half, the gradcheck and the many-step traffic count
+# came from the `Embedding` named at the top: yours, when your copy of the exercise passed
+# `minigrad check 4`. If the check stopped you at "row 1 got the gradient of one occurrence",
+# the buffered `+=` above is why; if it refused `RowSparse.coalesce()`, it is because summing
+# the repeated rows is the very step this lesson is about.

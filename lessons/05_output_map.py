@@ -10,18 +10,15 @@
 # `h W^T` for a batch, exactly `nn.Linear(d, V, bias=False)`. Softmax turns the logits into
 # probabilities `p`, and the loss is cross-entropy, `-log p_c` for the correct next token `c`.
 #
-# - The gradient for row `i` of `W` is `(p_i - y_i) h`, where `y` is one at `c` and zero
-#   elsewhere. Softmax never gives an exact zero (short of floating-point underflow), so each
-#   position sends a nonzero gradient to every row: the output map is trained densely, the input
-#   map (lessons 3 and 4) sparsely.
-# - The push on a wrong row is proportional to the probability it was given: the near-miss is
-#   pushed hardest, a token already judged impossible barely moves.
-# - The gradient sent down into the network is `dL/dh = sum_i (p_i - y_i) w_i`.
-# - Unembedding is not the inverse of embedding, even when the two share one table: first on
-#   random tables, then on the trained input and output tables of an untied TinyLM and an
-#   untied TinyGPT (three seeds each), where an inverse exists and training does not find it.
-# - On those trained tables, the input row and the output row of function words ("the", "of",
-#   "and") against content words of the same frequency.
+# - You write cross-entropy yourself, forward and backward, as a minigrad `Function`: the
+#   gradient of the loss with respect to the logits is yours to derive. The lesson then runs
+#   its measurements on your version.
+# - Which rows of `W` receive a gradient from one position, and which row is pushed hardest:
+#   the output map is trained differently from the input map of lessons 3 and 4.
+# - What is sent down into the network, `dL/dh`.
+# - Unembedding is not the inverse of embedding, even when the two share one table: measured
+#   here on random tables. Lesson 9 asks the same question of trained tables, after lesson 8
+#   has shown how a language model is trained.
 
 # %% [markdown]
 # ## Predict first
@@ -32,22 +29,22 @@
 # longest, or all equally?
 
 # %%
-import keyword
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import setup, unit_rows
-from minigrad.learn.train import split_windows, train
-from minigrad.models import TinyGPT, TinyLM
+from minigrad.engine.seam import whose
+from minigrad.learn.lesson_kit import setup
+from minigrad.learn.your_pieces import yours
 from minigrad.nn import functional as F
 
-lesson = setup(5, minutes=(2.0, 0.1))  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
+OUT = lesson.out
 rng = np.random.default_rng(5)
+size = lesson.sizes(full=dict(big_V=5000, big_d=64, round_V=1000),  # MINIGRAD_FAST=1: fast
+                    fast=dict(big_V=500, big_d=32, round_V=500))
+big_V, big_d, round_V = size.big_V, size.big_d, size.round_V
+pieces = yours(5)  # your CrossEntropy from minigrad-exercises/, if it passes `minigrad check 5`
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -57,7 +54,28 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 # %% [markdown]
+# ## Build it: cross-entropy and its backward
+#
+# Run `minigrad exercise 5`: it copies the stub to `minigrad-exercises/05_output_map.py`, in
+# the folder you run it from (in a notebook, define the class in a cell instead and run
+# `minigrad.check(5, globals())`). There, write `CrossEntropy`, a minigrad `Function` with the
+# signature of minigrad's own: `forward(ctx, logits, targets, reduction="mean")` returns the
+# loss, the mean over positions of `-log softmax(z)[target]`, and `backward(ctx, grad)`
+# returns its gradient with respect to the logits (and `None` for the targets).
+#
+# Derive the backward on paper first, for one position: write the loss as a function of the
+# logits `z`, and differentiate it by one logit `z_i`, once for the target and once for any
+# other class. Then account for the mean over positions and for `grad`. Run
+# `minigrad check 5`: it compares your backward with finite differences and names the usual
+# slips (a sign, a forgotten term, a missing factor, an `exp` that overflows).
+#
+# The line printed above says whose `CrossEntropy` this lesson runs. Once your copy passes,
+# every loss below is computed by yours (`pieces.use()`), and the rule it follows is read off
+# the numbers it produces.
+#
 # ## One position, every row
+# In a notebook, `pieces = yours(5, globals())` in the setup cell marks and uses the
+# definitions of your notebook instead of the file.
 
 # %%
 vocab = ["the", "cat", "sat", "on", "mat", "dog", "ran", "<eos>"]
@@ -67,9 +85,13 @@ head = mg.nn.Linear(d, V, bias=False, dtype=np.float64, rng=0)  # head.weight is
 h = mg.tensor(rng.standard_normal((1, d)), requires_grad=True, name="h")
 
 logits = head(h)  # (1, V): z_i = h . w_i
-loss = F.cross_entropy(logits, np.array([target]))
-loss.backward()
+with pieces.use():
+    assert (whose("CrossEntropy") == "yours") == pieces.are_yours  # else minigrad's, or its fast twin
+    loss = F.cross_entropy(logits, np.array([target]))
+    print("the loss's backward node:", loss.grad_fn.name)  # named while it runs
+    loss.backward()
 
+# %%
 W = head.weight.data
 p = softmax(logits.data[0])
 y = np.eye(V)[target]
@@ -109,17 +131,20 @@ touched_out = np.zeros((positions, V), dtype=bool)
 touched_in = np.zeros((positions, V), dtype=bool)
 for n in range(positions):
     head.zero_grad()
-    F.cross_entropy(head(mg.tensor(H[n : n + 1])), targets[n : n + 1]).backward()
+    with pieces.use():
+        F.cross_entropy(head(mg.tensor(H[n : n + 1])), targets[n : n + 1]).backward()
     touched_out[n] = np.any(head.weight.grad != 0, axis=1)
     embedding.zero_grad()
     embedding(input_ids[n : n + 1]).sum().backward()
     touched_in[n] = np.any(embedding.weight.grad.to_dense() != 0, axis=1)
 
+# %%
 print("output map: rows touched per position:", touched_out.sum(axis=1))
 print("input map:  rows touched per position:", touched_in.sum(axis=1))
 assert touched_out.all(), "the output map should touch every row at every position"
 assert np.all(touched_in.sum(axis=1) == 1), "the input map should touch one row per position"
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
 for ax, touched, title in [(axes[0], touched_in, "input map E (lookup)"),
                            (axes[1], touched_out, "output map W (logits)")]:
@@ -138,11 +163,10 @@ lesson.save(fig, "rows_touched_per_position.png",
 # For a wrong token the push has length `|dL/dw_i| = p_i |h|`: proportional to its probability.
 # With a bigger vocabulary the probabilities spread over several orders of magnitude, so we can
 # see the whole range. We let the correct token be the one the model already ranks first, so
-# the near-miss is the runner-up. The lengths are measured from the engine's gradient, not
-# computed from the formula.
+# the near-miss is the runner-up. The lengths are measured from the backward (yours, once it
+# passes), not computed from the formula.
 
 # %%
-big_V, big_d = (500, 32) if FAST else (5000, 64)
 big_head = mg.nn.Linear(big_d, big_V, bias=False, dtype=np.float64, rng=2)
 with mg.no_grad():
     big_head.weight.mul_(3.0)  # wider logits, so the probabilities span many decades
@@ -150,10 +174,12 @@ h_big = mg.tensor(rng.standard_normal((1, big_d)))
 big_logits = big_head(h_big)
 p_big = softmax(big_logits.data[0])
 big_target = int(np.argmax(p_big))  # the model is right, but not sure: a runner-up is close behind
-F.cross_entropy(big_logits, np.array([big_target])).backward()
+with pieces.use():
+    F.cross_entropy(big_logits, np.array([big_target])).backward()
 push = np.linalg.norm(big_head.weight.grad, axis=1)
 wrong = np.arange(big_V) != big_target
 
+# %%
 near_miss = int(np.argmax(np.where(wrong, p_big, -1)))
 print(f"target: p = {p_big[big_target]:.3f}, pull = {push[big_target]:.4f}")
 print(f"near-miss (token {near_miss}): p = {p_big[near_miss]:.3f}, push = {push[near_miss]:.4f}")
@@ -165,6 +191,7 @@ assert np.isclose(push[big_target], (1 - p_big[big_target]) * np.linalg.norm(h_b
 assert np.isclose(push[wrong].sum(), push[big_target])
 print(f"sum of all pushes = {push[wrong].sum():.4f} = the pull on the target")
 
+# %%
 fig, ax = plt.subplots(figsize=(6.5, 4.5))
 ax.loglog(p_big[wrong], push[wrong], ".", ms=3, alpha=0.5, label="wrong tokens: push away from h")
 ax.loglog(p_big[big_target], push[big_target], "r*", ms=12, label="target: pull toward h, (1 - p_c)|h|")
@@ -203,7 +230,8 @@ print("sum_i (p_i - y_i) w_i:", by_formula)
 W_check = mg.tensor(rng.standard_normal((V, d)), requires_grad=True, name="W")
 H_check = mg.tensor(rng.standard_normal((5, d)), requires_grad=True, name="H")
 check_targets = np.array([1, 0, 1, 7, 3])
-print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets), [W_check, H_check]))
+with pieces.use():
+    print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets), [W_check, H_check]))
 
 # %% [markdown]
 # ## Unembedding is not the inverse of embedding
@@ -224,7 +252,6 @@ print(mg.gradcheck(lambda w, hs: F.cross_entropy(F.linear(hs, w), check_targets)
 # argmax returns `t`, as `d` grows.
 
 # %%
-round_V = 500 if FAST else 1000
 widths = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
@@ -233,6 +260,7 @@ def recovered_fraction(read: np.ndarray, score: np.ndarray) -> float:
     return float(np.mean(np.argmax(read @ score.T, axis=1) == np.arange(read.shape[0])))
 
 
+# %%
 tied, tied_uneven, untied = [], [], []
 for width in widths:
     E_round = rng.standard_normal((round_V, width))
@@ -249,6 +277,7 @@ E_rank = rng.standard_normal((round_V, 64))
 rank = np.linalg.matrix_rank(E_rank @ E_rank.T)
 print(f"rank of E E^T for V={round_V}, d=64: {rank} (the identity would need {round_V})")
 
+# %%
 fig, ax = plt.subplots(figsize=(6.5, 4.3))
 ax.semilogx(widths, tied, "o-", base=2, label="tied: argmax E[t] E^T")
 ax.semilogx(widths, tied_uneven, "s-", base=2, label="tied, rows of unequal length")
@@ -262,6 +291,7 @@ lesson.save(fig, "unembedding_is_not_inverse.png",
             "how often a token's top score is itself when its row is read back through the output "
             "map, against the width d")
 
+# %%
 assert rank == 64 < round_V, "E E^T has rank d, so it is not the identity"
 assert tied[0] < 0.5, "in a narrow space most tokens are outscored by another row"
 assert all(u < t for u, t in zip(tied_uneven[3:], tied[3:])), "unequal lengths should spoil the round trip"
@@ -274,419 +304,13 @@ assert max(untied) < 10 / round_V, "an untied output map favours t only by chanc
 # row lengths differ. The untied map stays at chance. What makes a trained output map put the
 # right token on top is the gradient from this lesson, `(p_i - y_i) h`, applied at every row
 # and every position: it scores every candidate against the current state and lets the loss
-# decide.
-#
-# ## The round trip on trained tables
-#
-# Random tables are one thing; the claim is about trained ones. We train lesson 8's model
-# untied on lesson 8's text (the Python reference manual, the 2,000 most frequent words), and
-# beside it an untied `TinyGPT` (lesson 8's vocabulary, two transformer blocks), each from
-# three seeds. Then we take each model's input table `E` and output map `W`, both `(V, d)`, and
-# ask three things of them.
-#
-# - **Round trip.** Read token `t` (`E[t]`) and score it straight away with the output map:
-#   does `t` get the top score of `W E[t]`? We record where `t` ranks (0 is the top).
-# - **The map that would invert the lookup.** The least-squares inverse of the lookup is the
-#   pseudo-inverse: `W* = (E^+)^T = E (E^T E)^-1`, which makes the round trip `E E^+`, a
-#   projection of rank `d`. It cannot be the identity, but the question is only whether `t`
-#   wins its own row. If the trained `W` were an inverse of `E`, it would look like `W*`.
-# - **Same token, two rows.** The two tables need not share coordinates: in TinyLM the output
-#   map reads a state that two layers built from the looked-up rows, so comparing `E[t]` and
-#   `W[t]` entry by entry means nothing. So we fit the best linear bridge `M` (`d x d`, least
-#   squares, rows centred) taking input rows to output rows on half of the vocabulary, and
-#   measure on the other half how well `E[t] M` points along `W[t]` (the cosine). The baseline
-#   is the same fit with the output rows shuffled, so that each input row is paired with another
-#   token's output row. In TinyGPT the token's row is added into the residual stream and the
-#   output map reads that stream (after a layer norm, which centres and rescales the vector and
-#   weighs each coordinate, but leaves every coordinate where it was), so there the plain cosine
-#   of `E[t]` and `W[t]` is meaningful too.
+# decide. Whether training builds an inverse where one is possible is lesson 9's question.
 
 # %% [markdown]
-# ## Predict first
+# ## Your CrossEntropy, looking back
 #
-# In the trained TinyLM, for how many of the 2,000 tokens does `W E[t]` give `t` its top
-# score: about 1 (chance), about a tenth, or nearly all? And with the pseudo-inverse `W*` in
-# place of `W`: about chance, about a half, or nearly all?
-
-# %%
-SEEDS = (0, 1, 2)
-VOCAB = 500 if FAST else 2000
-LM = dict(width=32 if FAST else 64, hidden=64 if FAST else 128, context=3, batch=64 if FAST else 128,
-          steps=150 if FAST else 2000)  # lesson 8's TinyLM (lesson 8 trains 4,000 steps)
-GPT = dict(width=32 if FAST else 64, heads=2 if FAST else 4, layers=1 if FAST else 2,
-           context=8 if FAST else 32, batch=16, steps=40 if FAST else 600)
-LR, WEIGHT_DECAY = 3e-3, 0.01  # AdamW, as in lesson 8
-
-text_words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
-text_vocab = Vocabulary.build(text_words, max_size=VOCAB)
-text_ids = text_vocab.encode(text_words)
-vocab_size = len(text_vocab)
-
-
-def train_untied(kind: str, seed: int) -> dict:
-    """Train an untied TinyLM or TinyGPT on the text: its tables E and W (V, d) as float64, held-out loss."""
-    if kind == "TinyLM":
-        c = LM
-        model = TinyLM(vocab_size, c["width"], c["hidden"], c["context"], tied=False, rng=seed)
-    else:
-        c = GPT
-        model = TinyGPT(vocab_size, c["context"], c["width"], c["heads"], c["layers"], tied=False, rng=seed)
-    data, held_out = split_windows(text_ids, c["context"], valid_fraction=0.1, pieces=20,
-                                   every_position=kind == "TinyGPT")
-    if FAST:  # evaluate on a sample of the held-out text
-        held_out = held_out.subset(np.arange(0, len(held_out), 8))
-    optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-    history = train(model, optimizer, data, held_out, steps=c["steps"], batch_size=c["batch"],
-                    eval_every=c["steps"], rng=seed + 1, label=f"{kind:<7} seed {seed}")
-    E, W = (model.emb.weight, model.head.weight) if kind == "TinyLM" else (
-        model.transformer.wte.weight, model.lm_head.weight)
-    return {"E": E.data.astype(np.float64), "W": W.data.astype(np.float64),
-            "loss": (history.valid_loss[0], history.valid_loss[-1])}
-
-
-def rank_of_self(read: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """(V,): for each token t, how many tokens j score higher than t itself, read[t] . score[j]."""
-    scores = read @ score.T
-    return (scores > np.diag(scores)[:, None]).sum(axis=1)
-
-
-def bridged_cosines(E: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """(V,): cos(E[t] M, W[t]), with M (d, d) the least-squares map from centred E to centred W
-    fitted on the other half of the tokens (the even ids predict the odd ones and back)."""
-    E, W = E - E.mean(axis=0), W - W.mean(axis=0)
-    even = np.arange(len(E)) % 2 == 0
-    predicted = np.empty_like(W)
-    for fit in (even, ~even):
-        bridge = np.linalg.lstsq(E[fit], W[fit], rcond=None)[0]
-        predicted[~fit] = E[~fit] @ bridge
-    return np.sum(unit_rows(predicted) * unit_rows(W), axis=1)
-
-
-runs = {kind: {seed: train_untied(kind, seed) for seed in SEEDS} for kind in ("TinyLM", "TinyGPT")}
-shuffle = np.random.default_rng(55).permutation(vocab_size)  # pairs each token with another's row
-for by_seed in runs.values():
-    for r in by_seed.values():
-        E, W = r["E"], r["W"]
-        r["rank"] = rank_of_self(E, W)
-        r["pinv rank"] = rank_of_self(E, np.linalg.pinv(E).T)
-        r["bridged"] = bridged_cosines(E, W)
-        r["bridged, shuffled"] = bridged_cosines(E, W[shuffle])
-        r["direct"] = np.sum(unit_rows(E) * unit_rows(W), axis=1)
-        r["direct, shuffled"] = np.sum(unit_rows(E) * unit_rows(W[shuffle]), axis=1)
-
-print(f"V = {vocab_size:,}; chance of a top score is 1/V = {1 / vocab_size:.4f}, a random rank's median "
-      f"{(vocab_size - 1) / 2:.0f}")
-print(f"{'model':<8} {'seed':>4} {'held-out loss':>15} {'W E[t]: top':>12} {'median rank':>12} "
-      f"{'W*: top':>8} {'bridged cos':>12} {'shuffled':>9} {'plain cos':>10} {'shuffled':>9}")
-for kind, by_seed in runs.items():
-    for seed, r in by_seed.items():
-        print(f"{kind:<8} {seed:>4} {r['loss'][0]:>6.2f} -> {r['loss'][1]:.2f} "
-              f"{np.mean(r['rank'] == 0):>12.4f} {np.median(r['rank']):>12.0f} "
-              f"{np.mean(r['pinv rank'] == 0):>8.3f} "
-              f"{r['bridged'].mean():>12.3f} {r['bridged, shuffled'].mean():>9.3f} "
-              f"{r['direct'].mean():>10.3f} {r['direct, shuffled'].mean():>9.3f}")
-
-
-def spread(kind: str, measure) -> tuple[float, float]:
-    """(min, max) over the seeds of measure(run)."""
-    values = [measure(r) for r in runs[kind].values()]
-    return min(values), max(values)
-
-
-for kind in runs:
-    top = spread(kind, lambda r: np.mean(r["rank"] == 0))
-    pinv_top = spread(kind, lambda r: np.mean(r["pinv rank"] == 0))
-    median = spread(kind, lambda r: np.median(r["rank"]))
-    gain = spread(kind, lambda r: r["bridged"].mean() - r["bridged, shuffled"].mean())
-    print(f"{kind}, min-max over {len(SEEDS)} seeds: t on top for {top[0]:.2%}-{top[1]:.2%} of tokens "
-          f"(median rank {median[0]:.0f}-{median[1]:.0f}); with W*: {pinv_top[0]:.1%}-{pinv_top[1]:.1%}; "
-          f"bridged cosine above the shuffled pairing by {gain[0]:.3f}-{gain[1]:.3f}")
-
-# %%
-def round_trip_picture(ax, scores: np.ndarray, labels: list[str], title: str) -> None:
-    """One heat map of a round trip's scores (rows: the token read; columns: the token scored),
-    each row standardised so that a red diagonal means t outscores the others on its own row."""
-    z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, keepdims=True)
-    ax.imshow(z, cmap="RdBu_r", vmin=-3, vmax=3)
-    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
-    ax.set_yticks(range(len(labels)), labels, fontsize=6)
-    ax.set_title(title, fontsize=9)
-
-
-shown = np.arange(1, 31)  # the 30 most frequent tokens after <unk>
-labels = [text_vocab.words[i] for i in shown]
-lm0, gpt0 = runs["TinyLM"][SEEDS[0]], runs["TinyGPT"][SEEDS[0]]
-fig, axes = plt.subplots(1, 3, figsize=(13, 4.9))
-pictures = [(lm0["E"], np.linalg.pinv(lm0["E"]).T, "TinyLM's E read back by W* = pinv(E)^T"),
-            (lm0["E"], lm0["W"], "TinyLM: E read back by its trained W"),
-            (gpt0["E"], gpt0["W"], "TinyGPT: E read back by its trained W")]
-for ax, (E, W, title) in zip(axes, pictures):
-    round_trip_picture(ax, (E @ W.T)[np.ix_(shown, shown)], labels, title)
-axes[0].set_ylabel("token read, t (row E[t])")
-for ax in axes:
-    ax.set_xlabel("token scored, j (row W[j])", fontsize=8)
-fig.suptitle("Round trip E[t] -> scores W E[t] on trained tables (each row standardised; red: high)")
-lesson.save(fig, "trained_round_trip.png",
-            "the round trip on trained tables for the 30 commonest tokens: the pseudo-inverse puts each "
-            "token on its own diagonal; the trained output maps do not")
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-for ax, kind in zip(axes, runs):
-    bins = np.linspace(-1, 1, 61)
-    for key, style in (("bridged", "-"), ("bridged, shuffled", ":")):
-        values = np.concatenate([r[key] for r in runs[kind].values()])
-        ax.hist(values, bins=bins, histtype="step", ls=style, density=True,
-                label=f"{'same token' if key == 'bridged' else 'shuffled pairs'}: mean {values.mean():.3f}")
-    ax.set(xlabel="cos(E[t] M, W[t]) on held-out tokens", title=f"{kind}, {len(SEEDS)} seeds")
-    ax.legend(fontsize=8)
-axes[0].set_ylabel("density")
-lesson.save(fig, "input_row_vs_output_row.png",
-            "how far a linear map of a token's input row points along its own output row, against "
-            "shuffled pairs")
-
-for kind in runs:
-    assert spread(kind, lambda r: np.mean(r["pinv rank"] == 0))[0] > 0.9, \
-        "the pseudo-inverse should give almost every token back: an inverse is possible in width d"
-    assert spread(kind, lambda r: np.mean(r["rank"] == 0))[1] < 20 / vocab_size, \
-        "the trained W should return t about as often as chance (a few tokens in V), not like an inverse"
-    assert spread(kind, lambda r: np.median(r["rank"]))[0] > 0.25 * vocab_size, \
-        "t should rank far from the top of its own round trip"
-    low, high = spread(kind, lambda r: r["bridged"].mean() - r["bridged, shuffled"].mean())
-    if not FAST:  # the fast mode's 250 fitting rows are too few for a 32 x 32 bridge
-        assert 0.05 < low and high < 0.5, "input and output rows are related, but weakly"
-
-# %% [markdown]
-# On trained tables the answer is the same, and it now means more, because here an inverse
-# was available. Min-max over three seeds at full size:
-#
-# - The pseudo-inverse `W*` gives back 100% of TinyLM's 2,000 tokens and 99.3-99.5% of
-#   TinyGPT's: a rank-64 projection is far from the identity, but each token still wins its own
-#   row. So a width of 64 is no obstacle.
-# - The trained output maps give back one token in 2,000 (TinyLM, every seed: chance) and two
-#   or three (TinyGPT). The token itself lands at a median rank of 970-1,025 in TinyLM, where a
-#   random rank's median is 1,000, and 700-788 in TinyGPT: a little better than chance, no
-#   more. The heat maps show it: the pseudo-inverse's round trip is a diagonal; the trained
-#   ones have none, only columns (tokens that score high whatever was read) and blocks.
-# - The two rows of one token are related, weakly. Through the linear bridge fitted on the other
-#   half of the vocabulary, a token's input row points along its own output row with a mean
-#   cosine of 0.122-0.128 (TinyLM) and 0.202-0.229 (TinyGPT), against -0.018 to -0.001 for
-#   shuffled pairs. In TinyGPT, whose two tables share the residual stream's coordinates, even
-#   the plain cosine is 0.028-0.044, against -0.018 to -0.003 for shuffled pairs; in TinyLM it
-#   is zero, as it should be with no shared coordinates.
-#
-# The concept page says unembedding "is not a geometric inverse of embedding", and the trained
-# tables agree: training never asks for one. The output map learns to score the *next* token,
-# and the next token is seldom the one just read; the rows line up only as far as the two jobs
-# overlap.
-#
-# ## Function words and content words
-#
-# The essay singles out function words: as input, " the" tells the model that a determiner
-# has arrived; as output, its row must describe the states that come just before a determiner.
-# It says "for function words they are conspicuously not" the same list of numbers. We test
-# that on the same six trained models, comparing per token:
-#
-# - **neighbourhood overlap**: of the token's 10 nearest neighbours in the input table and its
-#   10 in the output map (cosine after centring each table, as lesson 9 recommends), the share
-#   that are the same tokens. It needs no common coordinates. Chance is `10 / (V - 1)`, 0.5%.
-# - the **bridged cosine** of the first step, `cos(E[t] M, W[t])`;
-# - each row's **length**, relative to the median length in its table.
-#
-# Function words (determiners, prepositions, conjunctions, pronouns, auxiliary verbs: a fixed
-# list of 114, of which 100 are in the vocabulary at full size; those that are also Python
-# keywords, such as `if` and `is`, stay function words) are also the most frequent words, and
-# frequency alone shapes both tables (lesson 9). So every function word is paired with the
-# content word nearest to it in frequency (within a factor of 1.5; a content word here is any
-# other alphabetic token of three letters or more that is not a Python keyword), and we
-# compare the pairs. The commonest function words, such as " the", have no content word that
-# frequent and drop out.
-
-# %% [markdown]
-# ## Predict first
-#
-# At the same frequency, whose two rows are more alike, by neighbourhood overlap: the function
-# word's or the content word's?
-
-# %%
-FUNCTION_WORDS = frozenset("""
-a an the this that these those some any each every no all both either neither such
-of in to for from with by at on into onto over under about after before between through during
-without within among against upon than as like
-and or but nor so if then else when while because although though unless whether
-is are was were be been being am has have had do does did will would can could may might must
-shall should it its they them their there here which who whom whose what where how not also
-only very too we you he she i me my our your his her us one""".split())
-PYTHON_KEYWORDS = frozenset(word.lower() for word in keyword.kwlist)
-NEIGHBOURS = 10
-counts = text_vocab.counts
-is_function = np.array([w in FUNCTION_WORDS for w in text_vocab.words])
-is_content = np.array([w.isalpha() and len(w) >= 3 and w not in FUNCTION_WORDS and w not in PYTHON_KEYWORDS
-                       for w in text_vocab.words])
-
-
-def frequency_matched_pairs(within: float = 1.5) -> np.ndarray:
-    """(P, 2) ids: each function word, commonest first, with the unused content word nearest to
-    it in log count, kept if their counts differ by less than a factor `within`."""
-    log_count = np.log(np.maximum(counts, 1))
-    free = set(np.flatnonzero(is_content).tolist())
-    pairs = []
-    for f in sorted(np.flatnonzero(is_function), key=lambda i: -counts[i]):
-        c = min(free, key=lambda i: (abs(log_count[i] - log_count[f]), i))
-        if abs(log_count[c] - log_count[f]) < np.log(within):
-            free.discard(c)
-            pairs.append((f, c))
-    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
-
-
-def nearest_neighbours(table: np.ndarray) -> np.ndarray:
-    """(V, NEIGHBOURS) ids of each row's nearest other rows by cosine, the table centred first."""
-    u = unit_rows(table - table.mean(axis=0))
-    cosines = u @ u.T
-    np.fill_diagonal(cosines, -np.inf)
-    return np.argpartition(-cosines, NEIGHBOURS, axis=1)[:, :NEIGHBOURS]
-
-
-def neighbour_overlap(E: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """(V,): the share of a token's nearest neighbours in E that are also its neighbours in W."""
-    return np.array([np.intersect1d(a, b).size for a, b in zip(nearest_neighbours(E), nearest_neighbours(W))]
-                    ) / NEIGHBOURS
-
-
-def pair_gaps(values: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """(P,): values[function word] - values[content word], pair by pair."""
-    return values[pairs[:, 0]] - values[pairs[:, 1]]
-
-
-def mean_and_interval(gaps: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
-    """The mean of the gaps and its 95% bootstrap interval (2,000 resamples of the pairs)."""
-    resampled = np.random.default_rng(seed).choice(gaps, (2000, len(gaps))).mean(axis=1)
-    low, high = np.quantile(resampled, [0.025, 0.975])
-    return float(gaps.mean()), float(low), float(high)
-
-
-pairs = frequency_matched_pairs()
-ratio = counts[pairs[:, 0]] / counts[pairs[:, 1]]
-unpaired = sorted(set(np.flatnonzero(is_function)) - set(pairs[:, 0]), key=lambda i: -counts[i])
-print(f"{is_function.sum()} function words and {is_content.sum():,} content words in the vocabulary; "
-      f"{len(pairs)} frequency-matched pairs (count ratio {ratio.min():.2f}-{ratio.max():.2f}, median "
-      f"{np.median(ratio):.2f}); too common to pair: {' '.join(text_vocab.words[i] for i in unpaired)}")
-print("for example:", ", ".join(f"{text_vocab.words[f]} ({counts[f]}) ~ {text_vocab.words[c]} ({counts[c]})"
-                                for f, c in pairs[::max(1, len(pairs) // 6)]))
-
-MEASURES = ("overlap", "bridged", "|E| / median", "|W| / median")
-for by_seed in runs.values():
-    for r in by_seed.values():
-        r["overlap"] = neighbour_overlap(r["E"], r["W"])
-        for key, table in (("|E| / median", r["E"]), ("|W| / median", r["W"])):
-            lengths = np.linalg.norm(table, axis=1)
-            r[key] = lengths / np.median(lengths)
-
-print(f"\nfunction minus content word, mean over {len(pairs)} pairs [95% bootstrap interval]; 'all': "
-      "each pair's gap averaged over the seeds first")
-print(f"{'model':<8} {'seed':>4} " + " ".join(f"{m:>27}" for m in MEASURES))
-pooled = {}  # kind -> measure -> (mean, low, high) of the gaps averaged over the seeds
-by_seed_gap = {}  # kind -> measure -> the mean gap of each seed
-for kind, by_seed in runs.items():
-    rows = {seed: {m: pair_gaps(r[m], pairs) for m in MEASURES} for seed, r in by_seed.items()}
-    rows["all"] = {m: np.mean([rows[seed][m] for seed in by_seed], axis=0) for m in MEASURES}
-    for seed, row in rows.items():
-        intervals = {m: mean_and_interval(g) for m, g in row.items()}
-        print(f"{kind:<8} {seed:>4} " + " ".join(f"{mean:>+9.3f} [{low:+.3f}, {high:+.3f}]"
-                                                 for mean, low, high in intervals.values()))
-    pooled[kind] = intervals  # the last row: all seeds
-    by_seed_gap[kind] = {m: [rows[seed][m].mean() for seed in by_seed] for m in MEASURES}
-for kind, by_seed in runs.items():
-    levels = {}  # measure -> "function lo-hi against content lo-hi", min-max over the seeds
-    for m in ("overlap", "bridged"):
-        function = [r[m][pairs[:, 0]].mean() for r in by_seed.values()]
-        content = [r[m][pairs[:, 1]].mean() for r in by_seed.values()]
-        levels[m] = (f"function {min(function):.3f}-{max(function):.3f} against content "
-                     f"{min(content):.3f}-{max(content):.3f}")
-    print(f"{kind}, min-max over seeds: overlap {levels['overlap']} "
-          f"(chance {NEIGHBOURS / (vocab_size - 1):.3f}); bridged cosine {levels['bridged']}")
-
-# the measure on tables whose answer is known: a table shares every neighbour with itself, and
-# with its own rows handed to other tokens about as many as chance
-E_check = runs["TinyLM"][SEEDS[0]]["E"]
-assert np.all(neighbour_overlap(E_check, E_check) == 1)
-assert neighbour_overlap(E_check, E_check[shuffle]).mean() < 3 * NEIGHBOURS / (vocab_size - 1)
-if not FAST:  # the fast mode's short runs have learned no neighbourhoods yet (its overlaps are at chance)
-    for kind in runs:
-        assert min(by_seed_gap[kind]["overlap"]) > 0, f"{kind}: in every seed function words share more"
-        assert pooled[kind]["overlap"][1] > 0, f"{kind}: function words' two neighbourhoods overlap more"
-        assert pooled[kind]["|E| / median"][1] > 0, f"{kind}: function words' input rows are the longer"
-    assert pooled["TinyGPT"]["bridged"][2] < 0, "TinyGPT: function words' rows follow their input rows less"
-    low, high = pooled["TinyLM"]["bridged"][1:]
-    assert low < 0 < high, "TinyLM: the bridged cosine does not separate function and content words"
-
-# %%
-bands = np.unique(np.geomspace(max(2, counts[is_content].min()), counts[1:].max() + 1, 9).astype(int))
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
-for ax, kind in zip(axes, runs):
-    overlap = np.mean([r["overlap"] for r in runs[kind].values()], axis=0)  # averaged over the seeds
-    groups = ((is_content, "0.6", "0.3", 8, "content words"),
-              (is_function, "tab:red", "tab:red", 18, "function words"))
-    for group, colour, line_colour, size, name in groups:
-        jitter = rng.uniform(-0.006, 0.006, group.sum())  # overlaps are multiples of 0.1: spread the dots
-        ax.scatter(counts[group], overlap[group] + jitter, s=size, color=colour, alpha=0.5, lw=0)
-        band = np.digitize(counts, bands)
-        middles, means = [], []
-        for b in np.unique(band[group]):
-            members = group & (band == b)
-            if members.sum() >= 3:
-                middles.append(np.exp(np.log(counts[members]).mean()))
-                means.append(overlap[members].mean())
-        ax.plot(middles, means, "o-", color=line_colour, label=f"{name}: band means")
-    for word in ("the", "of", "and", "is", "object", "function"):
-        if word in text_vocab.index:
-            i = text_vocab.index[word]
-            ax.annotate(word, (counts[i], overlap[i]), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.axhline(NEIGHBOURS / (vocab_size - 1), color="grey", ls=":", label="chance")
-    ax.set_xscale("log")
-    ax.set(xlabel="count in the text", title=f"{kind}: input vs output neighbourhoods ({len(SEEDS)} seeds)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-axes[0].set_ylabel(f"share of the {NEIGHBOURS} nearest neighbours shared by E and W")
-lesson.save(fig, "function_vs_content_words.png",
-            "for every word, how many of its nearest neighbours the input table and the output map share, "
-            "against its count: function words in red, content words in grey")
-
-# %% [markdown]
-# The measurement does not single out function words the way the essay does. Over the 86
-# frequency-matched pairs (min-max over three seeds; "pooled": each pair's gap averaged over
-# the seeds, with its 95% bootstrap interval):
-#
-# - **Neighbourhoods agree more for function words, not less.** A function word shares 8.4-9.5%
-#   of its 10 nearest neighbours between the two tables in TinyLM and 7.1-7.7% in TinyGPT; the
-#   content word of the same frequency shares 1.7-2.7% and 3.1-4.8% (chance: 0.5%). The gap is
-#   positive in every seed; pooled it is +0.067 [+0.043, +0.093] (TinyLM) and +0.036 [+0.010,
-#   +0.061] (TinyGPT). The figure shows where: function words seen 30 to 1,000 times; the rare
-#   ones look like content words. Both tables sort words by the slot they fill: " the" sits
-#   beside " a" and " an" in the input table and in the output map alike, and a class of words
-#   that fill one slot is visible to both jobs.
-# - **The bridged cosine depends on the model.** In TinyGPT a function word's output row follows
-#   from its input row less well than a content word's: gap -0.072 to -0.101 per seed, pooled
-#   -0.091 [-0.145, -0.040]. That is the essay's direction. In TinyLM the gap is +0.015 to
-#   +0.047 and its pooled interval, [-0.018, +0.081], contains zero: no difference.
-# - **Lengths.** A function word's input row is 5-9% longer, relative to its table's median,
-#   than the content word's of the same count (pooled +0.055 TinyLM, +0.082 TinyGPT, both
-#   intervals above zero); its output row is not longer (TinyLM -3%, TinyGPT +1%).
-#
-# So the essay's "for function words they are conspicuously not" holds only in part. For every
-# word the two rows differ a great deal: fewer than one neighbour in ten shared, a cosine of
-# 0.1 to 0.3 through the best linear bridge. Function words do not stand out as more different:
-# by neighbourhood they are the words whose two rows agree best, and only the transformer's
-# bridged cosine leans the essay's way, by about a tenth. These are small models, trained on a
-# text of 100,000 tokens for a few hundred thousand predictions; the essay has in mind models
-# thousands of times larger, where this may differ.
-#
-# ## Exercise
-#
-# Run `minigrad exercise 5`: it copies the stub to
-# `minigrad-exercises/05_output_map.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(5, globals())`).
-# There, write
-# `output_map_grads(H, W, targets)`: for logits `H W^T` and the mean cross-entropy over the `N`
-# positions, return the pair `(dL/dW, dL/dH)`. Derive it for one position first, then average.
-# Run `minigrad check 5`: the check compares your answer with finite differences and names the
-# mistake (a flipped sign, a forgotten target term, a missing 1/N).
+# Every gradient in the first half of this lesson, the rule `(p_i - y_i) h` read off them, the
+# push against probability on 5,000 rows (500 with `MINIGRAD_FAST=1`) and the gradcheck came
+# from the `CrossEntropy` named at the top: yours, once your copy passed `minigrad check 5`.
+# The rule you derived for the logits, `dL/dz = (p - y) / N`, is all of it: the output map's
+# gradients are that vector times `h`, and what flows down is that vector times `W`.

@@ -1,122 +1,112 @@
-"""Check for lesson 6: a tied row's gradient is the lookup's occurrences plus the classifier's
-(p - y) h over every scoring position."""
+"""Check for lesson 6: the learner ties a language model's output map to its token table.
 
-from itertools import combinations
+For TinyLM and TinyGPT built untied: afterwards the two roles must be one Parameter object
+(not equal numbers, not two Parameters over one array), listed once among the parameters; a
+backward must send the table a lookup path and a classifier path (the ledger), and the summed
+gradient must agree with finite differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 import minigrad as mg
-from minigrad.nn import functional as F
+from minigrad.models import TinyGPT, TinyLM
+from minigrad.tools.gradcheck import numerical_gradient
 
 from . import _common as common
 
-# One batch with context 1 (so N = M): row 2 is read twice and is the answer twice; row 5 is
-# neither read nor an answer; row 4 is read once; row 6 is only an answer; row 0 is both once.
-IDS = np.array([2, 0, 2, 4, 1])
-TARGETS = np.array([0, 2, 3, 2, 6])
-V, D = 7, 3
-ROWS = [2, 5, 4, 6, 0]  # the most telling rows first
+
+def _tiny_lm() -> tuple[Any, np.ndarray, np.ndarray]:
+    model = TinyLM(7, embedding_dim=3, hidden=4, context=2, tied=False, dtype=np.float64, rng=3)
+    return model, np.array([[1, 4], [4, 0], [2, 2]]), np.array([4, 6, 1])
 
 
-def _tied_loss(mix: np.ndarray):
-    """E -> mean cross-entropy of a model that reads with E and scores with E."""
-    def loss(E: mg.Tensor) -> mg.Tensor:
-        h = (F.embedding(IDS, E) @ mg.tensor(mix)).tanh()
-        return F.cross_entropy(F.linear(h, E), TARGETS)
-    return loss
+def _tiny_gpt() -> tuple[Any, np.ndarray, np.ndarray]:
+    model = TinyGPT(9, context=4, d_model=4, n_heads=2, n_layers=1, tied=False, dtype=np.float64, rng=3)
+    return model, np.array([[1, 5, 5, 0], [8, 2, 3, 1]]), np.array([[5, 5, 0, 3], [2, 3, 1, 7]])
 
 
-def _what_each_path_sees(E: np.ndarray, mix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(upstream dL/dx at each looked-up vector, H, P), from minigrad's backward."""
-    x = mg.tensor(E[IDS], requires_grad=True)
-    h = (x @ mg.tensor(mix)).tanh()
-    logits = F.linear(h, mg.tensor(E))  # the classifier's copy of E is a constant here
-    F.cross_entropy(logits, TARGETS).backward()
-    z = logits.data - logits.data.max(axis=1, keepdims=True)
-    P = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-    return x.grad, h.data, P
+# (what it is, how to build it with a batch, its table, its output map's weight holder)
+MODELS: list[tuple[str, Callable[[], tuple[Any, np.ndarray, np.ndarray]], Callable, Callable]] = [
+    ("TinyLM", _tiny_lm, lambda m: m.emb, lambda m: m.head),
+    ("TinyGPT", _tiny_gpt, lambda m: m.transformer.wte, lambda m: m.lm_head),
+]
 
 
-def _positions(where: np.ndarray) -> str:
-    where = [int(n) for n in where]
-    return ("position " if len(where) == 1 else "positions ") + ", ".join(map(str, where))
+def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: str) -> None:
+    if head is table:
+        return
+    pair = f"{head_name} and {table_name}"
+    if isinstance(head, mg.Tensor) and np.shares_memory(head.data, table.data):
+        raise AssertionError(
+            f"{name}: {pair} are two Parameters over one array. They start equal, but each gets its own "
+            ".grad (the lookup's gradient and the classifier's never meet), the graph has two parameter "
+            f"nodes instead of one with two edges, and an optimizer steps the memory twice per step. Assign "
+            f"the Parameter itself: {head_name} = {table_name}")
+    if isinstance(head, mg.Tensor) and head.shape == table.shape and np.array_equal(head.data, table.data):
+        raise AssertionError(
+            f"{name}: you copied the table's numbers into the output map; they are equal now and part ways "
+            f"at the first optimizer step. A tie makes {pair} the same Parameter object")
+    raise AssertionError(f"{name}: the model is not tied: {pair} are different Parameters with different "
+                         "values")
 
 
-def _mistakes(row: int, upstream: np.ndarray, H: np.ndarray, P: np.ndarray) -> list:
-    """The answers typical mistakes produce for `row`, each with its diagnosis."""
-    M = len(TARGETS)
-    read_at = np.flatnonzero(IDS == row)
-    answer_at = np.flatnonzero(TARGETS == row)
-    y = (TARGETS == row).astype(np.float64)
-    lookup = upstream[read_at].sum(axis=0)
-    classifier = (P[:, row] - y) @ H / M
-    label = f"row {row}"
-    classifier_formula = f"sum over m of (p_m[{row}] - y_m[{row}]) h_m / M, with M = {M}"
-    mistakes = []
-    if read_at.size:
-        mistakes.append((classifier, f"you have only the classifier path. {label.capitalize()} is also read "
-                                     f"by the lookup at {_positions(read_at)}: add the upstream gradient "
-                                     "from each"))
-        mistakes.append((lookup / M + classifier, f"the lookup part is {M} times too small: upstream already "
-                                                  "contains the 1/M of the mean, so do not divide it again"))
-        mistakes.append((lookup, f"you have only the lookup path. In a tied table {label} is also the output "
-                                 f"row of token {row}, scored at every position: add {classifier_formula}"))
-    else:
-        mistakes.append((lookup, f"your answer is zero: {label} is never read, so the lookup sends it "
-                                 f"nothing, but in a tied table it is also the output row of token {row}, "
-                                 "scored at every position whether or not it was read: its gradient is "
-                                 f"{classifier_formula}"))
-    for kept in range(1, read_at.size):
-        for subset in combinations(read_at, kept):
-            partial = upstream[list(subset)].sum(axis=0)
-            mistakes.append((partial + classifier, f"{label} is read {common.times(read_at.size)} (at "
-                                                   f"{_positions(read_at)}), but your lookup part adds the "
-                                                   f"upstream gradient of only {kept} of them: a repeated id "
-                                                   "gets the sum over all its occurrences"))
-    if answer_at.size:
-        mistakes.append((lookup + P[:, row] @ H / M,
-                         f"the classifier part is sum p_m[{row}] h_m / M: you forgot the target's -1 (the y "
-                         f"in p - y); token {row} is the answer at {_positions(answer_at)}"))
-        mistakes.append((lookup + ((P[:, row] - 1) * y) @ H / M,
-                         f"the classifier part counts only the positions where token {row} is the answer, "
-                         f"but softmax scores every row at every position: use {classifier_formula}"))
-    if row < M:  # P[row] is a position's probabilities; for row >= M it raises IndexError instead
-        mistakes.append((lookup + (P[row, :M] - y) @ H / M,
-                         f"the classifier part reads P[{row}] (the probabilities at position {row}, one per "
-                         f"token) where it needs P[:, {row}] (token {row}'s probability at every position): "
-                         "P is (M, V), positions by tokens"))
-    mistakes.append((lookup - classifier, "the classifier part has the wrong sign: it is (p - y) h, "
-                                          "not (y - p) h"))
-    mistakes.append((lookup + M * classifier, f"the classifier part is {M} times too large: the loss is the "
-                                              f"mean over M = {M} positions, so it carries a factor 1/M"))
-    return mistakes
+def _check_listed_once(name: str, model: Any, table: Any, untied_count: int) -> None:
+    params = list(model.parameters())
+    if sum(p is table for p in params) != 1:
+        listed = sum(p is table for p in params)
+        raise AssertionError(f"{name}: model.parameters() lists the tied table {listed} times; it must list "
+                             "it once")
+    saved = untied_count - sum(p.size for p in params)
+    if saved != table.size:
+        raise AssertionError(f"{name}: tying should remove exactly one (V, d) table of {table.size} numbers "
+                             f"from the parameters, but the count changed by {saved}")
+
+
+def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets: np.ndarray) -> None:
+    """Both paths reach the table, and their sum is the gradient finite differences measure."""
+    model.zero_grad()
+    loss = model.loss(ids, targets)
+    with mg.ledger(names=model) as led:
+        loss.backward()
+    paths = sorted(led.path_grads(table))
+    roles = sorted(path.split(" ")[0] for path in paths)
+    if roles != ["classifier", "lookup"]:
+        raise AssertionError(f"{name}: after one backward the table should receive two gradients, one from "
+                             f"the lookup and one from the classifier; the ledger shows {paths}")
+
+    def loss_at() -> float:
+        with mg.no_grad():
+            return float(model.loss(ids, targets).data)
+
+    numerical = numerical_gradient(loss_at, table, eps=1e-6)
+    analytical = np.asarray(mg.engine.to_dense(table.grad), dtype=np.float64)
+    if not np.allclose(analytical, numerical, rtol=1e-4, atol=1e-7):
+        worst = np.unravel_index(np.argmax(np.abs(analytical - numerical)), numerical.shape)
+        raise AssertionError(
+            f"{name}: the tied table's gradient disagrees with finite differences at row {worst[0]}: "
+            f"backward {analytical[worst]:.6g}, finite differences {numerical[worst]:.6g}")
 
 
 def check(answers: ModuleType) -> None:
-    tied_row_gradient = common.answer_function(answers, "tied_row_gradient")
-    rng = np.random.default_rng(66)
-    E = rng.standard_normal((V, D))
-    mix = rng.standard_normal((D, D))
-    expected = common.reference_gradient(_tied_loss(mix), [E])
-    upstream, H, P = _what_each_path_sees(E, mix)
-    by_paths = (P - np.eye(V)[TARGETS]).T @ H / len(TARGETS)
-    np.add.at(by_paths, IDS, upstream)
-    if not common.close(by_paths, expected):  # the diagnoses below are built from these two parts
-        raise RuntimeError("lesson 6 check: the two paths do not add up to the reference; fix the check")
-    hint = (f"Shapes here: ids (N,) = {IDS.shape}, upstream (N, d) = {upstream.shape}, H (M, d) = {H.shape}, "
-            f"P (M, V) = {P.shape}, targets (M,) = {TARGETS.shape}; return a ({D},) array. "
-            "P[m, v] is token v's probability at position m, so a row's column is P[:, row]")
-    for row in ROWS:
-        mistakes = _mistakes(row, upstream, H, P)
-        if any(common.close(wrong, expected[row]) for wrong, _ in mistakes):
-            raise RuntimeError(f"lesson 6 check: a listed mistake equals the answer for row {row}; "
-                               "fix the check")
-        what = f"dL/dE[{row}]"
-        answer = common.call_answer(tied_row_gradient, row, IDS, upstream, H, P, TARGETS, hint=hint)
-        got = common.as_array(answer, what)
-        common.expect_shape(got, (D,), what, known={
-            (V, D): "that is the whole table; return the gradient of row `row` only",
-            (len(IDS), D): "that is one vector per position; add up what reaches this row",
-        })
-        common.assert_matches(got, expected[row], what, mistakes, by_rows=False)
+    tie_weights = common.answer_function(answers, "tie_weights")
+    for name, build, table_of, head_of in MODELS:
+        model, ids, targets = build()
+        untied_count = sum(p.size for p in model.parameters())
+        hint = f"Here model is {name}(..., tied=False); return the model after tying it"
+        returned = common.call_answer(tie_weights, model, hint=hint)
+        if returned is not None and not isinstance(returned, mg.nn.Module):
+            raise AssertionError(f"{name}: tie_weights returned a {type(returned).__name__}; return "
+                                 "the model")
+        tied = model if returned is None else returned
+        table_name, head_name = (("emb.weight", "head.weight") if name == "TinyLM"
+                                 else ("transformer.wte.weight", "lm_head.weight"))
+        table, head = table_of(tied).weight, head_of(tied).weight
+        _diagnose_tie(name, table, head, table_name, head_name)
+        _check_listed_once(name, tied, table, untied_count)
+        _check_gradients(name, tied, table, ids, targets)

@@ -310,7 +310,7 @@ def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple
                          else f"{what} should be 0, got {value:.6g}")
 
 
-# ---- answers that are one number (added for lessons 8 and 9) ---------------------------------
+# ---- answers that are one number (added for lessons 8 and 11) ---------------------------------
 
 def as_number(value: Any, what: str, integer: bool = False) -> float:
     """The learner's answer as one finite float (or, with `integer`, a whole number).
@@ -335,3 +335,36 @@ def as_number(value: Any, what: str, integer: bool = False) -> float:
     if integer and number != round(number):
         raise AssertionError(f"{what}: expected a whole number, got {number}")
     return number
+
+
+# ---- a learner's Function whose second input is integer ids (appended for lessons 4 and 5) ----
+
+def float_input_gradient(grads: Any, op: str, grad_name: str, ids_name: str, ids_are: str) -> Any:
+    """The gradient of the first input from `op.backward`'s result, which must be the pair
+    (dL/d<first input>, None): the second input (ids_name, e.g. "ids") is integers.
+
+    ids_are: what those integers are, for the message ("positions in the table").
+    """
+    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
+        length = f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""
+        raise AssertionError(
+            f"{op}.backward must return two gradients, one per input of forward: ({grad_name}, None), "
+            f"where None stands for {ids_name} (integers get no gradient); yours returned "
+            f"{type(grads).__name__}{length}")
+    if grads[1] is not None:
+        raise AssertionError(f"{op}.backward returned a gradient for {ids_name}; they are {ids_are}, not "
+                             "numbers to nudge: return None in their place")
+    if grads[0] is None:
+        raise AssertionError(f"{op}.backward returned None for {grad_name}: return that gradient")
+    return grads[0]
+
+
+def answer_function_class(answers: ModuleType, name: str) -> type:
+    """The learner's class `name`, which must subclass minigrad.Function, or a diagnosis."""
+    found = getattr(answers, name, None)
+    if found is None:
+        raise AssertionError(f"the exercise file has no class named {name}; keep the stub's name")
+    if not (isinstance(found, type) and issubclass(found, mg.Function)):
+        raise AssertionError(f"{name} must be a class that subclasses minigrad.Function "
+                             f"(class {name}(mg.Function)), as in the stub")
+    return found

@@ -1,33 +1,26 @@
-"""Lesson 6 exercise: the gradient of one row of a tied table, from both of its paths.
+"""Lesson 6 exercise: wire the tie in a language model.
 
-Fill in the function below, then run `minigrad check 6`.
+Fill in the function below, then run `minigrad check 6`. Once your copy passes, lesson 6 ties its
+models with your function, and its ledger and its drawing are made on the model you tied.
 """
 
-import numpy as np
+import minigrad as mg
 
 
-def tied_row_gradient(row: int, ids: np.ndarray, upstream: np.ndarray, H: np.ndarray, P: np.ndarray,
-                      targets: np.ndarray) -> np.ndarray:
-    """dL/dE[row] for a table E of shape (V, d) that is both read and said (weight tying).
+def tie_weights(model: mg.nn.Module) -> mg.nn.Module:
+    """Tie `model`'s output map to its token table, so that one table is both read and said.
 
-    The model, with one table E used twice:
-        x_n = E[ids[n]]                          the lookup, at input positions n = 0..N-1
-        h_m = (any network of the x's)           the final vector at scoring positions m = 0..M-1
-        p_m = softmax(E h_m)                     the classifier: logit i is h_m . E[i]
-        L   = mean over m of -log p_m[targets[m]]
+    model: an untied language model, for example
+           minigrad.models.TinyLM(V, d, hidden, tied=False): the table is model.emb (an
+           nn.Embedding, weight (V, d)), the output map model.head (an nn.Linear(d, V), whose
+           weight is (V, d) too, as in PyTorch);
+           minigrad.models.TinyGPT(V, context, d, heads, layers, tied=False): the table is
+           model.transformer.wte, the output map model.lm_head.
+           The check ties both kinds.
+    returns: the model, tied.
 
-    row:      int in [0, V), the row whose gradient you return.
-    ids:      (N,) int, the token read at each input position (ids may repeat).
-    upstream: (N, d) float, dL/dx_n: the gradient that backward delivers to each looked-up
-              vector. It already contains everything above the lookup, the 1/M included.
-    H:        (M, d) float, the final vectors h_m.
-    P:        (M, V) float, the probabilities p_m.
-    targets:  (M,) int, the correct next token at each scoring position.
-    returns:  (d,) float, the total gradient of L with respect to E[row].
-
-    Hints: the row's gradient adds up what each path sends it. The lookup path: lesson 4
-    (every position that read this row). The classifier path: lesson 5 (every scoring
-    position, whatever the row's token). Some rows get one path only; a rare row never read
-    still gets the other.
+    A tie is more than equal numbers: training must keep the two roles equal forever, every
+    gradient from either role must reach the same table, and an optimizer must step it once
+    per step. Think about what, in the model, has to be the same object.
     """
-    raise NotImplementedError("lesson 6: write tied_row_gradient(row, ids, upstream, H, P, targets)")
+    raise NotImplementedError("lesson 6: write tie_weights(model)")

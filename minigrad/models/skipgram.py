@@ -20,7 +20,7 @@ import numpy as np
 from minigrad.engine import Tensor, as_generator, positive_int
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding
-from minigrad.nn.module import Module
+from minigrad.nn.module import Module, Parameter
 
 
 class SkipGram(Module):
@@ -35,6 +35,16 @@ class SkipGram(Module):
         self.in_embed.weight.data[...] = g.uniform(-0.5 / dim, 0.5 / dim, (vocab_size, dim))
         self.out_embed = Embedding(vocab_size, dim, sparse=True, dtype=dtype, rng=g)
         self.out_embed.weight.data[...] = 0
+
+    @property
+    def input_table(self) -> Parameter:
+        """The (V, d) table of centre words, the one word2vec keeps: in_embed.weight."""
+        return self.in_embed.weight
+
+    @property
+    def output_table(self) -> Parameter:
+        """The (V, d) table of context words, which scores the pairs: out_embed.weight."""
+        return self.out_embed.weight
 
     def loss(self, centres: Any, contexts: Any, negatives: Any) -> Tensor:
         """The mean negative-sampling loss of B pairs; centres, contexts (B,), negatives (B, K)."""

@@ -129,6 +129,16 @@ class TinyGPT(Module):
         if tied:
             self.lm_head.weight = self.transformer.wte.weight  # one Parameter, two roles
 
+    @property
+    def input_table(self) -> Parameter:
+        """The (V, d) token table the lookup reads: transformer.wte.weight."""
+        return self.transformer.wte.weight
+
+    @property
+    def output_table(self) -> Parameter:
+        """The (V, d) output map that scores every token: lm_head.weight (the same Parameter when tied)."""
+        return self.lm_head.weight
+
     def check_ids(self, ids: Any) -> np.ndarray:
         """ids as an int (B, T) array with T <= context, or an error naming the shape and limits."""
         array = np.asarray(as_array(ids))

@@ -15,7 +15,7 @@ import numpy as np
 from minigrad.engine import Tensor, as_array, as_generator
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
-from minigrad.nn.module import Module
+from minigrad.nn.module import Module, Parameter
 
 
 class TinyLM(Module):
@@ -34,6 +34,16 @@ class TinyLM(Module):
         self.head = Linear(embedding_dim, vocab_size, bias=False, dtype=dtype, rng=g)
         if tied:
             self.head.weight = self.emb.weight  # one Parameter, two roles
+
+    @property
+    def input_table(self) -> Parameter:
+        """The (V, d) table the lookup reads: emb.weight."""
+        return self.emb.weight
+
+    @property
+    def output_table(self) -> Parameter:
+        """The (V, d) output map that scores every token: head.weight (the same Parameter when tied)."""
+        return self.head.weight
 
     def forward(self, ids: Any) -> Tensor:
         """ids (N, C) int -> logits (N, V)."""

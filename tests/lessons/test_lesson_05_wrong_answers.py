@@ -1,108 +1,104 @@
-"""Lesson 5's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
+"""Lesson 5's check: the learner's CrossEntropy Function. The reference passes, the stub is "not
+attempted" and gives no formula away, and each typical wrong backward gets its own diagnosis."""
 
+from __future__ import annotations
+
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import minigrad as mg
 from minigrad.learn import lessons as runner
 
-check = runner.load_check(runner.get_lesson(5, Path(__file__).resolve().parents[2] / "lessons"))
+LESSON = runner.get_lesson(5, Path(__file__).resolve().parents[2] / "lessons")
+check = runner.load_check(LESSON)
 
 
-def probabilities_and_targets(H, W, targets):
-    z = H @ W.T
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True), np.eye(W.shape[0])[targets]
+def cross_entropy_with(dz, shift: bool = True, softmax_axis: int = -1):
+    """A CrossEntropy whose backward returns dz(p, y, scale, grad, n, classes)."""
+
+    class CrossEntropy(mg.Function):
+        @staticmethod
+        def forward(ctx, logits, targets, reduction="mean"):
+            z = logits - logits.max(axis=-1, keepdims=True) if shift else logits
+            e = np.exp(z)
+            p = e / e.sum(axis=softmax_axis, keepdims=True)
+            ctx.p, ctx.y = p, np.eye(logits.shape[-1])[targets]
+            ctx.n, ctx.scale = targets.size, 1.0 / targets.size if reduction == "mean" else 1.0
+            log_p = z - np.log(e.sum(axis=-1, keepdims=True))
+            picked = np.take_along_axis(log_p, targets[..., None], axis=-1)
+            return np.asarray(-picked.sum() * ctx.scale, dtype=logits.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return dz(ctx.p, ctx.y, ctx.scale, grad, ctx.n, ctx.p.shape[-1]).astype(ctx.p.dtype), None
+
+    return SimpleNamespace(CrossEntropy=CrossEntropy)
 
 
-def answers(dW_rule, dH_rule):
-    """An answer module whose gradients are dW_rule(P, Y, H, N) and dH_rule(P, Y, W, N)."""
-    def output_map_grads(H, W, targets):
-        P, Y = probabilities_and_targets(H, W, targets)
-        n = len(targets)
-        return dW_rule(P, Y, H, n), dH_rule(P, Y, W, n)
-
-    return SimpleNamespace(output_map_grads=output_map_grads)
+def right(p, y, scale, grad, n, classes):
+    return (p - y) * scale * grad
 
 
-def right_dW(P, Y, H, n):
-    return (P - Y).T @ H / n
+def test_the_reference_and_a_lookalike_pass_and_the_stub_is_not_attempted():
+    assert runner.check_answers(LESSON, LESSON.solution_path).passed
+    assert runner.check_answers(LESSON, LESSON.exercise_path).status == runner.NOT_ATTEMPTED
+    check(cross_entropy_with(right))
 
 
-def right_dH(P, Y, W, n):
-    return (P - Y) @ W / n
+def test_the_stub_and_the_lesson_before_the_exercise_give_no_formula_away():
+    stub = LESSON.exercise_path.read_text()
+    lesson = LESSON.path.read_text()
+    before = lesson[: lesson.index("## Build it")]
+    for text in (stub, before):
+        rule = r"p\s*-\s*y|p_i\s*-\s*y_i|\(p - |p - onehot|y - p"
+        assert not re.search(rule, text), "the rule is given away"
 
 
-def test_rules_used_by_these_tests_are_right():
-    check(answers(right_dW, right_dH))
+def test_sign_flipped():
+    with pytest.raises(AssertionError, match="the sign is flipped"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: (y - p) * scale * grad))
 
 
-def test_sign_error_in_dW():
-    with pytest.raises(AssertionError, match=r"dL/dW: the sign is flipped: you used \(y - p\) h"):
-        check(answers(lambda P, Y, H, n: (Y - P).T @ H / n, right_dH))
+def test_forgotten_target_term():
+    with pytest.raises(AssertionError, match="its gradient needs one more term, -1"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: p * scale * grad))
 
 
-def test_sign_error_in_dH():
-    with pytest.raises(AssertionError, match=r"dL/dH: the sign is flipped"):
-        check(answers(right_dW, lambda P, Y, W, n: (Y - P) @ W / n))
+def test_only_the_target_logit():
+    with pytest.raises(AssertionError, match="only the target's logit has a gradient"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: y * (p - 1) * scale * grad))
 
 
-def test_forgetting_the_target_in_dW():
-    with pytest.raises(AssertionError, match=r"dL/dW: every row is p_i h.*forgot the target's -1"):
-        check(answers(lambda P, Y, H, n: P.T @ H / n, right_dH))
+def test_mean_forgotten():
+    with pytest.raises(AssertionError, match="it is 4 times too large: with reduction='mean'"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: (p - y) * grad))
 
 
-def test_forgetting_the_target_in_dH():
-    with pytest.raises(AssertionError, match=r"dL/dH: you have sum_i p_i w_i, forgetting the target's -1"):
-        check(answers(right_dW, lambda P, Y, W, n: P @ W / n))
+def test_upstream_gradient_ignored():
+    with pytest.raises(AssertionError, match=r"you ignored grad \(here 2.5\)"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: (p - y) * scale))
 
 
-def test_missing_mean_in_dW():
-    with pytest.raises(AssertionError, match=r"dL/dW: it is 4 times too large: the loss is the mean"):
-        check(answers(lambda P, Y, H, n: (P - Y).T @ H, right_dH))
+def test_divided_by_the_classes():
+    with pytest.raises(AssertionError, match="the factor in front is 1/C"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: (p - y) / c * grad))
 
 
-def test_missing_mean_in_dH():
-    with pytest.raises(AssertionError, match=r"dL/dH: it is 4 times too large"):
-        check(answers(right_dW, lambda P, Y, W, n: (P - Y) @ W))
+def test_softmax_over_the_positions():
+    with pytest.raises(AssertionError, match="the softmax runs over the wrong axis \\(the positions\\)"):
+        check(cross_entropy_with(right, softmax_axis=0))
 
 
-def test_only_the_target_row():
-    with pytest.raises(AssertionError, match=r"dL/dW: only the target rows have a gradient"):
-        check(answers(lambda P, Y, H, n: (Y * (P - 1)).T @ H / n, right_dH))
+def test_overflow_without_the_shift():
+    with pytest.raises(AssertionError, match="exp\\(1000\\) overflows. Subtract each position's largest "
+                                             "logit"):
+        check(cross_entropy_with(right, shift=False))
 
 
-def test_only_the_target_term_in_dH():
-    with pytest.raises(AssertionError, match=r"dL/dH: you kept only the target's term"):
-        check(answers(right_dW, lambda P, Y, W, n: (Y * (P - 1)) @ W / n))
-
-
-def test_transposed_dW():
-    with pytest.raises(AssertionError, match=r"dL/dW has shape \(3, 5\), expected \(5, 3\): it is transp"):
-        check(answers(lambda P, Y, H, n: H.T @ (P - Y) / n, right_dH))
-
-
-def test_logits_gradient_instead_of_dH():
-    with pytest.raises(AssertionError, match=r"dL/dH has shape \(1, 5\), expected \(1, 3\): that is the"):
-        check(answers(right_dW, lambda P, Y, W, n: (P - Y) / n))
-
-
-def test_dropped_position_is_named():
-    def dW_without_last_position(P, Y, H, n):
-        kept = np.arange(n) < 3  # a loop that stops at position 2 (harmless for N = 1)
-        return (P - Y)[kept].T @ H[kept] / n
-
-    with pytest.raises(AssertionError, match=r"dL/dW row \d is missing the gradient from position 3"):
-        check(answers(dW_without_last_position, right_dH))
-
-
-def test_all_zero_dW():
-    with pytest.raises(AssertionError, match=r"dL/dW is all zero"):
-        check(answers(lambda P, Y, H, n: np.zeros((P.shape[1], H.shape[1])), right_dH))
-
-
-def test_not_a_pair():
-    with pytest.raises(AssertionError, match=r"should return a pair \(dL/dW, dL/dH\), got ndarray"):
-        check(SimpleNamespace(output_map_grads=lambda H, W, targets: np.zeros_like(W)))
+def test_a_gradient_per_position_instead_of_per_logit():
+    with pytest.raises(AssertionError, match="one number per position"):
+        check(cross_entropy_with(lambda p, y, scale, grad, n, c: ((p - y) * scale * grad).sum(axis=-1)))

@@ -1,4 +1,7 @@
-"""Lesson 7's check: the reference passes, the stub is "not attempted", typical mistakes are named."""
+"""Lesson 7's check: Adam's step after a silence and a lazy AdamW row step. The reference passes,
+the stub is "not attempted", and each typical mistake gets its own diagnosis."""
+
+from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -6,121 +9,133 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lessons.checks import _common as common
 from minigrad.learn import lessons as runner
 
-check = runner.load_check(runner.get_lesson(7, Path(__file__).resolve().parents[2] / "lessons"))
+LESSON = runner.get_lesson(7, Path(__file__).resolve().parents[2] / "lessons")
+check = runner.load_check(LESSON)
+REFERENCE = runner.load_module(LESSON.solution_path)
 
 
-def answers(function):
-    return SimpleNamespace(norm_after_silence=function)
+def step_after_silence(decays=lambda k, lazy: 0 if lazy else k, bias=lambda t, k: t + k + 1, sign=-1.0,
+                       eps_first=False):
+    """Adam's step after a silence, with one piece swappable."""
+    def adam_step_after_silence(m, v, t, k, g, lr, betas=(0.9, 0.999), eps=1e-8, lazy=False):
+        (beta1, beta2), n = betas, decays(k, lazy)
+        m, v = beta1**n * m, beta2**n * v
+        m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+        c1, c2 = 1 - beta1 ** bias(t, k), 1 - beta2 ** bias(t, k)
+        denominator = (np.sqrt(v) + eps) / np.sqrt(c2) if eps_first else np.sqrt(v / c2) + eps
+        return sign * lr * (m / c1) / denominator
+    return adam_step_after_silence
 
 
-def scaled(factor):
-    """An answer module returning |row| * factor(k, lr, wd)."""
-    def norm_after_silence(row, exp_avg, exp_avg_sq, step, k, lr, weight_decay, betas, eps):
-        return np.linalg.norm(row) * factor(k, lr, weight_decay)
-
-    return answers(norm_after_silence)
+def answers(adam=None, rows=None):
+    return SimpleNamespace(adam_step_after_silence=adam or REFERENCE.adam_step_after_silence,
+                           lazy_adamw_rows=rows or REFERENCE.lazy_adamw_rows)
 
 
-def adam_steps(row, m, v, step, k, lr, wd, betas, eps, moments_decay, decay=True):
-    """k steps of decay and Adam's update, as a learner might write them."""
-    beta1, beta2 = betas
-    for t in range(step + 1, step + k + 1):
-        if moments_decay:
+def test_the_reference_passes_and_the_stub_is_not_attempted():
+    assert runner.check_answers(LESSON, LESSON.solution_path).passed
+    assert runner.check_answers(LESSON, LESSON.exercise_path).status == runner.NOT_ATTEMPTED
+
+
+def test_a_loop_over_the_silent_steps_is_as_good_as_a_formula():
+    def adam_step_after_silence(m, v, t, k, g, lr, betas=(0.9, 0.999), eps=1e-8, lazy=False):
+        beta1, beta2 = betas
+        for _ in range(0 if lazy else k):
             m, v = beta1 * m, beta2 * v
-        if decay:
-            row = row * (1 - lr * wd)
-        row = row - lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
-    return np.linalg.norm(row)
+        return step_after_silence(decays=lambda k, lazy: 0)(m, v, t, k, g, lr, betas, eps, lazy=True)
+
+    check(answers(adam=adam_step_after_silence))
 
 
-def test_a_loop_of_k_decays_passes():
-    def norm_after_silence(row, exp_avg, exp_avg_sq, step, k, lr, weight_decay, betas, eps):
-        for _ in range(k):
-            row = row * (1 - lr * weight_decay)
-        return np.linalg.norm(row)  # a numpy float is fine
-
-    check(answers(norm_after_silence))
+def test_moments_frozen_during_a_dense_silence():
+    with pytest.raises(AssertionError, match="you left m and v as they were during the k silent steps"):
+        check(answers(adam=step_after_silence(decays=lambda k, lazy: 0)))
 
 
-def test_forgot_lr():
-    with pytest.raises(AssertionError, match=r"you used \(1 - weight_decay\)\^k: AdamW's decay is scaled by "
-                                             r"the learning rate, a factor \(1 - lr \* weight_decay\) = 0.9"):
-        check(scaled(lambda k, lr, wd: (1 - wd) ** k))
+def test_moments_decayed_during_a_lazy_silence():
+    with pytest.raises(AssertionError, match="with lazy=True an absent row is not touched at all"):
+        check(answers(adam=step_after_silence(decays=lambda k, lazy: k)))
 
 
-def test_one_factor_short():
-    with pytest.raises(AssertionError, match=r"you applied 24 factors of .*, but each of the k = 25 steps"):
-        check(scaled(lambda k, lr, wd: (1 - lr * wd) ** (k - 1)))
+def test_one_decay_too_many():
+    with pytest.raises(AssertionError, match="the moments decayed 5 times before the arrival step"):
+        check(answers(adam=step_after_silence(decays=lambda k, lazy: 0 if lazy else k + 1)))
 
 
-def test_one_factor_too_many():
-    with pytest.raises(AssertionError, match=r"you applied 26 factors of .*, but there are k = 25 steps"):
-        check(scaled(lambda k, lr, wd: (1 - lr * wd) ** (k + 1)))
+def test_bias_correction_that_forgets_the_silent_steps():
+    with pytest.raises(AssertionError, match=r"counts step t \+ 1 = 7, as if the silent steps had not"):
+        check(answers(adam=step_after_silence(bias=lambda t, k: t + 1)))
 
 
-def test_applied_adams_update_too():
-    def norm_after_silence(row, m, v, step, k, lr, wd, betas, eps):
-        return adam_steps(row, m, v, step, k, lr, wd, betas, eps, moments_decay=False)
-
-    with pytest.raises(AssertionError, match=r"you also applied Adam's update with the row's frozen moments, "
-                                             r"but with lazy=True an absent row is not updated"):
-        check(answers(norm_after_silence))
+def test_eps_before_the_bias_correction():
+    with pytest.raises(AssertionError, match=r"you added eps to sqrt\(v\) before the bias correction"):
+        check(answers(adam=step_after_silence(eps_first=True)))
 
 
-def test_non_lazy_semantics():
-    def norm_after_silence(row, m, v, step, k, lr, wd, betas, eps):
-        return adam_steps(row, m, v, step, k, lr, wd, betas, eps, moments_decay=True)
-
-    with pytest.raises(AssertionError, match=r"that is AdamW\(lazy=False\), where an absent row counts as"):
-        check(answers(norm_after_silence))
+def test_wrong_sign():
+    with pytest.raises(AssertionError, match="your step has the wrong sign"):
+        check(answers(adam=step_after_silence(sign=1.0)))
 
 
-def test_adam_update_without_decay():
-    def norm_after_silence(row, m, v, step, k, lr, wd, betas, eps):
-        return adam_steps(row, m, v, step, k, lr, wd, betas, eps, moments_decay=False, decay=False)
+def test_returning_a_norm_instead_of_the_change():
+    def norm_only(*args, **kwargs):
+        return float(np.linalg.norm(REFERENCE.adam_step_after_silence(*args, **kwargs)))
 
-    with pytest.raises(AssertionError, match=r"you applied Adam's update and no decay"):
-        check(answers(norm_after_silence))
-
-
-def test_no_decay_at_all():
-    with pytest.raises(AssertionError, match=r"the norm did not change, but decay=\"dense\" multiplies"):
-        check(scaled(lambda k, lr, wd: 1.0))
+    with pytest.raises(AssertionError, match="return the change of every coordinate of the row, not its"):
+        check(answers(adam=norm_only))
 
 
-def test_linear_instead_of_compound():
-    with pytest.raises(AssertionError, match=r"you subtracted k \* lr \* weight_decay of the original norm"):
-        check(scaled(lambda k, lr, wd: 1 - k * lr * wd))
+def rows_step(exponent=None, decay_after=False, l2=False, scale_by_lr=True, moments=True):
+    """A lazy AdamW row step with one piece swappable; exponent(t, last, decay) -> per-row power."""
+    exponent = exponent or (lambda t, last, decay: t - last if decay == "catch_up" else np.ones(len(last)))
+
+    def lazy_adamw_rows(rows, m, v, g, t, last_present, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8,
+                        decay="touched"):
+        beta1, beta2 = betas
+        keep = 1 - (lr * weight_decay if scale_by_lr else weight_decay)
+        factor = keep ** np.asarray(exponent(t, last_present, decay), dtype=float)[:, None]
+        if l2:
+            g, factor = g + weight_decay * rows, 1.0
+        new_m, new_v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+        step = lr * (new_m / (1 - beta1**t)) / (np.sqrt(new_v / (1 - beta2**t)) + eps)
+        new_rows = (rows - step) * factor if decay_after else rows * factor - step
+        return (new_rows, new_m, new_v) if moments else (new_rows, m, v)
+    return lazy_adamw_rows
 
 
-def test_continuous_approximation():
-    with pytest.raises(AssertionError, match=r"you used exp\(-k \* lr \* weight_decay\), the continuous"):
-        check(scaled(lambda k, lr, wd: np.exp(-k * lr * wd)))
+def test_catch_up_without_this_steps_own_factor():
+    with pytest.raises(AssertionError, match="catch-up: you applied the factors the row missed"):
+        check(answers(rows=rows_step(exponent=lambda t, last, decay: t - last - 1 if decay == "catch_up"
+                                     else np.ones(len(last)))))
 
 
-def test_squared_norm():
-    with pytest.raises(AssertionError, match=r"that is the squared norm"):
-        check(answers(lambda row, m, v, step, k, lr, wd, betas, eps: row @ row * (1 - lr * wd) ** (2 * k)))
+def test_catch_up_decaying_once_like_touched():
+    with pytest.raises(AssertionError, match="you decayed it once, as decay=\"touched\" does"):
+        check(answers(rows=rows_step(exponent=lambda t, last, decay: np.ones(len(last)))))
 
 
-def test_returning_the_row():
-    with pytest.raises(AssertionError, match=r"has shape \(5,\), expected \(\): that is a whole row; return"):
-        check(answers(lambda row, m, v, step, k, lr, wd, betas, eps: row * (1 - lr * wd) ** k))
+def test_touched_catching_up():
+    with pytest.raises(AssertionError, match="the catch-up of missed steps belongs to decay=\"catch_up\""):
+        check(answers(rows=rows_step(exponent=lambda t, last, decay: t - last)))
 
 
-def test_an_unknown_mistake_reports_the_factor():
-    with pytest.raises(AssertionError, match=r"is off by a factor 1.1 \(expected [0-9.]+, got [0-9.]+\)"):
-        check(scaled(lambda k, lr, wd: 1.1 * (1 - lr * wd) ** k))
+def test_decay_after_the_adam_step():
+    with pytest.raises(AssertionError, match="you decayed the rows after Adam's step"):
+        check(answers(rows=rows_step(decay_after=True)))
 
 
-def test_assert_number_helper():
-    common.assert_number(np.float64(2.0), 2.0, "x")
-    with pytest.raises(AssertionError, match=r"x: you halved it \(expected 2, got 1\)"):
-        common.assert_number(1.0, 2.0, "x", [(1.0, "you halved it")])
-    with pytest.raises(AssertionError, match=r"x has the wrong sign \(expected 2, got -2\)"):
-        common.assert_number(-2.0, 2.0, "x")
-    with pytest.raises(AssertionError, match=r"x should be 0, got 3"):
-        common.assert_number(3.0, 0.0, "x")
+def test_l2_decay_in_the_gradient():
+    with pytest.raises(AssertionError, match=r"the returned moments are wrong|Adam's L2 decay"):
+        check(answers(rows=rows_step(l2=True)))
+
+
+def test_decay_not_scaled_by_lr():
+    with pytest.raises(AssertionError, match=r"you used \(1 - weight_decay\) per step"):
+        check(answers(rows=rows_step(scale_by_lr=False)))
+
+
+def test_moments_returned_unchanged():
+    with pytest.raises(AssertionError, match="they are the moments before the step"):
+        check(answers(rows=rows_step(moments=False)))

@@ -11,109 +11,71 @@ from minigrad.learn import lessons as runner
 check = runner.load_check(runner.get_lesson(9, Path(__file__).resolve().parents[2] / "lessons"))
 
 
-def unit(rows):
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+def right(read, score):
+    scores = read @ score.T
+    return (scores > np.diag(scores)[:, None]).sum(axis=1)
 
 
-def off_diagonal_mean(matrix):
-    V = len(matrix)
-    return float((matrix.sum() - np.trace(matrix)) / (V * (V - 1)))
+def answers(rank_of_self=right):
+    return SimpleNamespace(rank_of_self=rank_of_self)
 
 
-def right(table, centre):
-    rows = table - table.mean(axis=0) if centre else table
-    u = unit(rows)
-    return off_diagonal_mean(u @ u.T)
+def test_rule_used_by_these_tests_is_right():
+    check(answers())
 
 
-def answers(fn):
-    return SimpleNamespace(mean_pairwise_cosine=fn)
+def test_a_float_array_or_a_list_is_accepted():
+    check(answers(lambda read, score: right(read, score).astype(float).tolist()))
 
 
-def test_rules_used_by_these_tests_are_right():
-    check(answers(right))
+def test_stub_is_not_attempted():
+    def stub(read, score):
+        raise NotImplementedError
+    with pytest.raises(NotImplementedError):
+        check(answers(stub))
 
 
-def test_rows_not_normalised():
-    def dot_products(table, centre):
-        rows = table - table.mean(axis=0) if centre else table
-        return off_diagonal_mean(rows @ rows.T)
-
-    with pytest.raises(AssertionError, match=r"centre=False\): that is the mean dot product: scale each row"):
-        check(answers(dot_products))
-
-
-def test_diagonal_included():
-    def with_diagonal(table, centre):
-        rows = table - table.mean(axis=0) if centre else table
-        u = unit(rows)
-        return float((u @ u.T).mean())
-
-    with pytest.raises(AssertionError, match=r"the diagonal is included: each row's cosine with itself"):
-        check(answers(with_diagonal))
+def test_token_counted_against_itself():
+    def wrong(read, score):
+        scores = read @ score.T
+        return (scores >= np.diag(scores)[:, None]).sum(axis=1)
+    with pytest.raises(AssertionError, match=r"t is counted against itself \(>= instead of >\)"):
+        check(answers(wrong))
 
 
-def test_diagonal_left_out_but_divided_by_v_squared():
-    def wrong_count(table, centre):
-        V = len(table)
-        return right(table, centre) * (V - 1) / V
-
-    with pytest.raises(AssertionError, match=r"divided by V\^2 = 9; there are V \(V - 1\) = 6 ordered pairs"):
-        check(answers(wrong_count))
-
-
-def test_each_pair_counted_twice():
-    with pytest.raises(AssertionError, match=r"each pair is counted twice"):
-        check(answers(lambda table, centre: 2 * right(table, centre)))
+def test_rows_and_columns_swapped():
+    def wrong(read, score):
+        scores = (read @ score.T).T
+        return (scores > np.diag(scores)[:, None]).sum(axis=1)
+    with pytest.raises(AssertionError, match=r"rows and columns are swapped"):
+        check(answers(wrong))
 
 
-def test_centred_each_row_instead_of_the_columns():
-    def own_mean(table, centre):
-        rows = table - table.mean(axis=1, keepdims=True) if centre else table
-        u = unit(rows)
-        return off_diagonal_mean(u @ u.T)
-
-    with pytest.raises(AssertionError, match=r"centre=True\): you centred each row on its own .* subtracts "
-                                             r"the mean row"):
-        check(answers(own_mean))
+def test_rank_from_the_bottom():
+    def wrong(read, score):
+        scores = read @ score.T
+        return (scores < np.diag(scores)[:, None]).sum(axis=1)
+    with pytest.raises(AssertionError, match=r"counts the tokens scoring lower than t"):
+        check(answers(wrong))
 
 
-def test_forgot_to_centre():
-    with pytest.raises(AssertionError, match=r"centre=True\): the table was not centred"):
-        check(answers(lambda table, centre: right(table, False)))
+def test_only_whether_on_top():
+    def wrong(read, score):
+        return (np.argmax(read @ score.T, axis=1) != np.arange(len(read))).astype(int)
+    with pytest.raises(AssertionError, match=r"only says whether t is on top"):
+        check(answers(wrong))
 
 
-def test_centred_when_not_asked():
-    with pytest.raises(AssertionError, match=r"centre=False asks for the raw table"):
-        check(answers(lambda table, centre: right(table, True)))
+def test_whole_score_table_returned():
+    with pytest.raises(AssertionError, match=r"that is the whole \(V, V\) table of scores"):
+        check(answers(lambda read, score: read @ score.T))
 
 
-def test_normalised_before_centring():
-    def normalise_then_centre(table, centre):
-        u = unit(table)
-        if centre:
-            u = unit(u - u.mean(axis=0))
-        return off_diagonal_mean(u @ u.T)
-
-    with pytest.raises(AssertionError, match=r"you scaled the rows to length 1 before centring"):
-        check(answers(normalise_then_centre))
+def test_an_unexplained_answer_gets_the_rule():
+    with pytest.raises(AssertionError, match=r"for each t count the j with read\[t\] \. score\[j\] >"):
+        check(answers(lambda read, score: right(read, score) + 1))
 
 
-def test_normalised_then_centred_without_rescaling():
-    def centred_units(table, centre):
-        u = unit(table)
-        if centre:
-            u = u - u.mean(axis=0)
-        return off_diagonal_mean(u @ u.T)
-
-    with pytest.raises(AssertionError, match=r"so the rows are no longer of length 1"):
-        check(answers(centred_units))
-
-
-def test_cosine_matrix_returned_instead_of_its_mean():
-    def matrix(table, centre):
-        u = unit(table)
-        return u @ u.T
-
-    with pytest.raises(AssertionError, match=r"expected one number, got ndarray of shape \(3, 3\)"):
-        check(answers(matrix))
+def test_nan_never_passes():
+    with pytest.raises(AssertionError, match="NaN"):
+        check(answers(lambda read, score: np.full(len(read), np.nan)))

@@ -11,72 +11,109 @@ from minigrad.learn import lessons as runner
 check = runner.load_check(runner.get_lesson(11, Path(__file__).resolve().parents[2] / "lessons"))
 
 
-def unit(table):
-    return table / np.linalg.norm(table, axis=1, keepdims=True)
+def unit(rows):
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def best(scores, exclude):
-    scores = np.array(scores, dtype=float)
-    scores[list(exclude)] = -np.inf
-    return int(np.argmax(scores))
+def off_diagonal_mean(matrix):
+    V = len(matrix)
+    return float((matrix.sum() - np.trace(matrix)) / (V * (V - 1)))
 
 
-def right(table, a, b, c):
-    u = unit(table)
-    return best(u @ (u[b] - u[a] + u[c]), (a, b, c))
+def right(table, centre):
+    rows = table - table.mean(axis=0) if centre else table
+    u = unit(rows)
+    return off_diagonal_mean(u @ u.T)
 
 
 def answers(fn):
-    return SimpleNamespace(solve_analogy=fn)
+    return SimpleNamespace(mean_pairwise_cosine=fn)
 
 
 def test_rules_used_by_these_tests_are_right():
     check(answers(right))
 
 
-def test_levy_and_goldbergs_form_of_the_same_rule_passes():
-    def three_cosines(table, a, b, c):
+def test_rows_not_normalised():
+    def dot_products(table, centre):
+        rows = table - table.mean(axis=0) if centre else table
+        return off_diagonal_mean(rows @ rows.T)
+
+    with pytest.raises(AssertionError, match=r"centre=False\): that is the mean dot product: scale each row"):
+        check(answers(dot_products))
+
+
+def test_diagonal_included():
+    def with_diagonal(table, centre):
+        rows = table - table.mean(axis=0) if centre else table
+        u = unit(rows)
+        return float((u @ u.T).mean())
+
+    with pytest.raises(AssertionError, match=r"the diagonal is included: each row's cosine with itself"):
+        check(answers(with_diagonal))
+
+
+def test_diagonal_left_out_but_divided_by_v_squared():
+    def wrong_count(table, centre):
+        V = len(table)
+        return right(table, centre) * (V - 1) / V
+
+    with pytest.raises(AssertionError, match=r"divided by V\^2 = 9; there are V \(V - 1\) = 6 ordered pairs"):
+        check(answers(wrong_count))
+
+
+def test_each_pair_counted_twice():
+    with pytest.raises(AssertionError, match=r"each pair is counted twice"):
+        check(answers(lambda table, centre: 2 * right(table, centre)))
+
+
+def test_centred_each_row_instead_of_the_columns():
+    def own_mean(table, centre):
+        rows = table - table.mean(axis=1, keepdims=True) if centre else table
+        u = unit(rows)
+        return off_diagonal_mean(u @ u.T)
+
+    with pytest.raises(AssertionError, match=r"centre=True\): you centred each row on its own .* subtracts "
+                                             r"the mean row"):
+        check(answers(own_mean))
+
+
+def test_forgot_to_centre():
+    with pytest.raises(AssertionError, match=r"centre=True\): the table was not centred"):
+        check(answers(lambda table, centre: right(table, False)))
+
+
+def test_centred_when_not_asked():
+    with pytest.raises(AssertionError, match=r"centre=False asks for the raw table"):
+        check(answers(lambda table, centre: right(table, True)))
+
+
+def test_normalised_before_centring():
+    def normalise_then_centre(table, centre):
         u = unit(table)
-        return best(u @ u[b] - u @ u[a] + u @ u[c], (a, b, c))
+        if centre:
+            u = unit(u - u.mean(axis=0))
+        return off_diagonal_mean(u @ u.T)
 
-    check(answers(three_cosines))
-
-
-MISTAKES = {
-    "query words not excluded": (
-        lambda t, a, b, c: best(unit(t) @ (unit(t)[b] - unit(t)[a] + unit(t)[c]), ()),
-        r"the query words a, b and c are not allowed as answers"),
-    "raw rows": (lambda t, a, b, c: best(t @ (t[b] - t[a] + t[c]), (a, b, c)),
-                 r"that is the largest dot product with b - a \+ c of the raw rows: scale every row"),
-    "candidates not scaled": (lambda t, a, b, c: best(t @ (unit(t)[b] - unit(t)[a] + unit(t)[c]), (a, b, c)),
-                              r"the candidate rows were not scaled to length 1"),
-    "arrow reversed": (lambda t, a, b, c: right(t, b, a, c), r"the arrow points the wrong way"),
-    "argmin": (lambda t, a, b, c: best(-(unit(t) @ (unit(t)[b] - unit(t)[a] + unit(t)[c])), (a, b, c)),
-               r"that is the worst candidate, not the best"),
-    "one-based": (lambda t, a, b, c: right(t, a, b, c) + 1, r"off by one: row ids start at 0"),
-}
+    with pytest.raises(AssertionError, match=r"you scaled the rows to length 1 before centring"):
+        check(answers(normalise_then_centre))
 
 
-@pytest.mark.parametrize("name", list(MISTAKES))
-def test_typical_mistake_is_named(name):
-    fn, message = MISTAKES[name]
-    with pytest.raises(AssertionError, match=r"solve_analogy\(table of shape \(9, 3\), a=\d, b=\d, c=\d\) "
-                                             r"returned \d+, expected \d: " + message):
-        check(answers(fn))
+def test_normalised_then_centred_without_rescaling():
+    def centred_units(table, centre):
+        u = unit(table)
+        if centre:
+            u = u - u.mean(axis=0)
+        return off_diagonal_mean(u @ u.T)
+
+    with pytest.raises(AssertionError, match=r"so the rows are no longer of length 1"):
+        check(answers(centred_units))
 
 
-def test_an_answer_wrong_some_other_way_names_the_rule():
-    with pytest.raises(AssertionError, match=r"expected \d, the row with the largest cos\(x, b\) - "
-                                             r"cos\(x, a\) "
-                                             r"\+ cos\(x, c\) .*\(\d+ of 10 questions wrong\)"):
-        check(answers(lambda t, a, b, c: 0 if right(t, a, b, c) != 0 else 1))
+def test_cosine_matrix_returned_instead_of_its_mean():
+    def matrix(table, centre):
+        u = unit(table)
+        return u @ u.T
 
-
-def test_a_score_instead_of_an_id_is_refused():
-    with pytest.raises(AssertionError, match=r"expected a whole number, got 0\.\d+"):
-        check(answers(lambda t, a, b, c: 0.5))
-
-
-def test_a_vector_instead_of_an_id_is_refused():
-    with pytest.raises(AssertionError, match=r"expected one number, got ndarray of shape \(9,\)"):
-        check(answers(lambda t, a, b, c: unit(t) @ unit(t)[b]))
+    with pytest.raises(AssertionError, match=r"expected one number, got ndarray of shape \(3, 3\)"):
+        check(answers(matrix))

@@ -1,5 +1,5 @@
 """minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows,
-and the table geometry and gradient split that lessons 6, 9 and 10 share."""
+and the table geometry and gradient split that lessons 6, 11 and 12 share."""
 
 from __future__ import annotations
 
@@ -215,3 +215,79 @@ def test_split_paths_names_what_it_found_when_a_path_is_missing():
                                          r"path into the table, the ledger has "
                                          r"\['lookup emb \(EmbeddingBackward\)'\]"):
         kit.split_paths(led, model.emb.weight)
+
+
+# ---- sizes chosen in one place, and verdicts the fast mode does not test -----------------------
+
+def test_sizes_pick_the_mode(tmp_path):
+    full, fast = dict(steps=4000, vocab=2000), dict(steps=300, vocab=500)
+    assert kit.LessonSetup(8, tmp_path, fast=False).sizes(full=full, fast=fast).steps == 4000
+    small = kit.LessonSetup(8, tmp_path, fast=True).sizes(full=full, fast=fast)
+    assert (small.steps, small.vocab) == (300, 500)
+
+
+def test_sizes_name_a_setting_only_one_mode_has(tmp_path):
+    lesson = kit.LessonSetup(8, tmp_path, fast=True)
+    with pytest.raises(ValueError, match=r"only in full: \['vocab'\], only in fast: \[\]"):
+        lesson.sizes(full=dict(steps=1, vocab=2), fast=dict(steps=1))
+
+
+def test_verdict_tested_says_what_the_fast_mode_skips(tmp_path, capsys):
+    assert kit.LessonSetup(6, tmp_path, fast=False).verdict_tested("the bands separate")
+    assert capsys.readouterr().out == ""
+    assert not kit.LessonSetup(6, tmp_path, fast=True).verdict_tested("the bands separate")
+    assert "fast mode: not testing that the bands separate" in capsys.readouterr().out
+
+
+def test_the_facade_re_exports_the_split_modules():
+    from minigrad.learn import lesson_geometry, lesson_plots, lesson_setup, lesson_training
+    for module in (lesson_geometry, lesson_plots, lesson_setup, lesson_training):
+        public = [name for name in vars(module) if not name.startswith("_") and callable(vars(module)[name])
+                  and getattr(vars(module)[name], "__module__", "") == module.__name__]
+        assert public and all(getattr(kit, name) is getattr(module, name) for name in public), module.__name__
+
+
+# ---- training pieces shared by lessons 9 to 13 --------------------------------------------------
+
+def _tiny_models(tied: bool):
+    from minigrad.models import TinyGPT, TinyLM
+    return TinyLM(9, 4, 6, context=3, tied=tied, rng=0), TinyGPT(9, 5, 8, 2, 1, tied=tied, rng=0)
+
+
+def test_predicts_every_position_tells_the_two_models_apart():
+    lm, gpt = _tiny_models(tied=True)
+    assert not kit.predicts_every_position(lm, 3) and kit.predicts_every_position(gpt, 5)
+
+
+def test_tables_of_copies_both_maps_in_float64():
+    lm, _ = _tiny_models(tied=False)
+    tables = kit.tables_of(lm)
+    assert tables["E"].dtype == tables["W"].dtype == np.float64
+    assert np.array_equal(tables["E"], lm.emb.weight.data)
+    assert np.array_equal(tables["W"], lm.head.weight.data)
+    tables["E"][0, 0] += 1.0
+    assert not np.array_equal(tables["E"], lm.emb.weight.data), "a copy, not a view of the weights"
+
+
+def test_train_on_text_trains_either_model_and_gives_targets_to_every_position():
+    ids = np.random.default_rng(0).integers(0, 9, 2000)
+    for model, context in zip(_tiny_models(tied=True), (3, 5)):
+        before = model.input_table.data.copy()
+        history = kit.train_on_text(model, ids, context=context, steps=4, batch_size=8, seed=0,
+                                    evaluations=2, held_out_stride=2)
+        assert history.eval_steps == [0, 2, 4] and history.positions == (1 if context == 3 else 5)
+        assert not np.array_equal(before, model.input_table.data), "the table trained"
+
+
+def test_tied_share_curve_records_windows_and_refuses_an_untied_model():
+    from minigrad.learn.train import split_windows
+    ids = np.random.default_rng(1).integers(0, 9, 300)
+    windows, _ = split_windows(ids, 3, valid_fraction=0.1, pieces=2)
+    lm, _ = _tiny_models(tied=True)
+    bands = {"low ids": np.arange(1, 4), "high ids": np.arange(4, 9)}
+    starts, shares = kit.tied_share_curve(lm, windows, batch_size=8, steps=10, every=5, window=2,
+                                          bands=bands, seed=0)
+    assert starts == [0, 5] and all(len(s) == 2 and all(0 < x <= 1 for x in s) for s in shares.values())
+    untied, _ = _tiny_models(tied=False)
+    with pytest.raises(ValueError, match="tied_share_curve: the model is untied"):
+        kit.tied_share_curve(untied, windows, batch_size=8, steps=2, every=1, window=1, bands=bands, seed=0)

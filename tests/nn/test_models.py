@@ -66,3 +66,19 @@ def test_next_token_windows():
 def test_wrong_context_is_a_clear_error():
     with pytest.raises(ValueError, match=r"ids has shape \(3, 1\), expected \(N, 2\)"):
         TinyLM(5, 2, 2, context=2)(np.zeros((3, 1), dtype=np.int64))
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_every_model_names_its_input_and_output_tables(tied):
+    """Lessons read `model.input_table` and `model.output_table` without asking which model it is."""
+    from minigrad.models import SkipGram, TinyGPT
+    lm, gpt = TinyLM(11, 4, 5, tied=tied), TinyGPT(11, 4, 8, 2, 1, tied=tied)
+    assert lm.input_table is lm.emb.weight and lm.output_table is lm.head.weight
+    assert gpt.input_table is gpt.transformer.wte.weight and gpt.output_table is gpt.lm_head.weight
+    for model in (lm, gpt):
+        assert (model.input_table is model.output_table) == tied
+        assert model.input_table.shape == model.output_table.shape == (11, model.input_table.shape[1])
+    skipgram = SkipGram(11, 4)
+    assert skipgram.input_table is skipgram.in_embed.weight
+    assert skipgram.output_table is skipgram.out_embed.weight
+    assert skipgram.input_table is not skipgram.output_table

@@ -1,6 +1,6 @@
-"""Lesson 9 exercise: the mean cosine between the rows of a table, raw and centred.
+"""Lesson 11 exercise: the mean cosine between the rows of a table, raw and centred.
 
-Fill in the function below, then run `minigrad check 9`.
+Fill in the function below, then run `minigrad check 11`.
 """
 
 import numpy as np
@@ -19,4 +19,4 @@ def mean_pairwise_cosine(table: np.ndarray, centre: bool) -> float:
     The V x V matrix of all cosines has ones on its diagonal: a row compared with itself is
     not a pair. Centre first, then scale to length 1.
     """
-    raise NotImplementedError("lesson 9: write mean_pairwise_cosine(table, centre)")
+    raise NotImplementedError("lesson 11: write mean_pairwise_cosine(table, centre)")

@@ -1,4 +1,4 @@
-"""Lesson 10 reference answer."""
+"""Lesson 12 reference answer."""
 
 import numpy as np
 

@@ -1,11 +1,11 @@
 # %% [markdown]
-# # Lesson 10: The map in a transformer
+# # Lesson 12: The map in a transformer
 #
 # The cone and the frequency axis, measured on TinyGPT tied and untied beside TinyLM, three seeds each.
 #
 # ## What you will see
 #
-# Lesson 9 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
+# Lesson 11 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
 # and found the narrow cone and the frequency axis in two of its tables (the untied output map
 # and the tied table) but not in the untied input map. The material's claims are about
 # transformers, whose input table has a tower of attention blocks above it. So here we train
@@ -23,11 +23,16 @@
 # or whiten them first", and that "often the single largest axis of variation across the table
 # tracks how common a token is". It speaks of "real tables" without saying which of the two
 # maps, and its paragraph is about the input table of a transformer.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 12 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first
 #
-# In lesson 9 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
+# In lesson 11 the untied TinyLM's input map had no cone (mean cosine under 0.01) and its
 # output map a clear one. TinyGPT reads its input table through two attention blocks and
 # normalises before its output map. Will TinyGPT's untied *input* table show a cone: none,
 # a weak one, or one as strong as its output map's? And TinyGPT's tied table, which does both
@@ -49,19 +54,19 @@ from minigrad.learn.lesson_kit import (
     pair_cosines,
     principal_axes,
     setup,
+    train_on_text,
     warmup_cosine,
 )
-from minigrad.learn.train import split_windows, train
+from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
-lesson = setup(10, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+lesson = setup(12, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
 
 # %% [markdown]
 # ## The statistic, checked
 #
-# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 9
+# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 11
 # introduced it): with `u_i` each row scaled to length 1, the mean over pairs `i != j` of
 # `u_i . u_j` is `(|sum_i u_i|^2 - V) / (V (V - 1))`. The centred version subtracts the mean
 # row first; both are minigrad functions, so we check their gradients against central
@@ -79,7 +84,7 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 # frequent tokens, a tenth held out from twenty places. TinyLM is lesson 8's model (width 64,
 # a tanh layer of 128, 3 tokens of context). TinyGPT has width 64, 4 heads, 2 blocks and reads
 # 32 tokens, predicting the next token at every position. Both are trained with AdamW (3e-3,
-# weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 9), each
+# weight decay 0.01) under a warm-up and cosine decay (`warmup_cosine`, as in lesson 11), each
 # seed with its own initialisation and batch order. TinyGPT sees more tokens per step (8
 # windows of 32 positions, against TinyLM's 128 windows of one), and is slower per step, so it
 # takes fewer steps; its held-out loss ends about half a nat above TinyLM's, as the table
@@ -90,53 +95,55 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 # has barely moved from its random start).
 
 # %%
-VOCAB = 500 if FAST else 2000
-WIDTH = 32 if FAST else 64
-LM_STEPS, LM_BATCH = (100, 64) if FAST else (800, 128)
-GPT_CONTEXT, GPT_STEPS, GPT_BATCH = (16, 60, 8) if FAST else (32, 500, 8)
-PEAK_LR, WEIGHT_DECAY = 3e-3, 0.01
+S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
+    full=dict(vocab=2000, width=64, lm_steps=800, lm_batch=128, gpt_context=32, gpt_steps=500, gpt_batch=8,
+              held_out_stride=1),
+    fast=dict(vocab=500, width=32, lm_steps=100, lm_batch=64, gpt_context=16, gpt_steps=60, gpt_batch=8,
+              held_out_stride=5),  # the fast run scores every fifth held-out window only
+)
+WIDTH = S.width
 SEEDS = (0, 1, 2)
 
 words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
-vocab = Vocabulary.build(words, max_size=VOCAB)
+vocab = Vocabulary.build(words, max_size=S.vocab)
 V = len(vocab)
 token_ids = vocab.encode(words)
-lm_data = split_windows(token_ids, 3, valid_fraction=0.1, pieces=20)
-gpt_data = split_windows(token_ids, GPT_CONTEXT, valid_fraction=0.1, pieces=20, every_position=True)
-if FAST:  # the fast run scores every fifth held-out window only
-    lm_data, gpt_data = ((windows, held_out.subset(np.arange(0, len(held_out), 5)))
-                         for windows, held_out in (lm_data, gpt_data))
-train_counts = np.bincount(lm_data[0].targets, minlength=V)  # each token's count in the training text
+lm_training, _ = split_windows(token_ids, 3, valid_fraction=0.1, pieces=20)
+train_counts = np.bincount(lm_training.targets, minlength=V)  # each token's count in the training text
 seen = train_counts >= 5
 log_count = np.log(train_counts[seen])
-print(f"V = {V:,}, d = {WIDTH}; {len(lm_data[0]):,} training positions; "
+print(f"V = {V:,}, d = {WIDTH}; {len(lm_training):,} training positions; "
       f"rows of tokens seen >= 5 times: {seen.sum():,}")
 
-FAMILIES = {
+# %%
+FAMILIES = {  # TinyLM reads 3 tokens; TinyGPT S.gpt_context, with a target at every position
     "TinyLM": dict(build=lambda tied, seed: TinyLM(V, WIDTH, 2 * WIDTH, 3, tied=tied, rng=seed),
-                   data=lm_data, steps=LM_STEPS, batch=LM_BATCH, input=lambda m: m.emb.weight,
-                   output=lambda m: m.head.weight),
-    "TinyGPT": dict(build=lambda tied, seed: TinyGPT(V, GPT_CONTEXT, WIDTH, 4, 2, tied=tied, rng=seed),
-                    data=gpt_data, steps=GPT_STEPS, batch=GPT_BATCH, input=lambda m: m.transformer.wte.weight,
-                    output=lambda m: m.lm_head.weight),
+                   context=3, steps=S.lm_steps, batch_size=S.lm_batch),
+    "TinyGPT": dict(build=lambda tied, seed: TinyGPT(V, S.gpt_context, WIDTH, 4, 2, tied=tied, rng=seed),
+                    context=S.gpt_context, steps=S.gpt_steps, batch_size=S.gpt_batch),
 }
 TABLES = ("input map E", "output map W", "tied table")
 
 
+def warmup_then_cosine(steps: int):
+    """The schedule for train_on_text: AdamW's learning rate times warmup_cosine (peak 1)."""
+    return lambda optimizer: LambdaLR(optimizer, lambda step: warmup_cosine(step, steps, 1.0))
+
+
 def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
-    """Train the family's untied and tied model; ({table: (init rows, trained rows)}, {tied?: loss})."""
+    """Train the family's untied and tied model; ({table: (init rows, trained rows)}, {tied?: final
+    held-out loss, ("learned", tied?): how far it fell})."""
     spec, tables, losses = FAMILIES[family], {}, {}
     for tied in (False, True):
         model = spec["build"](tied, seed)
-        table_in, table_out = spec["input"](model), spec["output"](model)  # the same Parameter when tied
+        table_in, table_out = model.input_table, model.output_table  # the same Parameter when tied
         initial = (table_in.data.copy(), table_out.data.copy())
-        optimizer = mg.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=WEIGHT_DECAY)
-        schedule = LambdaLR(optimizer, lambda step, n=spec["steps"]: warmup_cosine(step, n, 1.0))
-        history = train(model, optimizer, *spec["data"], steps=spec["steps"], batch_size=spec["batch"],
-                        eval_every=spec["steps"], rng=seed + 1, scheduler=schedule,
-                        label=f"{family} {'tied  ' if tied else 'untied'} seed {seed}")
+        history = train_on_text(model, token_ids, context=spec["context"], steps=spec["steps"],
+                                batch_size=spec["batch_size"], seed=seed, held_out_stride=S.held_out_stride,
+                                scheduler=warmup_then_cosine(spec["steps"]),
+                                label=f"{family} {'tied  ' if tied else 'untied'} seed {seed}")
         losses[tied] = history.valid_loss[-1]
-        assert history.valid_loss[-1] < history.valid_loss[0] - 1.0, f"{family} seed {seed} did not learn"
+        losses["learned", tied] = history.valid_loss[0] - history.valid_loss[-1]
         if tied:
             tables["tied table"] = (initial[0], table_in.data.copy())
         else:
@@ -145,12 +152,15 @@ def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
     return tables, losses
 
 
+# %%
 runs = {(family, seed): trained_tables(family, seed) for family in FAMILIES for seed in SEEDS}
 print(f"held-out loss at the end (nats per token), min-max over {len(SEEDS)} seeds:")
 for family in FAMILIES:
     untied, tied = (np.array([runs[family, s][1][t] for s in SEEDS]) for t in (False, True))
     print(f"  {family:<8} untied {untied.min():.3f}-{untied.max():.3f}   "
           f"tied {tied.min():.3f}-{tied.max():.3f}   (a uniform guess: log V = {np.log(V):.3f})")
+    learned = [runs[family, s][1]["learned", t] for s in SEEDS for t in (False, True)]
+    assert min(learned) > 1.0, f"{family}: every run's held-out loss falls by more than a nat"
 
 # %% [markdown]
 # ## 1. The cone
@@ -161,6 +171,8 @@ for family in FAMILIES:
 
 # %%
 KEYS = [(family, table) for family in FAMILIES for table in TABLES]
+
+
 def table_rows(key: tuple[str, str], seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(at init, trained) rows of one table of one seed's run."""
     return runs[key[0], seed][0][key[1]]
@@ -177,6 +189,8 @@ for key, c in cones.items():
     print(f"{key[0] + ' ' + key[1]:<22} " + " ".join(f"{c[:, k].min():>8.3f}-{c[:, k].max():<8.3f}"
                                                     for k in range(3))
           + "".join(f" {spreads[key][:, k].min():>7.3f}-{spreads[key][:, k].max():<6.3f}" for k in range(2)))
+
+# %%
 raw = {key: c[:, 1] for key, c in cones.items()}
 for key, c in cones.items():
     assert np.all(np.abs(c[:, 0]) < 0.01), f"{key}: random rows start with no cone"
@@ -185,7 +199,7 @@ for family in FAMILIES:
     assert raw[family, "input map E"].max() < 0.05, f"{family}: the untied input map forms no cone"
     assert raw[family, "output map W"].min() > 4 * raw[family, "input map E"].max(), \
         f"{family}: in every seed the output map's cone is far narrower than the input map's"
-if not FAST:  # the short runs keep the order but not the sizes
+if lesson.verdict_tested("the cones reach their full-size widths (short runs keep the order, not the sizes)"):
     for key in [("TinyLM", "output map W"), ("TinyGPT", "output map W"), ("TinyGPT", "tied table")]:
         assert raw[key].min() > 0.25, f"{key}: a narrow cone in every seed"
     assert raw["TinyGPT", "tied table"].min() > 2 * raw["TinyLM", "tied table"].max(), \
@@ -194,6 +208,7 @@ if not FAST:  # the short runs keep the order but not the sizes
     assert gpt_input_spread[:, 1].min() > 2 * gpt_input_spread[:, 0].max(), \
         "TinyGPT's input rows have moved far from random: their cosines spread much wider"
 
+# %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.6), sharex=True)
 for ax, (family, table) in zip(axes.ravel(), KEYS):
     start, end = table_rows((family, table), SEEDS[0])
@@ -221,13 +236,13 @@ lesson.save(fig, "cone_by_table.png",
 # clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
 # input rows, read by one layer, have barely spread in this budget (0.14).
 #
-# So the transformer does not change lesson 9's verdict: the cone is a property of the output
+# So the transformer does not change lesson 11's verdict: the cone is a property of the output
 # side. Every output row is pushed at every position along the final hidden state `h`, in
-# proportion to its probability, and those states share a common component (lesson 9); rows of
+# proportion to its probability, and those states share a common component (lesson 11); rows of
 # tokens that are rarely the answer get nearly the same push, so they drift together. The
 # input rows of a transformer receive what the blocks above send back, which here shows no
 # such common direction. The tied table takes both pushes, and in TinyGPT it follows the
-# output side almost entirely. Lesson 6 measures what such a row receives: the classifier's
+# output side almost entirely. Lesson 10 measures what such a row receives: the classifier's
 # share of its gradient stays clearly larger over training in TinyGPT than in TinyLM. GPT-2, a
 # common subject of such measurements, ties its table; on this evidence a tied input table
 # *is* an output map, cone included. The material's advice stands either way: centre before
@@ -236,7 +251,7 @@ lesson.save(fig, "cone_by_table.png",
 # %% [markdown]
 # ## 2. Frequency as the largest axis
 #
-# Predict before you run the cell: lesson 9 found that in TinyLM the first principal component
+# Predict before you run the cell: lesson 11 found that in TinyLM the first principal component
 # of the output map follows frequency and that of the untied input map does not. TinyGPT's
 # untied input table is read by attention, which can tell a common token from a rare one by
 # context alone. Will its first principal component follow frequency, carry some other
@@ -253,17 +268,22 @@ for key in KEYS:
     print(f"{key[0] + ' ' + key[1]:<22} {rho_pc1[key].min():>5.2f}-{rho_pc1[key].max():<5.2f} "
           f"{rho_other[key].min():>7.2f}-{rho_other[key].max():<7.2f} "
           f"{pc1_share[key].min():>7.1%}-{pc1_share[key].max():<7.1%}")
+
+# %%
+full_size = lesson.verdict_tested("PC1 follows log-frequency closely and TinyGPT's input map has a strong "
+                                  "first axis (short runs reach neither)")
 for family in FAMILIES:
     assert rho_pc1[family, "input map E"].max() < 0.3, f"{family}: the input map's PC1 does not follow it"
     for table in ("output map W", "tied table"):
         key = (family, table)
         assert rho_pc1[key].min() > rho_other[key].max(), f"{key}: PC1 is the component that follows it"
-        if not FAST:
+        if full_size:
             assert rho_pc1[key].min() > 0.8, f"{key}: in every seed PC1 follows log-frequency closely"
-if not FAST:
+if full_size:
     assert pc1_share["TinyGPT", "input map E"].min() > 2 * pc1_share["TinyLM", "input map E"].max(), \
         "TinyGPT's input map has a strong first axis, TinyLM's does not"
 
+# %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
 for ax, key in zip(axes.ravel(), KEYS):
     pc1, rho, share = found[key][0]
@@ -301,7 +321,7 @@ for family in FAMILIES:
 # above can use, and frequency is not what it tracks.
 #
 # So the material's frequency claim holds for the output side and for tied tables, here as
-# in lesson 9, and does not hold for the untied input table of either model. Its caution
+# in lesson 11, and does not hold for the untied input table of either model. Its caution
 # before interpreting a scatter of rows as meaning fits the tables where it holds; in the
 # transformer's input table the largest axis is closer to meaning (which of the manual's two
 # registers a word belongs to) than to frequency.
@@ -315,11 +335,11 @@ for family in FAMILIES:
 #
 # ## Exercise
 #
-# Run `minigrad exercise 10`: it copies the stub to
-# `minigrad-exercises/10_the_map_in_a_transformer.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(10, globals())`).
+# Run `minigrad exercise 12`: it copies the stub to
+# `minigrad-exercises/12_the_map_in_a_transformer.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(12, globals())`).
 # There, write `first_component_scores(table)`: each row's score on the first principal
-# component of the centred table. Run `minigrad check 10`: it compares your scores with a
+# component of the centred table. Run `minigrad check 12`: it compares your scores with a
 # reference (either sign is right, since a component's direction is arbitrary) and names the
 # usual slips (the table not centred, the component's direction returned instead of the
 # scores, the scores left unscaled, rows and columns swapped).

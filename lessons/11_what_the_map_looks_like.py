@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Lesson 9: What the map looks like
+# # Lesson 11: What the map looks like
 #
 # Random rows start nearly perpendicular; after training we measure the cone, frequency, settling, freezing.
 #
@@ -22,6 +22,11 @@
 #
 # We look at three tables: the input map `E` and the output map `W` of an untied model, and
 # the one table of a tied model, which does both jobs.
+#
+# Figures quoted in the text come from the full-size run, `minigrad lesson 11 --no-pause`
+# (three seeds, min-max, unless a paragraph names another command). The fast run
+# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# does not test.
 
 # %% [markdown]
 # ## Predict first
@@ -45,22 +50,27 @@ from minigrad.learn.lesson_kit import (
     cone,
     draw_cone,
     draw_frequency_axis,
+    fit_scheduled,
     mean_cosine,
     pair_cosines,
     principal_axes,
     setup,
     spearman,
     unit_rows,
-    warmup_cosine,
 )
-from minigrad.learn.train import ProgressBar, batches, evaluate, split_windows
+from minigrad.learn.train import split_windows
 from minigrad.models import TinyLM
 
-lesson = setup(9, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
-OUT, FAST = lesson.out, lesson.fast
+lesson = setup(11, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
-# unit_rows, pair_cosines, mean_cosine, cone, principal_axes and warmup_cosine live in
-# minigrad/learn/lesson_kit.py: lesson 10 measures the same geometry on a transformer
+# unit_rows, pair_cosines, mean_cosine, cone, principal_axes and fit_scheduled live in the lesson
+# kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
+S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
+    full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000,
+              finetune_steps=400),
+    fast=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300,
+              finetune_steps=100),
+)
 
 
 # %% [markdown]
@@ -72,8 +82,8 @@ rng = np.random.default_rng(9)
 # the standard deviation of all pairwise cosines of a random table, width by width.
 
 # %%
-init_V = 300 if FAST else 1000
-widths = [2 ** k for k in range(1, 11 if FAST else 13)]
+init_V = S.init_V
+widths = [2 ** k for k in range(1, int(np.log2(S.max_width)) + 1)]
 spread = []
 for width in widths:
     cosines = pair_cosines(rng.standard_normal((init_V, width)))
@@ -85,6 +95,7 @@ ratios = np.array(spread) * np.sqrt(widths)
 print("std * sqrt(d) for each width:", np.round(ratios, 3))
 assert np.all(np.abs(ratios - 1) < 0.1), "the spread of random cosines should be 1/sqrt(d)"
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 axes[0].loglog(widths, spread, "o", base=2, label="measured std of pairwise cosines")
 axes[0].loglog(widths, np.power(widths, -0.5), "k--", base=2, label="1 / sqrt(d)")
@@ -116,16 +127,11 @@ lesson.save(fig, "init_cosine_spread.png",
 # weights, to see when each part stops changing.
 
 # %%
-VOCAB = 500 if FAST else 2000
-WIDTH = 32 if FAST else 64
-HIDDEN = 64 if FAST else 128
+VOCAB, WIDTH, HIDDEN, BATCH, STEPS = S.vocab, S.width, S.hidden, S.batch, S.steps
+FINETUNE_STEPS = S.finetune_steps
 CONTEXT = 3
-BATCH = 64 if FAST else 128
-STEPS = 300 if FAST else 2000
-FINETUNE_STEPS = 100 if FAST else 400
 PEAK_LR, WEIGHT_DECAY = 3e-3, 0.01
 SEEDS = (0, 1, 2)
-EVAL_EVERY = STEPS // 20
 
 all_words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
 half = len(all_words) // 2
@@ -146,50 +152,28 @@ def build(tied: bool, seed: int) -> TinyLM:
 
 def fit(model, data, held_out, steps: int, seed: int, label: str,
         on_eval=None) -> tuple[list[int], list[float]]:
-    """AdamW with the warm-up + cosine schedule; returns (eval steps, held-out losses)."""
-    optimizer = mg.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=PEAK_LR,
-                               weight_decay=WEIGHT_DECAY)
-    stream = batches(data, BATCH, np.random.default_rng(seed + 1))
-    every = max(1, steps // 20)
-    eval_steps, losses = [0], [evaluate(model, held_out)]
-    if on_eval is not None:
-        on_eval(0, model)
-    bar = ProgressBar(steps, label)
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = warmup_cosine(step, steps, PEAK_LR)
-        ids, targets = next(stream)
-        loss = model.loss(ids, targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if (step + 1) % every == 0 or step + 1 == steps:
-            eval_steps.append(step + 1)
-            losses.append(evaluate(model, held_out))
-            if on_eval is not None:
-                on_eval(step + 1, model)
-        bar.update(step + 1, f"loss {loss.item():.3f}", f"valid {losses[-1]:.3f}")
-    bar.close()
-    return eval_steps, losses
+    """AdamW under the warm-up + cosine schedule (fit_scheduled, the lesson kit); returns
+    (evaluation steps, held-out losses), 20 evaluations over the run."""
+    return fit_scheduled(model, data, held_out, steps=steps, batch_size=BATCH, seed=seed, peak_lr=PEAK_LR,
+                         weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval)
 
 
+# %%
 runs = {}  # seed -> everything measured on that seed
 for seed in SEEDS:
     untied, tied = build(tied=False, seed=seed), build(tied=True, seed=seed)
     snapshots = {}  # eval step -> copy of every weight of the untied model
     initial = {name: p.data.copy() for name, p in untied.named_parameters()}
-    tied_initial = tied.emb.weight.data.copy()
-
-    def keep(step, model, snaps=snapshots):
+    tied_initial = tied.input_table.data.copy()
+    def keep(step, model, snaps=snapshots):  # a snapshot at every evaluation
         snaps[step] = {name: p.data.copy() for name, p in model.named_parameters()}
-
     steps_, valid_ = fit(untied, train_data, valid_data, STEPS, seed, f"untied seed {seed}", on_eval=keep)
     _, tied_valid = fit(tied, train_data, valid_data, STEPS, seed, f"tied   seed {seed}")
     runs[seed] = dict(untied=untied, tied=tied, snapshots=snapshots, initial=initial, valid=valid_,
                       eval_steps=steps_, tables={
-                          "untied input map E": (initial["emb.weight"], untied.emb.weight.data),
-                          "untied output map W": (initial["head.weight"], untied.head.weight.data),
-                          "tied table": (tied_initial, tied.emb.weight.data)})
+                          "untied input map E": (initial["emb.weight"], untied.input_table.data),
+                          "untied output map W": (initial["head.weight"], untied.output_table.data),
+                          "tied table": (tied_initial, tied.input_table.data)})
     print(f"seed {seed}: held-out loss after {STEPS} steps: untied {valid_[-1]:.3f}, "
           f"tied {tied_valid[-1]:.3f}")
     assert valid_[-1] < valid_[0] and tied_valid[-1] < tied_valid[0]
@@ -221,8 +205,6 @@ assert radial < 1e-12
 # %%
 seen = train_counts >= 5
 TABLE_NAMES = ("untied input map E", "untied output map W", "tied table")
-
-
 print(f"rows of tokens seen >= 5 times: {seen.sum():,} of {V:,}")
 cones = {name: np.array([(cone(runs[s]["tables"][name][0], seen)[0], *cone(runs[s]["tables"][name][1], seen))
                          for s in SEEDS]) for name in TABLE_NAMES}  # (seeds, [init raw, raw, centred])
@@ -230,6 +212,9 @@ print(f"mean cosine, min-max over {len(SEEDS)} seeds")
 print(f"{'table':<22} {'at init':>15} {'trained':>15} {'centred':>15}")
 for name, c in cones.items():
     print(f"{name:<22} " + " ".join(f"{c[:, k].min():>7.3f}-{c[:, k].max():<7.3f}" for k in range(3)))
+
+# %%
+for name, c in cones.items():
     assert np.all(c[:, 2] < c[:, 1]), f"{name}: centring should lower the mean cosine in every seed"
 input_cone, output_cone, tied_cone = (cones[name][:, 1] for name in TABLE_NAMES)
 assert output_cone.min() > 0.1, "the output map forms a cone in every seed"
@@ -237,6 +222,7 @@ assert output_cone.min() > tied_cone.max() > input_cone.max(), "output > tied > 
 assert input_cone.max() < 0.05, "the untied input map forms no cone"
 assert np.all(np.abs(np.concatenate([c[:, 2] for c in cones.values()])) < 0.02), "centring removes it"
 
+# %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)
 for ax, (name, (start, end)) in zip(axes, tables.items()):
     raw = cones[name][:, 1]
@@ -292,11 +278,14 @@ for name, found in axes_by_seed.items():
     print(f"{name:<22} {rho_pc1[name].min():>6.2f}-{rho_pc1[name].max():<6.2f} "
           f"{rho_best_other[name].min():>7.2f}-{rho_best_other[name].max():<7.2f} "
           f"{min(shares):>7.1%}-{max(shares):<7.1%}")
+
+# %%
 for name in ("untied output map W", "tied table"):
     assert rho_pc1[name].min() > 0.6, f"{name}: in every seed PC1 follows frequency"
     assert rho_pc1[name].min() > rho_best_other[name].max(), f"{name}: and PC1 is the axis that does"
 assert rho_pc1["untied input map E"].max() < 0.3, "the input map's first component does not follow frequency"
 
+# %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
 for ax, name in zip(axes, TABLE_NAMES):
     pc1, rho, share = axes_by_seed[name][0]
@@ -355,6 +344,7 @@ def nearest(cosines: np.ndarray) -> np.ndarray:
     return np.argsort(-(cosines - 2 * np.eye(len(cosines))), axis=1)[:, :NEIGHBOURS]
 
 
+# %%
 def settling(run: dict) -> dict[str, np.ndarray]:
     """Per eval step: structure and neighbour overlap (E and W), distance to go (every part), progress."""
     snaps, steps_ = run["snapshots"], run["eval_steps"]
@@ -383,6 +373,7 @@ def settling(run: dict) -> dict[str, np.ndarray]:
     return out
 
 
+# %%
 settled = {s: settling(runs[s]) for s in SEEDS}
 eval_steps = runs[SEEDS[0]]["eval_steps"]
 quarter = eval_steps.index(STEPS // 4)
@@ -392,6 +383,8 @@ print(f"min-max over {len(SEEDS)} seeds: {'at init':>12} {'at step ' + str(STEPS
 for key, values in at_quarter.items():
     print(f"  {key:<30} {at_start[key].min():>5.2f}-{at_start[key].max():<5.2f} "
           f"{values.min():>8.2f}-{values.max():<5.2f}")
+
+# %%
 assert all(np.isclose(settled[s][f"distance {p}"][0], 1) for s in SEEDS for p in parts)
 for kind in ("structure", "neighbours"):
     assert np.all(at_quarter[f"{kind} done input map E"] < at_quarter["progress"]), \
@@ -400,6 +393,7 @@ for kind in ("structure", "neighbours"):
         f"every seed: the input table's {kind} is less settled than the output map's"
 assert np.all(at_quarter["neighbours done input map E"] < 0.5), "most neighbourhood change is to come"
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 styles = {"input map E": "C0", "output map W": "C1", "layers between": "C2"}
 for key, colour, ls, ax in [(f"distance {p}", styles[p], "-", axes[0]) for p in parts] + \
@@ -453,11 +447,12 @@ def finetune(seed: int, from_step: int, frozen: bool) -> list[float]:
     model = build(tied=False, seed=seed)
     model.load_state_dict(runs[seed]["snapshots"][from_step])
     if frozen:
-        model.emb.weight.requires_grad_(False)
+        model.input_table.requires_grad_(False)
     label = f"{'frozen ' if frozen else 'trained'} from {from_step}, seed {seed}"
     return fit(model, tune_train, tune_valid, FINETUNE_STEPS, seed + 10, label)[1]
 
 
+# %%
 freeze = {}  # (from step, seed) -> (start loss, end trained, end frozen)
 freeze_curves = {}  # from step -> (trained, frozen) held-out curves of seed 0
 for from_step in (STEPS // 4, STEPS):
@@ -467,6 +462,8 @@ for from_step in (STEPS // 4, STEPS):
         freeze[from_step, seed] = (trained_curve[0], trained_curve[-1], frozen_curve[-1])
         if seed == SEEDS[0]:
             freeze_curves[from_step] = (trained_curve, frozen_curve)
+
+# %%
 print(f"fine-tuning on the second half of the manual, held-out loss there; min-max over {len(SEEDS)} seeds")
 print(f"{'pretrained for':>15} {'before':>13} {'table trained':>15} {'table frozen':>15} "
       f"{'cost (nats)':>15} {'share given up':>15}")
@@ -483,6 +480,7 @@ for from_step, share in cost_share.items():
     assert np.all(share > 0.05), f"pretrained {from_step} steps: in every seed freezing gives up over 5%"
     assert np.all(share < 0.5), f"pretrained {from_step} steps: but never most of the improvement"
 
+# %%
 fig, ax = plt.subplots(figsize=(7.5, 4.5))
 tune_steps = np.linspace(0, FINETUNE_STEPS, len(freeze_curves[STEPS][0]))
 for (from_step, (trained_curve, frozen_curve)), colour in zip(freeze_curves.items(), ["C0", "C3"]):
@@ -514,12 +512,12 @@ lesson.save(fig, "freezing_cost.png",
 #
 # ## Exercise
 #
-# Run `minigrad exercise 9`: it copies the stub to
-# `minigrad-exercises/09_what_the_map_looks_like.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(9, globals())`).
+# Run `minigrad exercise 11`: it copies the stub to
+# `minigrad-exercises/11_what_the_map_looks_like.py`, in the folder you run it from (in a
+# notebook, define the function in a cell instead and run `minigrad.check(11, globals())`).
 # There, write
 # `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
-# after subtracting the mean row when `centre` is true. Run `minigrad check 9`: it compares
+# after subtracting the mean row when `centre` is true. Run `minigrad check 11`: it compares
 # your number with one computed another way, and names the usual slips (rows not scaled to
 # length 1, the diagonal included, each row centred on itself instead of the mean row
 # subtracted, or centring and scaling in the wrong order).

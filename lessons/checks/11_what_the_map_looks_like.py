@@ -1,4 +1,4 @@
-"""Check for lesson 9: the mean pairwise cosine of a table's rows, raw and centred.
+"""Check for lesson 11: the mean pairwise cosine of a table's rows, raw and centred.
 
 The reference is computed by another route than the usual V x V matrix: with unit rows u_i,
 sum over i != j of u_i . u_j = |sum_i u_i|^2 - V, so no cosine matrix is ever formed.

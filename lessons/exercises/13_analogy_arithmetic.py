@@ -1,6 +1,6 @@
-"""Lesson 11 exercise: answer an analogy a : b :: c : ? by 3CosAdd.
+"""Lesson 13 exercise: answer an analogy a : b :: c : ? by 3CosAdd.
 
-Fill in the function below, then run `minigrad check 11`.
+Fill in the function below, then run `minigrad check 13`.
 """
 
 import numpy as np
@@ -16,4 +16,4 @@ def solve_analogy(table: np.ndarray, a: int, b: int, c: int) -> int:
     Hints: scale every row to length 1 first (3CosAdd adds unit vectors, so a long row does
     not dominate the sum). The query words themselves usually score highest: leave them out.
     """
-    raise NotImplementedError("lesson 11: write solve_analogy(table, a, b, c)")
+    raise NotImplementedError("lesson 13: write solve_analogy(table, a, b, c)")

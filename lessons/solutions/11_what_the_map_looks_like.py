@@ -1,4 +1,4 @@
-"""Lesson 9 reference answer."""
+"""Lesson 11 reference answer."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Lesson 11 reference answer."""
+"""Lesson 13 reference answer."""
 
 import numpy as np
 

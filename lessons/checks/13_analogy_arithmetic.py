@@ -1,4 +1,4 @@
-"""Check for lesson 11: solve_analogy(table, a, b, c), the 3CosAdd answer to a : b :: c : ?.
+"""Check for lesson 13: solve_analogy(table, a, b, c), the 3CosAdd answer to a : b :: c : ?.
 
 The reference takes another route than the usual sum of unit vectors: for each candidate x it
 adds the three cosines cos(x, b) - cos(x, a) + cos(x, c), each from a dot product and two

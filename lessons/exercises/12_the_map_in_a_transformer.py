@@ -1,6 +1,6 @@
-"""Lesson 10 exercise: each row's score on the first principal component of a table.
+"""Lesson 12 exercise: each row's score on the first principal component of a table.
 
-Fill in the function below, then run `minigrad check 10`.
+Fill in the function below, then run `minigrad check 12`.
 """
 
 import numpy as np
@@ -18,4 +18,4 @@ def first_component_scores(table: np.ndarray) -> np.ndarray:
     centred = U @ diag(S) @ Vt; the rows of Vt are the components (unit vectors of length d),
     largest first.
     """
-    raise NotImplementedError("lesson 10: write first_component_scores(table)")
+    raise NotImplementedError("lesson 12: write first_component_scores(table)")

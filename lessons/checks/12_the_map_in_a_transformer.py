@@ -1,4 +1,4 @@
-"""Check for lesson 10: each row's score on a table's first principal component.
+"""Check for lesson 12: each row's score on a table's first principal component.
 
 The reference is computed another way than the usual SVD of the rows: the first component is
 the top eigenvector of the (d, d) covariance, found by power iteration. Either sign is right.

@@ -1,0 +1,85 @@
+"""The statistics and the table geometry more than one lesson measures, one of each.
+
+`spearman` (lessons 7, 11, 12, 13), a table's rows scaled to length 1 (`unit_rows`), the cosines
+between its rows (`pair_cosines`, the differentiable `mean_cosine`, `cone`: raw and centred),
+and how its principal components follow frequency (`principal_axes`). Lessons 9, 11 and 12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.engine import Tensor, tensor
+
+
+def unit_rows(table: np.ndarray) -> np.ndarray:
+    """Each row of a (V, d) table divided by its length: (V, d) rows of length 1."""
+    return table / np.linalg.norm(table, axis=1, keepdims=True)
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of a 1-d array, tied values sharing the mean of the ranks they occupy."""
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"average_ranks: expected a 1-d array, got shape {x.shape}")
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(1, len(x) + 1)
+    _, group, size = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.bincount(group, weights=ranks) / size)[group]
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rank correlation: the Pearson correlation of the average ranks of x and y.
+
+    Ties get the mean of the ranks they span (as in scipy.stats.spearmanr), so the value does
+    not depend on the order the data happens to be listed in.
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape:
+        raise ValueError(f"spearman: x has shape {x.shape} but y has shape {y.shape}")
+    return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
+
+
+# ---- the geometry of a table (lessons 11 and 12) -------------------------------------------------
+
+def pair_cosines(table: np.ndarray) -> np.ndarray:
+    """Cosines of every unordered pair of different rows of a (V, d) table: (V (V - 1) / 2,)."""
+    u = unit_rows(table)
+    return (u @ u.T)[np.triu_indices(len(u), k=1)]
+
+
+def mean_cosine(table: Tensor) -> Tensor:
+    """Mean cosine over pairs i != j of the rows of a (V, d) Tensor, differentiable:
+    (|sum_i u_i|^2 - V) / (V (V - 1)) with u_i = e_i / |e_i|, so no V x V matrix is formed."""
+    n = table.shape[0]
+    unit = table / ((table * table).sum(axis=1, keepdims=True) ** 0.5)
+    total = unit.sum(axis=0)
+    return ((total * total).sum() - n) / (n * (n - 1))
+
+
+def cone(table: np.ndarray, rows: np.ndarray | None = None) -> tuple[float, float]:
+    """(mean pairwise cosine, the same after subtracting the mean row) of table[rows] (all rows
+    when rows is None), in float64."""
+    picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    return (mean_cosine(tensor(picked)).item(),
+            mean_cosine(tensor(picked - picked.mean(axis=0))).item())
+
+
+def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | None = None,
+                   k: int = 5) -> tuple[np.ndarray, np.ndarray, float]:
+    """How the principal components of a table follow frequency.
+
+    table (V, d); rows: which rows to use (all when None); log_count: (n,) one per used row.
+    Centres the rows, takes the principal components (right singular vectors) and each row's
+    score on them. Returns (PC1 scores (n,), signed so they rise with frequency; |Spearman| of
+    the scores on PC1..PCk with log_count, (k,); the share of the variance on PC1).
+    """
+    picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    if picked.shape[:1] != np.shape(log_count):
+        raise ValueError(f"principal_axes: {picked.shape[0]} rows but log_count has shape "
+                         f"{np.shape(log_count)}; give one log-count per row used")
+    left, singular, _ = np.linalg.svd(picked - picked.mean(axis=0), full_matrices=False)
+    scores = left * singular  # each row's coordinate along each component
+    rho = np.array([spearman(scores[:, j], log_count) for j in range(min(k, len(singular)))])
+    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), float(singular[0] ** 2 / np.sum(singular**2))

@@ -1,0 +1,106 @@
+"""Lesson 7's pieces, minigrad's side: what runs when the learner's own are not there yet, and
+the small optimizer that runs the learner's row update on a whole table.
+
+- `adam_step_after_silence`: the change Adam makes to a row on the step its gradient returns
+  after k silent steps (minigrad's answer to the lesson's first exercise; the lesson uses the
+  learner's once it passes `minigrad check 7`).
+- `RowAdamW`: AdamW(lazy=True) for one table, whose per-row rule is a function given to it
+  (the learner's `lazy_adamw_rows`); it keeps the moments, the step count and the step each
+  row was last present, and settles owed catch-up decay on `flush()`.
+- `lazy_adamw`: the optimizer a lesson trains with: RowAdamW around the learner's rule when
+  there is one, else minigrad's own `AdamW(lazy=True, decay=...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine import RowSparse, Tensor, no_grad
+from minigrad.optim import AdamW
+
+RowRule = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def adam_step_after_silence(m: np.ndarray, v: np.ndarray, t: int, k: int, g: np.ndarray, lr: float,
+                            betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                            lazy: bool = False) -> np.ndarray:
+    """The change Adam (no weight decay) makes to one row on step t + k + 1, when the row had
+    moments m, v after step t, was absent from the gradient on the k steps after, and then
+    gets gradient g. lazy=False: an absent row counts as a zero gradient (torch.optim.Adam on
+    a dense gradient); lazy=True: it is not touched at all (torch.optim.SparseAdam's rule).
+    m, v, g: (d,) -> (d,)."""
+    beta1, beta2 = betas
+    if not lazy:  # each silent step multiplies the moments by beta, with nothing added
+        m, v = beta1**k * m, beta2**k * v
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    step = t + k + 1  # the table's step count: silent steps count too
+    return -lr * (m / (1 - beta1**step)) / (np.sqrt(v / (1 - beta2**step)) + eps)
+
+
+class RowAdamW:
+    """AdamW(lazy=True, decay=...) on one table, its per-row arithmetic done by `rule`.
+
+    rule(rows, m, v, g, t, last_present, lr, weight_decay, betas, eps, decay) -> (rows, m, v):
+    one step on the n rows the gradient names (all (n, d); t this step's number; last_present
+    (n,) the step each row was last present, 0 for never). Steps, the moments and the
+    bookkeeping of absent rows are kept here, the same as minigrad's AdamW keeps them.
+    """
+
+    def __init__(self, params: Iterable[Tensor], rule: RowRule, lr: float, weight_decay: float,
+                 decay: str, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        (self.table,) = list(params)  # one table: the lesson trains an embedding alone
+        if decay not in ("touched", "catch_up"):
+            raise ValueError(f"RowAdamW: decay must be 'touched' or 'catch_up', got {decay!r}")
+        self.rule, self.lr, self.weight_decay, self.decay = rule, lr, weight_decay, decay
+        self.betas, self.eps = betas, eps
+        self.m, self.v = np.zeros_like(self.table.data), np.zeros_like(self.table.data)
+        self.t = 0
+        self.last_present = np.zeros(self.table.shape[0], dtype=np.int64)
+
+    def zero_grad(self) -> None:
+        self.table.grad = None
+
+    def step(self) -> None:
+        grad = self.table.grad
+        if grad is None:
+            return
+        if not isinstance(grad, RowSparse):
+            raise TypeError("RowAdamW: the table's gradient must be a RowSparse (a sparse Embedding)")
+        grad = grad.coalesce()
+        if grad.indices.size == 0:
+            return  # nothing reached the table: not a step, as in minigrad's optimizers
+        self.t += 1
+        rows = grad.indices
+        new_rows, new_m, new_v = self.rule(
+            self.table.data[rows].copy(), self.m[rows].copy(), self.v[rows].copy(), grad.values.copy(),
+            self.t, self.last_present[rows].copy(), self.lr, self.weight_decay, self.betas, self.eps,
+            self.decay)
+        with no_grad():
+            self.table.data[rows] = new_rows
+            self.table._version += 1
+        self.m[rows], self.v[rows] = new_m, new_v
+        self.last_present[rows] = self.t
+
+    def flush(self) -> None:
+        """catch_up: apply to every row the decay it owes for the steps since it was last present
+        (afterwards they owe nothing, as if decayed on every step)."""
+        if self.decay != "catch_up":
+            return
+        owed = (1 - self.lr * self.weight_decay) ** (self.t - self.last_present)
+        with no_grad():
+            self.table.data *= owed[:, None].astype(self.table.dtype)
+            self.table._version += 1
+        self.last_present[:] = self.t
+
+
+def lazy_adamw(params: Iterable[Tensor], rule: RowRule | None, *, lr: float, weight_decay: float,
+               decay: str) -> Any:
+    """AdamW(lazy=True, decay=decay) for the table in `params`: RowAdamW around `rule` (the
+    learner's row update), or minigrad's own AdamW when rule is None."""
+    if rule is None:
+        return AdamW(params, lr=lr, weight_decay=weight_decay, lazy=True, decay=decay)
+    return RowAdamW(params, rule, lr=lr, weight_decay=weight_decay, decay=decay)

@@ -1,0 +1,115 @@
+"""Lessons 4-7 run their measurements on the learner's own pieces: with the reference solution
+copied in as the learner's copy a lesson says `using your ...` and finishes; with a wrong copy it
+says `using minigrad's ...` and why, and still finishes (on minigrad's pieces)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from minigrad.learn import lessons as runner
+from minigrad.learn.your_pieces import PIECES, names
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A wrong copy per lesson, and the start of the diagnosis the lesson must print as its reason.
+WRONG = {
+    4: ('''
+        import numpy as np
+        import minigrad as mg
+
+        class Embedding(mg.Function):
+            @staticmethod
+            def forward(ctx, weight, ids, sparse=True, padding_idx=None):
+                ctx.ids, ctx.shape = ids.copy(), weight.shape
+                return weight[ids]
+
+            @staticmethod
+            def backward(ctx, grad):
+                dense = np.zeros(ctx.shape, dtype=grad.dtype)
+                dense[ctx.ids.reshape(-1)] += grad.reshape(-1, ctx.shape[1])  # drops repeats
+                return dense, None
+        ''', "with sparse=True (the default) return a RowSparse"),
+    5: ('''
+        import numpy as np
+        import minigrad as mg
+
+        class CrossEntropy(mg.Function):
+            @staticmethod
+            def forward(ctx, logits, targets, reduction="mean"):
+                z = logits - logits.max(axis=-1, keepdims=True)
+                log_p = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+                ctx.p, ctx.targets, ctx.n = np.exp(log_p), targets, targets.size
+                picked = np.take_along_axis(log_p, targets[..., None], axis=-1)
+                return np.asarray(-picked.sum() / ctx.n, dtype=logits.dtype)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return ctx.p * grad / ctx.n, None  # the target's -1 forgotten
+        ''', "dL/dlogits (reduction='mean', grad=1): every logit gets its probability p_i"),
+    6: ('''
+        import minigrad as mg
+
+        def tie_weights(model):
+            with mg.no_grad():
+                model.head.weight.data[...] = model.emb.weight.data  # a copy, not a tie
+            return model
+        ''', "TinyLM: you copied the table's numbers into the output map"),
+    7: ('''
+        import numpy as np
+
+        def adam_step_after_silence(m, v, t, k, g, lr, betas=(0.9, 0.999), eps=1e-8, lazy=False):
+            beta1, beta2 = betas
+            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g  # the silence forgotten
+            return -lr * (m / (1 - beta1 ** (t + k + 1))) / (np.sqrt(v / (1 - beta2 ** (t + k + 1))) + eps)
+
+        def lazy_adamw_rows(rows, m, v, g, t, last_present, lr, weight_decay, betas=(0.9, 0.999),
+                            eps=1e-8, decay="touched"):
+            raise NotImplementedError
+        ''', "adam_step_after_silence(t = 6, k = 4, lr = 0.01, eps = 1e-08, lazy = False): you left m and v"),
+}
+
+
+def _run_lesson(number: int, tmp_path: Path, copy: str | None) -> subprocess.CompletedProcess:
+    lesson = runner.get_lesson(number, REPO / "lessons")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    if copy is not None:
+        (mine / lesson.path.name).write_text(copy)
+    environment = {k: v for k, v in os.environ.items() if k not in ("MINIGRAD_OUT", "MPLBACKEND")}
+    environment.update(MINIGRAD_FAST="1", PYTHONPATH=str(REPO), MINIGRAD_EXERCISES=str(mine),
+                       OPENBLAS_NUM_THREADS="1")
+    command = [sys.executable, "-m", "minigrad.cli", "lesson", str(number), "--no-pause", "--out",
+               str(tmp_path / "out")]
+    done = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"lesson {number} finished in" in done.stdout
+    return done
+
+
+@pytest.mark.parametrize("number", sorted(PIECES))
+def test_the_lesson_runs_on_the_learners_copy_when_it_passes(number, tmp_path):
+    lesson = runner.get_lesson(number, REPO / "lessons")
+    done = _run_lesson(number, tmp_path, lesson.solution_path.read_text())
+    assert f"  > using your {names(PIECES[number])} (mine/{lesson.path.name})\n" in done.stdout
+
+
+@pytest.mark.parametrize("number", sorted(PIECES))
+def test_a_wrong_copy_never_feeds_the_lesson_and_the_reason_is_printed(number, tmp_path):
+    copy, reason = WRONG[number]
+    done = _run_lesson(number, tmp_path, textwrap.dedent(copy))
+    expected = f"  > using minigrad's {names(PIECES[number])}: your copy does not pass yet ({reason}"
+    assert expected in done.stdout, done.stdout[:4000]
+    assert "using your" not in done.stdout
+
+
+def test_without_a_copy_the_lesson_says_how_to_make_one(tmp_path):
+    done = _run_lesson(7, tmp_path, None)
+    assert ("  > using minigrad's adam_step_after_silence and lazy_adamw_rows: you have not built yours yet "
+            "(`minigrad exercise 7` copies the stub to mine/07_rare_rows_and_the_optimizer.py") in done.stdout
