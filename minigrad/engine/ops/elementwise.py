@@ -1,6 +1,4 @@
-"""Elementwise functions: exp, log, tanh, sigmoid, log-sigmoid, ReLU, GELU, sqrt, abs; then
-PyTorch's everyday ones: sin, cos, erf, exp2, log2, rsqrt, softplus, leaky ReLU, sign, clamp,
-maximum, minimum, ** with a tensor exponent or base, and float casts.
+"""Elementwise functions: exp, log, tanh, sigmoid, log-sigmoid, ReLU, GELU, sqrt, abs.
 Each backward is G times the function's slope at the input."""
 
 from __future__ import annotations
@@ -170,8 +168,8 @@ class Abs(Function):
         return grad * np.sign(a)
 
 
-
-# ---- PyTorch's everyday elementwise functions (issue 24) ----------------------------------------
+# ---- PyTorch's everyday elementwise functions: sin, cos, erf, exp2, log2, rsqrt, softplus, leaky
+# ReLU, sign, clamp, maximum, minimum, ** with a tensor exponent or base, and float casts ---------
 
 class Sin(Function):
     @staticmethod
