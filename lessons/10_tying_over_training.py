@@ -45,7 +45,7 @@ from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import functional as F
 
-lesson = setup(10, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(10, minutes=(0.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
 words = data.tokenize(data.load_text())
 
 # %% [markdown]
@@ -164,14 +164,15 @@ lesson.save(fig, "tied_share_over_training.png",
 #
 # In the transformer the classifier keeps more. Over the last third of its 600 steps (about as
 # many predicted tokens as TinyLM's 1,000) a frequent word's tied row still gets 67-71% of its
-# gradient from the classifier and a rare word's 76-78%, in every seed above TinyLM's by more
-# than ten points, and rare above frequent. Its curves fall too, and are still falling when
-# the run ends: TinyGPT learns more slowly per token here (in lesson 12, on a similar budget,
-# its held-out loss stays above TinyLM's), so its end is earlier in its own training than
-# TinyLM's is in TinyLM's. We have not isolated why the transformer's classifier keeps the
-# larger share: the two models differ in depth, normalisation, initial scale and context, and
-# each of these changes how large the gradient reaching the bottom of the network is. Lesson
-# 12 shows the consequence: TinyGPT's tied table ends up with the geometry of its output map.
+# gradient from the classifier and a rare word's 78% (to the percent, every seed), in every
+# seed above TinyLM's by more than ten points, and rare above frequent. Its curves fall too,
+# and are still falling when the run ends: TinyGPT learns more slowly per token here (in
+# lesson 12, on a similar budget, its held-out loss stays above TinyLM's), so its end is
+# earlier in its own training than TinyLM's is in TinyLM's. We have not isolated why the
+# transformer's classifier keeps the larger share: the two models differ in depth,
+# normalisation, initial scale and context, and each of these changes how large the gradient
+# reaching the bottom of the network is. Lesson 12 shows the consequence: TinyGPT's tied table
+# ends up with the geometry of its output map.
 #
 # So the essay's "settled overwhelmingly in favour of production" describes the start of
 # training in both models. Later, in TinyLM, the tied row is close to an even compromise; in

@@ -61,7 +61,7 @@ from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
-lesson = setup(12, minutes=(1.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(12, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
 
 # %% [markdown]
 # ## The statistic, checked
@@ -231,7 +231,7 @@ lesson.save(fig, "cone_by_table.png",
 # smaller model trained briefly, keeps the order: output map far above input map.)
 #
 # No cone does not mean no change. TinyGPT's input rows have moved far from their random
-# start: the spread of their cosines is 0.30-0.32, two and a half times the 0.125 of random
+# start: the spread of their cosines is 0.29-0.32, two and a half times the 0.125 of random
 # rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become
 # clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
 # input rows, read by one layer, have barely spread in this budget (0.14).

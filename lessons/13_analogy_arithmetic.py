@@ -60,7 +60,7 @@ from minigrad.models import SkipGram, TinyGPT
 from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
-lesson = setup(13, minutes=(2.5, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(13, minutes=(1.2, 0.3))  # caps BLAS threads, draws headless, makes OUT
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     # the fast run reads Genesis to Numbers and asks the questions whose words occur there
     full=dict(text_words=None, vocab=2000, dim=64, sg_batch=4096, gpt_layers=2, gpt_steps=240,
@@ -327,9 +327,9 @@ lesson.save(fig, "analogies.png",
 # What we measured at full size (three seeds). Skip-gram's input table answers 24.7-31.1% of
 # the 588 questions after one pass over the text (median rank of the right word 5-11 of
 # 1,997), and 6.6-9.2% after the first 245,760 words. TinyGPT's input table, after those same
-# 245,760 words, answers 0.3-1.4% (centred: 0.3-1.5%; median rank 359-518, a random table's is
+# 245,760 words, answers 0.3-1.7% (centred: 0.3-2.2%; median rank 327-512, a random table's is
 # 1,032). Its output map is no better at exact answers (0.9-1.4%) but ranks the right word
-# higher (125-186). Skip-gram's output table, never used as word vectors, is nearly as good as
+# higher (124-184). Skip-gram's output table, never used as word vectors, is nearly as good as
 # its input table (24.3-26.4%). The fast run (150,000 words, 538 questions) gives the same
 # order at the end, but too little text for the comparison at equal text.
 #
@@ -338,14 +338,15 @@ lesson.save(fig, "analogies.png",
 #
 # ## 5. A longer TinyGPT run
 #
-# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 13 --no-pause` (about 4 minutes of CPU; 14
-# on two busy cores) TinyGPT reads 1,228,800 positions, one and a half passes over the text, and the
-# lesson asserts the long run's own verdict. What that run measured (three seeds):
+# With `MINIGRAD_GPT_STEPS=1200 minigrad lesson 13 --no-pause` (2.5 minutes of CPU when we ran
+# it for this text; 12 minutes of wall time on two cores shared with other jobs) TinyGPT reads
+# 1,228,800 positions, one and a half passes over the text, and the lesson asserts the long
+# run's own verdict. What that run measured (three seeds):
 #
 # | after | skip-gram input table | TinyGPT input table |
 # |---|---|---|
 # | one pass (789,668 words) | 24.7-31.1%, median rank 5-11 | 12.1-14.1%, median rank 25-44 |
-# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.9% (centred 16.2-20.2%), rank 13-31 |
+# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.7% (centred 16.2-20.2%), rank 13-31 |
 # | male : female | 21-33% | 3-10% |
 # | singular : plural | 5-9% | 4-6% |
 # | present : past | 45-53% | 32-40% |
@@ -357,7 +358,7 @@ lesson.save(fig, "analogies.png",
 # word's grammar depends on, TinyGPT gets most of the way; on male : female, a semantic
 # relation the blocks above can supply from context, its input table is three to seven times
 # worse. "Less reliable" shows there too: overall its seeds spread about as much as
-# skip-gram's for their level (15.6-19.9% against 24.7-31.1%), but on male : female one seed
+# skip-gram's for their level (15.6-19.7% against 24.7-31.1%), but on male : female one seed
 # answers three times as many as another (3-10%, against 21-33%). TinyGPT's output map, the
 # table that says words, splits the other way: 12-19% on male : female, 8-10% on tense.
 # What we did not test is the material's reason, the tower doing the work: we measured the

@@ -6,8 +6,9 @@ here (`from minigrad.engine import Tensor, no_grad`), not from the files inside,
 can be rearranged without touching the layers above.
 """
 
-from minigrad.engine import dtype_names, fast, fast_ops, ops, seam  # ops and fast_ops register at the seam
+from minigrad.engine import dtype_names, fast, fast_ops, ops, seam  # ops, fast_ops register at the seam
 from minigrad.engine.checks import check_in_range, positive_int
+from minigrad.engine.dtypes import promote, result_type
 from minigrad.engine.function import Context, Function
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_dependencies
@@ -21,6 +22,6 @@ __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "dtype_names", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad",
-    "ones", "positive_int", "randn", "recording", "seam", "tensor", "to_dense", "unbroadcast", "use",
-    "zeroed", "zeros", "fast_ops", "ops",
+    "ones", "positive_int", "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense",
+    "unbroadcast", "use", "zeroed", "zeros", "fast_ops", "ops",
 ]

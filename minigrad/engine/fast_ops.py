@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import fast, ops, seam
+from minigrad.engine.dtypes import as_float
 from minigrad.engine.graph import _ACCUMULATE_LOCK, AccumulateGrad, Node
 from minigrad.engine.sparse import RowSparse, add_grads, add_into
 
@@ -24,7 +25,7 @@ class FastTanh(ops.Tanh):
 
     @staticmethod
     def forward(ctx: Any, a: np.ndarray) -> np.ndarray:
-        out = fast.unary(np.tanh, a)
+        out = fast.unary(np.tanh, as_float(a))
         if out is None:
             return ops.Tanh.forward(ctx, a)
         ctx.save_for_backward(out)
@@ -94,7 +95,7 @@ class FastCrossEntropy(ops.CrossEntropy):
         if fused is None:
             return ops.CrossEntropy.forward(ctx, logits, targets, reduction)
         e, total, shifted_target = fused
-        ctx.save_for_backward(e, total, targets)
+        ctx.save_for_backward(e, total, targets.copy())  # our own, as the plain op's
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
         loss = (np.log(total) - shifted_target).sum() * ctx.scale
         return np.asarray(loss, dtype=logits.dtype)

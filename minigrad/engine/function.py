@@ -38,7 +38,8 @@ class Context:
         return self._saved
 
     def watch_versions(self, tensors: list[Any]) -> None:
-        """Remember the version of every tensor (input or output) whose array the forward saved.
+        """Remember the version of every tensor (input or output) whose array the forward saved,
+        as it is or as a numpy view of it (`x.reshape(-1, n)`).
 
         The version counter is kept, not the tensor: a view made for this op alone (`w[1:3]`)
         may be gone by backward while its base is changed in place, and the counter they share
@@ -47,8 +48,9 @@ class Context:
         """
         versions = []
         for i, array in enumerate(self._saved):
+            owner = getattr(array, "base", None)  # a view's base: the array that owns its memory
             for t in tensors:
-                if array is t.data:
+                if array is t.data or (owner is not None and _is_view_of(array, owner, t.data)):
                     counter = t._version_counter
                     versions.append((counter, i, counter.value, t.name))
         self._versions = versions
@@ -69,6 +71,11 @@ class Context:
     def release(self) -> None:
         self._saved = None
         self._versions = ()
+
+
+def _is_view_of(array: np.ndarray, owner: np.ndarray, data: np.ndarray) -> bool:
+    """Whether `array`, whose memory `owner` owns, is a view into `data` (numpy's word on it)."""
+    return (owner is data or owner is data.base) and np.may_share_memory(array, data)
 
 
 class Function:

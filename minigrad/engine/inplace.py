@@ -19,6 +19,7 @@ import numpy as np
 
 from minigrad.engine import grad_mode
 from minigrad.engine.arguments import check_can_require_grad
+from minigrad.engine.dtypes import can_cast, float_dtype, is_number, result_type
 from minigrad.engine.seam import ops
 
 Tensor = Any  # the class this is mixed into (tensor.py), named for the hints only
@@ -31,6 +32,9 @@ class InPlaceAndViews:
     _views: list[weakref.ref] | None = None
     _base: Tensor | None = None
     _from_base: Callable[[Tensor], Tensor] | None = None
+    # True when Function.apply found this tensor's array to be a view of an input's memory (as
+    # numpy's .base says); a copy that numpy gives a .base of its own (y[:, [0, 2]]) is not one
+    _views_input = False
 
     # Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
     # self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values
@@ -45,16 +49,24 @@ class InPlaceAndViews:
         return self._add("sub_", other, -alpha)
 
     def mul_(self, other: Any) -> Tensor:
-        if self._records_in_place("mul_", other):  # Mul's backward reads the old values: a copy
-            return self._rebase("mul_", ops.Mul, self._history(copy=True), self._operand(other))
-        self.data *= self._plain(other)
-        return self._bumped()
+        return self._scale("mul_", ops.Mul, np.multiply, other)
 
     def div_(self, other: Any) -> Tensor:
-        if self._records_in_place("div_", other):
-            return self._rebase("div_", ops.Div, self._history(copy=True), self._operand(other))
-        self.data /= self._plain(other)
-        return self._bumped()
+        return self._scale("div_", ops.Div, np.divide, other)
+
+    # `w -= lr * w.grad` updates w itself, as in PyTorch (Python would otherwise rebind w to a
+    # new tensor, without requires_grad): the same rules as add_, sub_, mul_ and div_
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._add("+=", other, 1.0)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._add("-=", other, -1.0)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._scale("*=", ops.Mul, np.multiply, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._scale("/=", ops.Div, np.divide, other)
 
     def zero_(self) -> Tensor:
         return self._copy("zero_", np.zeros((), dtype=self.dtype))
@@ -72,11 +84,44 @@ class InPlaceAndViews:
         self._bumped()
 
     def _add(self, op: str, other: Any, alpha: float) -> Tensor:
+        self._check_result_fits(op, other)
         if self._records_in_place(op, other):
             step = self._operand(other)
             return self._rebase(op, ops.Add, self._history(copy=False), step if alpha == 1 else step * alpha)
-        self.data += alpha * self._plain(other)
+        step = self._step(other)
+        if alpha == -1:
+            np.subtract(self.data, step, out=self.data, casting="unsafe")  # the kind was checked
+        else:
+            np.add(self.data, step if alpha == 1 else np.multiply(alpha, step), out=self.data,
+                   casting="unsafe")
         return self._bumped()
+
+    def _scale(self, op: str, function: type, ufunc: np.ufunc, other: Any) -> Tensor:
+        self._check_result_fits(op, other, floating=function is ops.Div)
+        if self._records_in_place(op, other):  # Mul's and Div's backward read the old values: a copy
+            return self._rebase(op, function, self._history(copy=True), self._operand(other))
+        ufunc(self.data, self._step(other), out=self.data, casting="unsafe")
+        return self._bumped()
+
+    def _step(self, other: Any) -> Any:
+        """The operand of an in-place op with no graph to keep: a number in this tensor's dtype
+        (wrapping around as PyTorch: a uint8 tensor += -3 is -3 mod 256), an array as it is (numpy
+        computes in the wider dtype, then stores in this one)."""
+        return np.asarray(other).astype(self.data.dtype) if is_number(other) else _array_of(other)
+
+    def _check_result_fits(self, op: str, other: Any, floating: bool = False) -> None:
+        """Refuse, as PyTorch does, a result of a higher kind than this tensor's dtype: an int
+        tensor cannot take `*= 0.5` (nor `/= 2`) in place, a bool tensor cannot take `+= 1`."""
+        if self.data.dtype.kind == "f":  # every real result fits a float tensor
+            return
+        result = result_type(self, other)
+        result = float_dtype(result) if floating else result
+        if not can_cast(result, self.data.dtype):
+            raise RuntimeError(
+                f"{op}: the result has dtype {result}, which cannot be stored in place in this "
+                f"tensor of dtype {self.data.dtype}; use the out-of-place op (y = y * 0.5), "
+                f"which gives a new tensor of dtype {result}"
+            )
 
     def _copy(self, op: str, source: Any) -> Tensor:
         if self._records_in_place(op, source):
@@ -97,12 +142,13 @@ class InPlaceAndViews:
         if not (self.requires_grad
                 or any(isinstance(s, InPlaceAndViews) and s.requires_grad for s in sources)):
             return False
-        if self.data.base is not None:
+        if self._views_input:
             raise RuntimeError(
                 f"{op}: this tensor (shape {self.shape}) shares its memory with another tensor (it "
                 "was made by indexing, reshape or transpose) and the op must record a gradient; "
                 "writing into it would change the other tensor behind its graph's back. Use the "
-                "out-of-place op (y = y * 3), or clone() the view first."
+                "out-of-place op (y = y * 3; for y[i] += v, y[i] = y[i] + v), or clone() the view "
+                "first."
             )
         check_can_require_grad(self.data)
         return True

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine.arguments import as_dtype, axis_args, broadcast_shape, check_dim
+from minigrad.engine.dtypes import cast, promote, result_type
 from minigrad.engine.seam import ops
 
 Tensor = Any  # the class this is mixed into (tensor.py), named for the hints only
@@ -172,7 +173,8 @@ class PyTorchSpellings:
         min > max the result is max, as PyTorch."""
         if min is None and max is None:
             raise RuntimeError("clamp(): at least one of min and max must be given (not both None)")
-        return ops.Clamp.apply(self, self._bound(min), self._bound(max))
+        dtype = result_type(self, *(bound for bound in (min, max) if bound is not None))  # as PyTorch
+        return ops.Clamp.apply(*(None if x is None else cast(x, dtype) for x in (self, min, max)))
 
     clip = clamp
 
@@ -182,32 +184,24 @@ class PyTorchSpellings:
     def clamp_max(self, max: Any) -> Tensor:
         return self.clamp(max=max)
 
-    def _bound(self, bound: Any) -> Any:
-        """A bound or operand: a tensor as it is, a number in this tensor's dtype (float32 stays
-        float32) unless that would cut it (0.5 for an int tensor stays 0.5)."""
-        if bound is None or isinstance(bound, PyTorchSpellings):
-            return bound
-        keeps_value = self.dtype.kind == "f" or isinstance(bound, (bool, int, np.bool_, np.integer))
-        return np.asarray(bound, dtype=self.dtype if keeps_value and np.ndim(bound) == 0 else None)
-
     def maximum(self, other: Any) -> Tensor:
         """The larger of self and other, elementwise; at a tie each gets half the gradient."""
-        return ops.Maximum.apply(self, self._bound(_check_tensor_like("maximum", other)))
+        return ops.Maximum.apply(*promote(self, _check_tensor_like("maximum", other)))
 
     def minimum(self, other: Any) -> Tensor:
         """The smaller of self and other, elementwise; at a tie each gets half the gradient."""
-        return ops.Minimum.apply(self, self._bound(_check_tensor_like("minimum", other)))
+        return ops.Minimum.apply(*promote(self, _check_tensor_like("minimum", other)))
 
     def pow(self, exponent: Any) -> Tensor:
         return self ** exponent
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
         """self ** exponent for an exponent that is a tensor or an array (tensor ** tensor)."""
-        return ops.PowTensor.apply(self, self._bound(exponent))
+        return ops.PowTensor.apply(*promote(self, exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
         """base ** self for a number (or array) base: d/dself = G base^self log(base)."""
-        return ops.PowTensor.apply(self._bound(base), self)
+        return ops.PowTensor.apply(*promote(base, self))
 
     # ---- reductions -------------------------------------------------------------------------
     def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,

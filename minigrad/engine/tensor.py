@@ -14,6 +14,7 @@ import numpy as np
 
 from minigrad.engine import graph
 from minigrad.engine.arguments import axis_args, check_can_require_grad, softmax_axis
+from minigrad.engine.dtypes import promote
 from minigrad.engine.graph import AccumulateGrad, Node
 from minigrad.engine.inplace import InPlaceAndViews
 from minigrad.engine.random import as_generator
@@ -207,48 +208,53 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         return self
 
     # ---- arithmetic -------------------------------------------------------------------------
-    def _lift(self, other: Any) -> Any:
-        """Python scalars take this tensor's dtype, so float32 stays float32 (as in PyTorch)."""
-        if isinstance(other, Tensor):
-            return other
-        if isinstance(other, (int, float, bool)):
-            return np.asarray(other, dtype=self.data.dtype)
-        return np.asarray(other)
+    def _operands(self, other: Any, reflected: bool = False, floating: bool = False) -> tuple[Any, Any]:
+        """(self, other) as the op's operands, in the dtype PyTorch's promotion gives (dtypes.py):
+        float32 meets a Python number as float32, an int tensor times 0.5 is float32."""
+        dtype = self.data.dtype
+        if dtype.kind == "f" and type(other) in (float, int, bool):  # x * 0.5: the common cases first
+            pair = self, np.asarray(other, dtype=dtype)
+        elif isinstance(other, Tensor) and other.data.dtype is dtype and (dtype.kind == "f" or not floating):
+            pair = self, other
+        else:
+            pair = promote(self, other, floating)  # floating: true division of ints gives floats
+        return (pair[1], pair[0]) if reflected else pair
 
     def __add__(self, other: Any) -> Tensor:
-        return ops.Add.apply(self, self._lift(other))
+        return ops.Add.apply(*self._operands(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return ops.Add.apply(self._lift(other), self)
+        return ops.Add.apply(*self._operands(other, reflected=True))
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(self, self._lift(other))
+        return ops.Sub.apply(*self._operands(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(self._lift(other), self)
+        return ops.Sub.apply(*self._operands(other, reflected=True))
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(self, self._lift(other))
+        return ops.Mul.apply(*self._operands(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(self._lift(other), self)
+        return ops.Mul.apply(*self._operands(other, reflected=True))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(self, self._lift(other))
+        return ops.Div.apply(*self._operands(other, floating=True))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(self._lift(other), self)
+        return ops.Div.apply(*self._operands(other, reflected=True, floating=True))
 
     def __pow__(self, exponent: float) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
             return self._pow_tensor(exponent)  # tensor ** tensor (spellings.py)
-        return ops.Pow.apply(self, exponent=float(exponent))
+        base, n = self._operands(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
+        return ops.Pow.apply(base, exponent=n.item())
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(self, self._lift(other))
+        return ops.MatMul.apply(*self._operands(other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(self._lift(other), self)
+        return ops.MatMul.apply(*self._operands(other, reflected=True))
 
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
@@ -359,6 +365,7 @@ def share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> Non
     for a in inputs:
         if a.data is owner or a.data.base is owner:
             result._version_counter = a._version_counter
+            result._views_input = True  # so an in-place op that records a gradient refuses it
             return
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops
+from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops, promote
 
 
 def relu(x: Tensor) -> Tensor:
@@ -313,7 +313,7 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
     cond = np.asarray(as_array(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool array, got dtype {cond.dtype}")
-    return ops.Where.apply(cond, a, b)
+    return ops.Where.apply(cond, *promote(a, b))  # a and b in one dtype, by PyTorch's rules
 
 
 def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,

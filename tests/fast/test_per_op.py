@@ -36,9 +36,10 @@ def test_lifted_numbers_give_the_same_bits_as_the_plain_path(dtype):
         assert a.dtype == b.dtype == dtype and a.tobytes() == b.tobytes()
 
 
-def test_an_int_tensor_still_lifts_numbers_to_its_own_dtype():
+def test_an_int_tensor_keeps_its_dtype_for_an_int_and_promotes_for_a_float():
     x = mg.tensor(np.array([1, 2, 3]))
-    assert (x + 2).dtype == np.int64 and (x * 0.5).data.tolist() == [0, 0, 0]  # 0.5 -> int 0
+    assert (x + 2).dtype == np.int64 and (x + 2).data.tolist() == [3, 4, 5]
+    assert (x * 0.5).dtype == np.float32 and (x * 0.5).data.tolist() == [0.5, 1.0, 1.5]  # as PyTorch
 
 
 def test_gradients_that_meet_are_summed_and_a_lone_one_passes_on():

@@ -81,7 +81,7 @@ class Pow(Function):
     def forward(ctx: Context, a: np.ndarray, exponent: float) -> np.ndarray:
         ctx.save_for_backward(a)
         ctx.exponent = exponent
-        return a ** np.asarray(exponent, dtype=a.dtype)
+        return (a ** np.asarray(exponent, dtype=a.dtype)).astype(a.dtype, copy=False)  # bool too
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d(a^n) = G n a^(n-1)

@@ -1,5 +1,6 @@
 """Elementwise functions: exp, log, tanh, sigmoid, log-sigmoid, ReLU, GELU, sqrt, abs.
-Each backward is G times the function's slope at the input."""
+Each backward is G times the function's slope at the input. The float functions read a bool or
+integer array as float32, as PyTorch does (`as_float`); ReLU and abs keep an integer dtype."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 import numpy as np
 
+from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
 
@@ -14,7 +16,7 @@ from minigrad.engine.ops.arithmetic import unbroadcast
 class Exp(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.exp(a)
+        out = np.exp(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -27,6 +29,7 @@ class Exp(Function):
 class Log(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return np.log(a)
 
@@ -39,7 +42,7 @@ class Log(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.tanh(a)
+        out = np.tanh(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -62,7 +65,7 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = _sigmoid(a)
+        out = _sigmoid(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -81,6 +84,7 @@ class LogSigmoid(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
 
@@ -120,6 +124,7 @@ class GELU(Function):
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        a = as_float(a)
         ctx.approximate = approximate
         if approximate == "tanh":
             ctx.save_for_backward(a, None, None)
@@ -146,7 +151,7 @@ class GELU(Function):
 class Sqrt(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.sqrt(a)
+        out = np.sqrt(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -174,6 +179,7 @@ class Abs(Function):
 class Sin(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return np.sin(a)
 
@@ -186,6 +192,7 @@ class Sin(Function):
 class Cos(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return np.cos(a)
 
@@ -200,6 +207,7 @@ class Erf(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return _erf(a).astype(a.dtype)
 
@@ -212,7 +220,7 @@ class Erf(Function):
 class Exp2(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.exp2(a)
+        out = np.exp2(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -225,6 +233,7 @@ class Exp2(Function):
 class Log2(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
         ctx.save_for_backward(a)
         return np.log2(a)
 
@@ -237,7 +246,7 @@ class Log2(Function):
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = 1 / np.sqrt(a)
+        out = 1 / np.sqrt(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -252,6 +261,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+        a = as_float(a)
         scaled = a * np.asarray(beta, a.dtype)
         ctx.save_for_backward(scaled)
         ctx.linear = scaled > threshold

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 
 
@@ -35,7 +36,8 @@ class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
-        return np.asarray(a.sum(axis=axis, keepdims=keepdims))
+        total_dtype = np.int64 if a.dtype.kind in "biu" else None  # as PyTorch (numpy: uint64)
+        return np.asarray(a.sum(axis=axis, keepdims=keepdims, dtype=total_dtype))
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # every summand gets G
@@ -46,7 +48,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
-        out = np.asarray(a.mean(axis=axis, keepdims=keepdims))
+        out = np.asarray(as_float(a).mean(axis=axis, keepdims=keepdims))  # of ints: float32
         ctx.count = a.size // max(out.size, 1)
         return out
 
@@ -120,6 +122,7 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
+        a = as_float(a)  # of ints: float32, as PyTorch
         top = a.max(axis=axis, keepdims=True)
         top = np.where(np.isfinite(top), top, np.zeros((), a.dtype))  # a row of -inf gives -inf
         with np.errstate(divide="ignore"):

@@ -38,10 +38,20 @@ class Permute(Function):
         return grad.transpose(np.argsort(ctx.dims))
 
 
+def own_index(index: Any) -> Any:
+    """`index` with a copy of each array in it: an index tensor changed in place (or a buffer
+    refilled) between forward and backward must not move the gradient. Slices and ints as they are."""
+    if isinstance(index, np.ndarray):
+        return index.copy()
+    if isinstance(index, tuple):
+        return tuple(i.copy() if isinstance(i, np.ndarray) else i for i in index)
+    return index
+
+
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
-        ctx.in_shape, ctx.index = a.shape, index
+        ctx.in_shape, ctx.index = a.shape, own_index(index)
         return a[index]
 
     @staticmethod
@@ -56,7 +66,7 @@ class SetItem(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, value: np.ndarray, index: Any) -> np.ndarray:
-        ctx.args = (index, np.shape(value))
+        ctx.args = (own_index(index), np.shape(value))
         out = a.copy()
         out[index] = value
         return out
@@ -125,7 +135,7 @@ class MaskedFill(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, mask: np.ndarray, value: float = 0.0) -> np.ndarray:
-        ctx.mask = mask
+        ctx.mask = np.array(mask, dtype=bool)  # our own copy: the caller may change its mask
         return np.where(mask, np.asarray(value, dtype=a.dtype), a)
 
     @staticmethod
@@ -138,7 +148,7 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx: Context, condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ctx.condition = condition
+        ctx.condition = np.array(condition, dtype=bool)  # our own copy, as MaskedFill's mask
         ctx.shapes = (np.shape(a), np.shape(b))
         return np.where(condition, a, b)
 

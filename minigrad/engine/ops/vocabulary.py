@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
 
@@ -22,6 +23,7 @@ def shifted_exp(z: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray, 
     """The one softmax helper: (e, s, shifted) with shifted = z - max z, e = exp(shifted), and
     s = sum(e) along `axis` (kept as a size-1 axis). p = e / s and log p = shifted - log s.
     Subtracting the max first means exp never overflows, even for logits around 1e4."""
+    z = as_float(z)  # the softmax of int scores is float32 (PyTorch refuses them)
     shifted = z - z.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e, e.sum(axis=axis, keepdims=True), shifted
@@ -124,7 +126,9 @@ class CrossEntropy(Function):
                 reduction: str = "mean") -> np.ndarray:
         e, total, shifted = shifted_exp(logits)
         shifted_target = np.take_along_axis(shifted, targets[..., None], axis=-1)
-        ctx.save_for_backward(e, total, targets)
+        # our own copy of the targets: a target changed (or a buffer refilled) before backward
+        # must not change the gradient
+        ctx.save_for_backward(e, total, targets.copy())
         ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
         loss = (np.log(total) - shifted_target).sum() * ctx.scale
         return np.asarray(loss, dtype=logits.dtype)

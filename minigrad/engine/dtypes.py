@@ -1,0 +1,114 @@
+"""Which dtype an op's result has when its operands' dtypes differ: PyTorch's promotion rules,
+on numpy dtypes (the table is in docs/engine.md).
+
+numpy and PyTorch agree when two arrays of one kind meet (float16 with float32 gives float32),
+and disagree elsewhere: numpy gives float64 for `int64 array * 0.5`, for `float32 + int64` and
+for `exp` of an int array, where PyTorch gives its default float dtype, float32. Here:
+
+1. Kinds are ordered bool < integer < floating. An operand of a higher kind wins the kind.
+2. Operands are ranked: tensors with at least one axis, then 0-d tensors, then Python numbers.
+   Within a kind, only the highest-ranked operands decide the width: `float32 tensor * 0.5`
+   stays float32, `float32 tensor * float64 0-d tensor` too, `int32 tensor + 2` stays int32.
+3. A number that lifts the kind takes that kind's default dtype: a float is float32, an int
+   int64. So `int tensor * 0.5` is float32 and `bool tensor * 2` is int64.
+4. True division and the float functions (exp, log, sqrt, tanh, sigmoid, softmax, mean...) of
+   a bool or integer tensor give float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine.seam import ops
+
+DEFAULT_FLOAT = np.dtype(np.float32)  # PyTorch's default dtype: what a Python float becomes
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_NUMBER_DTYPE = {0: np.dtype(np.bool_), 1: np.dtype(np.int64), 2: DEFAULT_FLOAT,
+                 3: np.dtype(np.complex64)}
+
+
+def kind_order(dtype: np.dtype) -> int:
+    """0 for bool, 1 for the integers, 2 for the floats (3 complex)."""
+    return _KIND_ORDER[dtype.kind]
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The dtype that holds both: the wider of one kind (numpy's rule), else the higher kind's
+    (int64 with float16 is float16, where numpy says float64)."""
+    ka, kb = kind_order(a), kind_order(b)
+    if ka == kb:
+        return np.promote_types(a, b)
+    return a if ka > kb else b
+
+
+def is_number(x: Any) -> bool:
+    """A Python or numpy scalar, which ranks below every tensor (numpy scalars as in PyTorch)."""
+    return isinstance(x, (bool, int, float, complex, np.generic))
+
+
+def _number_kind(x: Any) -> int:
+    """kind_order of a number, read from its type (a Python int of any size is an integer)."""
+    if isinstance(x, np.generic):
+        return kind_order(x.dtype)
+    return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 2 if isinstance(x, float) else 3
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """The dtype of an elementwise op on `operands` (tensors, arrays, Python or numpy numbers)."""
+    ranked: list[np.dtype | None] = [None, None, None]  # tensors with axes, 0-d tensors, numbers
+    for x in operands:
+        if is_number(x):
+            rank, dtype = 2, _NUMBER_DTYPE[_number_kind(x)]
+        else:
+            x = x if hasattr(x, "ndim") else np.asarray(x)  # a Tensor or array; a list
+            rank, dtype = (0 if x.ndim else 1), np.dtype(x.dtype)
+        ranked[rank] = dtype if ranked[rank] is None else promote_types(ranked[rank], dtype)
+    result = None
+    for dtype in ranked:  # a lower rank counts only when it lifts the kind
+        if result is None or (dtype is not None and kind_order(dtype) > kind_order(result)):
+            result = dtype
+    assert result is not None, "result_type() needs at least one operand"
+    return result
+
+
+def float_dtype(dtype: np.dtype) -> np.dtype:
+    """`dtype` if it is a float, else the default float (true division, exp, mean of an int)."""
+    return dtype if dtype.kind == "f" else DEFAULT_FLOAT
+
+
+def as_float(a: np.ndarray) -> np.ndarray:
+    """`a` itself when it holds floats; a bool or integer array as float32 (as PyTorch's exp)."""
+    return a if a.dtype.kind == "f" else a.astype(DEFAULT_FLOAT)
+
+
+def can_cast(result: np.dtype, into: np.dtype) -> bool:
+    """Whether an in-place op may store a `result` into a tensor of dtype `into` (PyTorch's rule:
+    never into a lower kind, so an int tensor cannot take `* 0.5` in place)."""
+    return kind_order(result) <= kind_order(into)
+
+
+def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
+    """(a, b) as the operands of an elementwise op, both of result_type(a, b) (of a float dtype
+    when `floating`: true division). Numbers and arrays become arrays of that dtype, as does a
+    tensor that needs no gradient; a tensor that requires grad is cast by an op, so its gradient
+    still reaches it."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None and getattr(b, "dtype", None) is dtype and (dtype.kind == "f" or not floating):
+        return a, b  # one dtype already: nothing to decide
+    dtype = float_dtype(result_type(a, b)) if floating else result_type(a, b)
+    return cast(a, dtype), cast(b, dtype)
+
+
+def cast(x: Any, dtype: np.dtype) -> Any:
+    """`x` as `dtype`: itself when it has that dtype already."""
+    if is_number(x):  # an int wraps around as in PyTorch: uint8 tensor + (-3) is uint8
+        return np.asarray(x, dtype=dtype) if dtype.kind in "fc" else np.asarray(x).astype(dtype)
+    if not hasattr(x, "requires_grad"):  # an array or a list
+        return np.asarray(x, dtype=dtype)
+    if x.dtype == dtype:
+        return x
+    if x.requires_grad:  # copied into a new array of `dtype`; the gradient flows back to x
+        return ops.Copy.apply(np.empty(x.shape, dtype), x)
+    return x.data.astype(dtype)
