@@ -3,12 +3,12 @@
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
     arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
     reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var
-    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs; Sin, Cos, Erf,
+    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
                     PowTensor, Cast
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
                     Flip, Expand
-    transformer.py  LayerNorm, ScaledDotProductAttention
+    transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
     losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options)
 
 Each runs through `Function.apply`, which asks the seam (seam.py) which implementation of the op
@@ -49,6 +49,9 @@ place: the same array may be on its way to another node.
     Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
     ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
                   softmax(q k^T s + mask) v
+    RMSNorm       x / rms(x) w            w G / rms minus its projection on xhat    -
+    Rotary        pairs turned by angles  G turned back (the same map with -sin)    -
+    SiLU          a s(a)                  G (s + a s (1 - s))                       -
     Sin, Cos      sin a, cos a            G cos a, -G sin a                         -
     Erf, Exp2     erf a, 2^a              G 2/sqrt(pi) e^(-a^2), G 2^a ln 2          -
     Log2, Rsqrt   log2 a, a^(-1/2)        G / (a ln 2), -G a^(-3/2) / 2             -
@@ -93,6 +96,7 @@ from minigrad.engine.ops.elementwise import (
     Rsqrt,
     Sigmoid,
     Sign,
+    SiLU,
     Sin,
     Softplus,
     Sqrt,
@@ -113,7 +117,7 @@ from minigrad.engine.ops.shape import (
     Stack,
     Where,
 )
-from minigrad.engine.ops.transformer import LayerNorm, ScaledDotProductAttention
+from minigrad.engine.ops.transformer import LayerNorm, RMSNorm, Rotary, ScaledDotProductAttention
 from minigrad.engine.ops.vocabulary import (
     CrossEntropy,
     Embedding,
@@ -129,8 +133,8 @@ __all__ = [
     "GELU", "Abs", "Add", "Clone", "Concatenate", "Copy", "CrossEntropy", "Div", "Embedding", "Exp",
     "GetItem", "LayerNorm", "Linear", "LinearCrossEntropy", "Log", "LogSigmoid", "LogSoftmax",
     "MaskedFill", "MatMul", "Max", "Mean", "Mul", "Narrow", "Neg", "Permute", "Pow", "ReLU",
-    "Reshape", "ScaledDotProductAttention", "SetItem", "Sigmoid", "Softmax", "Sqrt", "Stack", "Sub",
-    "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
+    "RMSNorm", "Reshape", "Rotary", "ScaledDotProductAttention", "SetItem", "SiLU", "Sigmoid",
+    "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
     # issue 24: PyTorch's everyday ops
     "Cast", "Clamp", "Cos", "Erf", "Exp2", "Expand", "Flip", "LeakyReLU", "Log2", "LogSumExp",
     "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",

@@ -173,6 +173,21 @@ class Abs(Function):
         return grad * np.sign(a)
 
 
+class SiLU(Function):
+    """a s(a), s the sigmoid (also called swish): the gate of Llama's SwiGLU feed-forward."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        s = _sigmoid(a)
+        ctx.save_for_backward(a, s)
+        return a * s
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a s(a) = G (s + a s (1 - s))
+        a, s = ctx.saved
+        return grad * s * (1 + a * (1 - s))
+
+
 # ---- PyTorch's everyday elementwise functions: sin, cos, erf, exp2, log2, rsqrt, softplus, leaky
 # ReLU, sign, clamp, maximum, minimum, ** with a tensor exponent or base, and float casts ---------
 
