@@ -21,13 +21,15 @@
 #   `log V` nats per word. A model that ignores context entirely can do no better than the
 #   entropy of the word frequencies; everything below that line was learned from context.
 # - Two training runs with the same steps, batch, learning rate, width and seed: train and
-#   validation loss curves, tokens per second, a progress bar on stderr.
+#   validation loss curves, tokens per second, a progress bar on stderr. Then three seeds, and
+#   a control: an untied model narrowed to the tied model's parameter count.
 # - What `train()` does, one step written out by hand and compared with it.
 # - A checkpoint written to disk and read back with the tie intact: one table in the file,
 #   one Parameter in the reloaded model, exactly the same loss.
 # - TinyGPT (`minigrad.models.TinyGPT`), a two-block transformer with GPT-2's layout and
 #   nanoGPT's parameter names: its block, what each name holds, and a short run with the same
-#   `train()`. Lessons 9 to 13 train it beside TinyLM.
+#   `train()`, then tied, untied and the parameter-matched control again over three seeds.
+#   Lessons 9 to 13 train it beside TinyLM.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
 # (three seeds, min-max, unless a paragraph names another command). The fast run
@@ -392,26 +394,66 @@ for seed in SEEDS[1:]:
                   eval_every=max(1, STEPS // 20), rng=seed + 1, label=f"{label:<6} seed {seed}")
         by_seed[seed][label] = summary(h, model)
 
+# %% [markdown]
+# Same width is one comparison; same number of parameters is another. The untied model above
+# has 44% more numbers than the tied one, so a better held-out loss could come from its size
+# rather than from having two maps. The control: an untied TinyLM whose width is chosen so
+# that its parameter count is as close as possible to the tied model's, trained with the same
+# budget and seeds.
+
 # %%
-print(f"\n{'seed':>4} {'tied end':>9} {'untied end':>11} {'untied ahead':>13} {'best: ahead':>12} "
-      f"{'gap tied':>9} {'gap untied':>11}")
-ahead = {"end": [], "best": []}
-for seed, r in by_seed.items():
-    for key in ahead:
-        ahead[key].append(r["tied"][key] - r["untied"][key])
-    print(f"{seed:>4} {r['tied']['end']:>9.3f} {r['untied']['end']:>11.3f} {ahead['end'][-1]:>+13.3f} "
-          f"{ahead['best'][-1]:>+12.3f} {r['tied']['gap']:>9.3f} {r['untied']['gap']:>11.3f}")
-gaps = {label: [r[label]["gap"] for r in by_seed.values()] for label in ("tied", "untied")}
-print(f"over {len(SEEDS)} seeds: untied ahead by {min(ahead['end']):+.3f} to {max(ahead['end']):+.3f} nats "
-      f"(end), {min(ahead['best']):+.3f} to {max(ahead['best']):+.3f} (best); train/held-out gap "
-      f"tied {min(gaps['tied']):.2f}-{max(gaps['tied']):.2f}, "
-      f"untied {min(gaps['untied']):.2f}-{max(gaps['untied']):.2f}")
+def matched_width(target: int, build_at, widths) -> int:
+    """The width among `widths` whose model, built by build_at(width), has nearest `target` parameters."""
+    return min(widths, key=lambda w: abs(build_at(w).num_parameters() - target))
+
+
+MATCHED = matched_width(n_tied, lambda w: TinyLM(V, w, HIDDEN, CONTEXT, tied=False), range(4, WIDTH + 1))
+n_matched = TinyLM(V, MATCHED, HIDDEN, CONTEXT, tied=False).num_parameters()
+print(f"untied control: width {MATCHED}, {n_matched:,} parameters (tied: {n_tied:,})")
+assert abs(n_matched / n_tied - 1) < 0.05 and MATCHED < WIDTH
+for seed in SEEDS:
+    model = TinyLM(V, MATCHED, HIDDEN, CONTEXT, tied=False, rng=seed)
+    optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    h = train(model, optimizer, train_data, valid_data, steps=STEPS, batch_size=BATCH,
+              eval_every=max(1, STEPS // 20), rng=seed + 1, label=f"matched seed {seed}")
+    by_seed[seed]["matched"] = summary(h, model)
+
+# %%
+def interval(x) -> tuple[float, float]:
+    """95% t-interval of the mean of x (one value per seed)."""
+    x = np.asarray(x, dtype=np.float64)
+    half = T_975[len(x) - 1] * x.std(ddof=1) / np.sqrt(len(x))
+    return x.mean() - half, x.mean() + half
+
+
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # Student's t, 97.5% point, by degrees of freedom
+
+
+# %%
+ends = {label: np.array([r[label]["end"] for r in by_seed.values()])
+        for label in ("tied", "untied", "matched")}
+ahead = {key: [r["tied"][key] - r["untied"][key] for r in by_seed.values()] for key in ("end", "best")}
+gaps = {label: [r[label]["gap"] for r in by_seed.values()] for label in ends}
+print(f"held-out loss (mean of the last 3 evaluations) and train/held-out gap, {len(SEEDS)} seeds:")
+for label, e in ends.items():
+    print(f"{label:>8}: {e.min():.3f}-{e.max():.3f}   gap {min(gaps[label]):.2f}-{max(gaps[label]):.2f}")
+same_width, same_count = ends["tied"] - ends["untied"], ends["tied"] - ends["matched"]
+for what, diff in (("untied (same width) ahead of tied", same_width),
+                   ("untied (same parameters) ahead of tied", same_count)):
+    low, high = interval(diff)
+    print(f"{what}: {diff.min():+.3f} to {diff.max():+.3f} nats, mean {diff.mean():+.3f} "
+          f"(95% interval {low:+.3f} to {high:+.3f})")
+print(f"best held-out loss, untied (same width) ahead by {min(ahead['best']):+.3f} to "
+      f"{max(ahead['best']):+.3f}")
+
+# %%
 assert max(abs(a) for a in ahead["end"]) < 0.15, "in every seed the two held-out losses are close"
-if lesson.verdict_tested("the tied model overfits less and the untied one is ahead at its best"):
+if lesson.verdict_tested("tying does not improve the held-out loss at this scale, and overfits less"):
     assert all(t < u for t, u in zip(gaps["tied"], gaps["untied"])), "every seed: the tied one overfits less"
-    assert min(ahead["best"]) > 0, "in every seed the untied model's best held-out loss is the lower"
-    tied_end = min(r["tied"]["end"] for r in by_seed.values())
-    assert max(ahead["end"]) < 0.02 * tied_end, "and its edge at the end is under 2% of the loss"
+    assert min(ahead["best"]) > 0 and min(same_width) > 0, "every seed: untied (same width) is ahead"
+    assert max(same_width) < 0.02 * ends["tied"].min(), "and its edge at the end is under 2% of the loss"
+    assert interval(same_width)[0] > 0, "the mean edge is above zero beyond its 95% interval"
+    assert interval(same_count)[1] < 0, "at equal parameters tying wins: the interval is below zero"
 
 # %%
 near = np.array([[r[label]["near"] for label in ("tied", "untied")]  # (seeds, models, k)
@@ -578,6 +620,46 @@ if lesson.verdict_tested("TinyGPT gets below the word-frequency line within the 
 # rate, which suits neither exactly, and TinyGPT's first positions see fewer than three words
 # of context while TinyLM always sees three. Lessons 10 and 12 train TinyGPT longer and
 # compare again.
+
+# %% [markdown]
+# ## Tying in TinyGPT, with the same control
+#
+# The tied and untied comparison again, on the transformer: TinyGPT tied (as above), untied at
+# the same width, and untied at the width whose parameter count is nearest the tied one's
+# (a multiple of the number of heads), three seeds each, the budget of the run above.
+
+# %%
+GPT_MATCHED = matched_width(gpt.num_parameters(), lambda w: TinyGPT(V, S.gpt_context, w, S.gpt_heads,
+                            S.gpt_layers, tied=False), range(S.gpt_heads, WIDTH + 1, S.gpt_heads))
+gpt_variants = {"tied": (WIDTH, True), "untied": (WIDTH, False), "matched": (GPT_MATCHED, False)}
+gpt_ends = {label: [] for label in gpt_variants}  # label -> held-out loss at the end, per seed
+for seed in SEEDS:
+    for label, (width, tied) in gpt_variants.items():
+        if seed == SEED and label == "tied":  # trained above
+            gpt_ends[label].append(gpt_history.valid_loss[-1])
+            continue
+        model = TinyGPT(V, S.gpt_context, width, S.gpt_heads, S.gpt_layers, tied=tied, rng=seed)
+        optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+        h = train(model, optimizer, gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
+                  eval_every=max(1, S.gpt_steps // 10), rng=seed + 1, label=f"TinyGPT {label} seed {seed}")
+        gpt_ends[label].append(h.valid_loss[-1])
+gpt_ends = {label: np.array(v) for label, v in gpt_ends.items()}
+gpt_counts = {label: TinyGPT(V, S.gpt_context, w, S.gpt_heads, S.gpt_layers, tied=t).num_parameters()
+              for label, (w, t) in gpt_variants.items()}
+for label, e in gpt_ends.items():
+    print(f"TinyGPT {label:>8} (width {gpt_variants[label][0]}, {gpt_counts[label]:,} parameters): "
+          f"held-out {e.min():.3f}-{e.max():.3f}")
+for other in ("untied", "matched"):
+    diff = gpt_ends["tied"] - gpt_ends[other]
+    low, high = interval(diff)
+    print(f"{other} ahead of tied: {diff.min():+.3f} to {diff.max():+.3f}, 95% interval {low:+.3f} to "
+          f"{high:+.3f}")
+
+# %%
+gpt_same_width, gpt_same_count = gpt_ends["tied"] - gpt_ends["untied"], gpt_ends["tied"] - gpt_ends["matched"]
+assert abs(gpt_counts["matched"] / gpt_counts["tied"] - 1) < 0.05, "the control has about as many parameters"
+if lesson.verdict_tested("in TinyGPT tying's effect on held-out loss has the sign measured at full size"):
+    assert interval(gpt_same_count)[1] < 0, "at equal parameters the tied TinyGPT is ahead"
 
 # %% [markdown]
 # ## Exercise
