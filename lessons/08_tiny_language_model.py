@@ -65,7 +65,7 @@ from minigrad.models import TinyGPT, TinyLM
 from minigrad.models.tinygpt import Block
 from minigrad.nn import functional as F
 
-lesson = setup(8, minutes=(1.8, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(8, minutes=(2.9, 0.4))  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 
 # Every size of the lesson, for the full run and for MINIGRAD_FAST=1 (the tests), in one place.
@@ -452,8 +452,10 @@ if lesson.verdict_tested("tying does not improve the held-out loss at this scale
     assert all(t < u for t, u in zip(gaps["tied"], gaps["untied"])), "every seed: the tied one overfits less"
     assert min(ahead["best"]) > 0 and min(same_width) > 0, "every seed: untied (same width) is ahead"
     assert max(same_width) < 0.02 * ends["tied"].min(), "and its edge at the end is under 2% of the loss"
-    assert interval(same_width)[0] > 0, "the mean edge is above zero beyond its 95% interval"
-    assert interval(same_count)[1] < 0, "at equal parameters tying wins: the interval is below zero"
+    assert max(same_count) < 0, "every seed: at equal parameters the sign flips, the tied model is ahead"
+    assert all(m < t for m, t in zip(gaps["matched"], gaps["tied"])), "the narrow control overfits least"
+    for diff in (same_width, same_count):  # equivalence: the 95% interval of the mean inside +-0.1 nats
+        assert -0.1 < interval(diff)[0] and interval(diff)[1] < 0.1, "within a tenth of a nat either way"
 
 # %%
 near = np.array([[r[label]["near"] for label in ("tied", "untied")]  # (seeds, models, k)
@@ -467,14 +469,24 @@ if lesson.verdict_tested("the 10 likeliest wrong words take most of the push (a 
     assert np.all(near[..., 1] > 0.6), "at full size the 10 likeliest wrong words take most of the push"
 
 # %% [markdown]
-# The picture holds over the three seeds (the table above). At full size (`minigrad lesson 8
-# --no-pause`, the figures in this paragraph and the next) the untied model is
-# ahead at its best in every seed, by 0.03 to 0.07 nats, and at the end by 0.01 to 0.06,
-# under 2% of the loss; the tied model's gap between training and held-out loss is the
-# smaller in every seed, 1.01 against 1.21-1.26. A second table buys a small edge on held-out
-# text; most of its 128,000 extra numbers go into fitting the training text more closely
-# (the untied model's training loss is clearly the lower), not into predicting new text
-# better.
+# The figures in this paragraph and the next three are the full-size run's (`minigrad lesson 8
+# --no-pause`, three seeds). At the same width the untied model is ahead at the end in every
+# seed, by 0.012 to 0.063 nats (mean 0.034), under 2% of the loss, and at its best by 0.03 to
+# 0.07. Three seeds do not pin the mean down: its 95% interval runs from -0.030 to +0.098. What
+# they do bound is its size: whichever way it goes, the difference is within a tenth of a nat.
+#
+# The control changes the picture. The untied model narrowed to width 36 (162,596 parameters,
+# against the tied model's 160,960) is behind the tied model in every seed, by 0.009 to 0.038
+# nats (mean 0.026, 95% interval -0.064 to +0.011). So the sign flips between the two
+# comparisons: at equal width a second table helps a little, at equal parameter count tying
+# helps a little, and neither gap is more than a few hundredths.
+#
+# The train/held-out gap: 1.01 tied, 1.21-1.26 untied at the same width, 0.91-0.97 for the
+# narrow control. The tied model overfits less than the untied one of its width, but more than
+# the untied one of its size, so its smaller gap is what 44% fewer parameters give, not a
+# regularisation beyond that. Most of the wide untied model's 128,000 extra numbers go into
+# fitting the training text more closely (its training loss is clearly the lowest), not into
+# predicting new text better.
 #
 # The near-misses: in every seed and in both models, the single likeliest wrong word gets
 # 28-32% of the output map's push on wrong rows, the 10 likeliest 66-71%, and the 100
@@ -484,14 +496,15 @@ if lesson.verdict_tested("the 10 likeliest wrong words take most of the push (a 
 # training, with every probability near `1/V`, the push is spread evenly; the fast run, a
 # smaller and shorter one, gives 47-52% for the top 10.)
 #
-# How this compares with the source text: tying there is a trade of parameters and
-# regularisation against the quality of two separate maps, and the trade is said to favour
-# tying "when the vocabulary is large relative to the model". Ours is such a model (the tables
-# are 44% of the untied parameters) and we see the saving come almost for free: a held-out
-# loss within a few hundredths of a nat with 44% fewer numbers, in every seed. The
-# regularisation shows up as a smaller gap between training and held-out loss (printed above
-# for each seed), not as a better held-out loss. Both models overfit this 100,000-word text;
-# the gap grows all run long.
+# How this compares with the sources. The essay calls tying a form of "regularization" and
+# says it is "close to free" when "the vocabulary is large relative to the model". Ours is
+# such a model (the tables are 44% of the untied parameters), and the saving does come almost
+# free: a held-out loss within a few hundredths of a nat with 44% fewer numbers. The
+# regularisation does not show beyond the parameter count, as the control shows. Press and
+# Wolf, cited by the material, report that tying improves language models; at the same width
+# this lesson does not reproduce that at its scale (the untied model is ahead in every seed),
+# and it is only against an untied model of the same size that tying comes out ahead. Both
+# models overfit this 100,000-word text; the gap grows all run long.
 #
 # ## A checkpoint that keeps the tie
 #
@@ -641,7 +654,7 @@ for seed in SEEDS:
         model = TinyGPT(V, S.gpt_context, width, S.gpt_heads, S.gpt_layers, tied=tied, rng=seed)
         optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
         h = train(model, optimizer, gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
-                  eval_every=max(1, S.gpt_steps // 10), rng=seed + 1, label=f"TinyGPT {label} seed {seed}")
+                  eval_every=S.gpt_steps, rng=seed + 1, label=f"TinyGPT {label} seed {seed}")  # at the end
         gpt_ends[label].append(h.valid_loss[-1])
 gpt_ends = {label: np.array(v) for label, v in gpt_ends.items()}
 gpt_counts = {label: TinyGPT(V, S.gpt_context, w, S.gpt_heads, S.gpt_layers, tied=t).num_parameters()
@@ -658,8 +671,19 @@ for other in ("untied", "matched"):
 # %%
 gpt_same_width, gpt_same_count = gpt_ends["tied"] - gpt_ends["untied"], gpt_ends["tied"] - gpt_ends["matched"]
 assert abs(gpt_counts["matched"] / gpt_counts["tied"] - 1) < 0.05, "the control has about as many parameters"
-if lesson.verdict_tested("in TinyGPT tying's effect on held-out loss has the sign measured at full size"):
-    assert interval(gpt_same_count)[1] < 0, "at equal parameters the tied TinyGPT is ahead"
+if lesson.verdict_tested("on TinyGPT's budget the untied models are ahead of the tied one"):
+    assert interval(gpt_same_width)[0] > 0, "untied, same width: ahead beyond the 95% interval"
+    assert min(gpt_same_count) > 0, "untied, same parameter count: ahead in every seed"
+
+# %% [markdown]
+# At full size (three seeds, 600 steps) TinyGPT does not take the tie well. The untied
+# TinyGPT of the same width is ahead of the tied one in every seed, by 0.10 to 0.18 nats
+# (95% interval +0.04 to +0.25), and the untied control narrowed to width 44 (225,104
+# parameters against 230,144) is ahead too, in every seed, by 0.17 to 0.40 (a wide interval,
+# -0.05 to +0.56). On this short budget, then, tying costs the transformer held-out loss at
+# equal width and at equal size; TinyLM's small gain at equal size does not carry over. This is
+# an early point in TinyGPT's training (its loss is still far above TinyLM's); we have not run
+# the comparison to convergence, so whether the sign turns later is open.
 
 # %% [markdown]
 # ## Exercise

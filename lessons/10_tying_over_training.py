@@ -200,9 +200,9 @@ lesson.save(fig, "tied_share_over_training.png",
 # geometry of its output map (the cone and the frequency axis). The classifier never settles
 # the compromise "overwhelmingly" after the first steps, but it is the larger of the two
 # pushes all run long, and by the end it has made most of the table's movement, more so for
-# rare words and more so in the transformer. The material's other half, that the row ends up
-# "mostly an answer to what precedes this word", describes the outcome better than the
-# opening half describes the process: a majority, not a landslide.
+# rare words and more so in the transformer. The material's next sentence, that the row ends
+# up "mostly an answer to" the question of which words come before this one, describes the
+# outcome better than "overwhelmingly" describes the process: a majority, not a landslide.
 
 # %% [markdown]
 # ## One table, two scales: the Transformer paper's sqrt(d)
