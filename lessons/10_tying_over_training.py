@@ -50,7 +50,7 @@ from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import functional as F
 
-lesson = setup(10, minutes=(0.6, 0.2))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(10, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
 words = data.tokenize(data.load_text())
 
 # %% [markdown]
