@@ -369,7 +369,7 @@ def near_miss_shares(model: TinyLM, data: Windows) -> np.ndarray:
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     p[np.arange(len(data)), data.targets] = 0.0  # wrong rows only
-    ranked = -np.sort(-np.partition(-p, max(NEAR) - 1, axis=1)[:, :max(NEAR)], axis=1)  # likeliest first
+    ranked = -np.sort(np.partition(-p, max(NEAR) - 1, axis=1)[:, :max(NEAR)], axis=1)  # likeliest first
     weight = np.linalg.norm(h, axis=1)
     wrong = (weight * p.sum(axis=1)).sum()
     return np.array([(weight * ranked[:, :k].sum(axis=1)).sum() / wrong for k in NEAR])
