@@ -46,41 +46,60 @@ def classifier_share(sent: dict[str, np.ndarray], rows: np.ndarray) -> float:
 
 def tied_share_curve(model: Any, windows: Windows, *, batch_size: int, steps: int, every: int, window: int,
                      bands: dict[str, np.ndarray], seed: int, lr: float = 3e-3,
-                     weight_decay: float = 0.01) -> tuple[list[int], dict[str, list[float]]]:
+                     weight_decay: float = 0.01,
+                     ) -> tuple[list[int], dict[str, list[float]], dict[str, np.ndarray]]:
     """Train a tied model with AdamW on `windows` and, for the first `window` steps out of every
     `every`, split its table's gradient by path with the ledger (split_paths).
 
     bands: {name: row ids}. Returns (the first step of each ledger window, {band name: the
-    classifier's share of the traffic to the band's rows in each window}).
+    classifier's share of the traffic to the band's rows in each window}, {band name: a
+    (windows, 2) array of the displacement of the band's rows that the classifier's and the
+    lookup's gradients cause}).
+
+    Traffic is the sum of gradient row norms. Displacement is what AdamW does with them: each
+    path's gradient divided elementwise by Adam's sqrt(v_hat) + eps after the step (the divisor
+    both paths share), summed over the window's steps per row, and the row norms of that sum
+    added over the band. Momentum only spreads a gradient over the following steps (its weights
+    add up to one), so this is, up to lr, the movement each path's gradients of the window make;
+    weight decay, which belongs to neither path, is left out.
     """
     table = model.input_table
     if table is not model.output_table:
         raise ValueError("tied_share_curve: the model is untied (input_table is not output_table); "
                          "the split by path is about one table in both roles")
     optimizer = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    eps = optimizer.param_groups[0]["eps"]
     stream = batches(windows, batch_size, np.random.default_rng(seed + 1))
     starts: list[int] = []
     shares: dict[str, list[float]] = {band: [] for band in bands}
-    sent = {"classifier": np.zeros(table.shape[0]), "lookup": np.zeros(table.shape[0])}
+    moved_by_band: dict[str, list[tuple[float, float]]] = {band: [] for band in bands}
     for step in range(steps):
         loss = model.loss(*next(stream))
         optimizer.zero_grad()
         if step % every >= window:  # between windows: train without recording
             loss.backward()
-        else:
-            with ledger(names=model) as led:
-                loss.backward()
-            classifier, lookup = split_paths(led, table)
-            if step % every == 0:
-                sent = {"classifier": np.zeros(table.shape[0]), "lookup": np.zeros(table.shape[0])}
-            sent["classifier"] += np.linalg.norm(classifier, axis=1)
-            sent["lookup"][lookup.indices] += np.linalg.norm(lookup.values, axis=1)
-            if step % every == window - 1:
-                starts.append(step - window + 1)
-                for band, rows in bands.items():
-                    shares[band].append(classifier_share(sent, rows))
+            optimizer.step()
+            continue
+        with ledger(names=model) as led:
+            loss.backward()
+        classifier, lookup = split_paths(led, table)
         optimizer.step()
-    return starts, shares
+        if step % every == 0:
+            sent = {"classifier": np.zeros(table.shape[0]), "lookup": np.zeros(table.shape[0])}
+            moved = {path: np.zeros(table.shape, np.float64) for path in ("classifier", "lookup")}
+        sent["classifier"] += np.linalg.norm(classifier, axis=1)
+        sent["lookup"][lookup.indices] += np.linalg.norm(lookup.values, axis=1)
+        divisor = np.sqrt(optimizer.second_moment(table, bias_corrected=True)) + eps
+        moved["classifier"] += classifier / divisor
+        moved["lookup"][lookup.indices] += lookup.values / divisor[lookup.indices]
+        if step % every == window - 1:
+            starts.append(step - window + 1)
+            moved_norms = {path: np.linalg.norm(m, axis=1) for path, m in moved.items()}
+            for band, rows in bands.items():
+                shares[band].append(classifier_share(sent, rows))
+                moved_by_band[band].append((moved_norms["classifier"][rows].sum(),
+                                            moved_norms["lookup"][rows].sum()))
+    return starts, shares, {band: np.array(m) for band, m in moved_by_band.items()}
 
 
 # ---- a language model trained on a text, lesson 8's way (lessons 9 to 13) ------------------------

@@ -285,9 +285,24 @@ def test_tied_share_curve_records_windows_and_refuses_an_untied_model():
     windows, _ = split_windows(ids, 3, valid_fraction=0.1, pieces=2)
     lm, _ = _tiny_models(tied=True)
     bands = {"low ids": np.arange(1, 4), "high ids": np.arange(4, 9)}
-    starts, shares = kit.tied_share_curve(lm, windows, batch_size=8, steps=10, every=5, window=2,
-                                          bands=bands, seed=0)
+    starts, shares, moved = kit.tied_share_curve(lm, windows, batch_size=8, steps=10, every=5, window=2,
+                                                 bands=bands, seed=0)
     assert starts == [0, 5] and all(len(s) == 2 and all(0 < x <= 1 for x in s) for s in shares.values())
+    assert all(m.shape == (2, 2) and np.all(m >= 0) and np.all(m.sum(axis=1) > 0) for m in moved.values())
     untied, _ = _tiny_models(tied=False)
     with pytest.raises(ValueError, match="tied_share_curve: the model is untied"):
         kit.tied_share_curve(untied, windows, batch_size=8, steps=2, every=1, window=1, bands=bands, seed=0)
+
+
+def test_tied_share_curve_displacement_is_the_gradient_over_adams_divisor():
+    """Row 8 never occurs in the text: only the classifier moves it. At Adam's first step
+    v_hat = g^2, so each of its d numbers moves by g / (|g| + eps), about 1: the row's
+    displacement is sqrt(d), all of it the classifier's; the traffic is |g|, not sqrt(d)."""
+    from minigrad.learn.train import split_windows
+    ids = np.random.default_rng(1).integers(0, 8, 300)
+    windows, _ = split_windows(ids, 3, valid_fraction=0.1, pieces=2)
+    lm, _ = _tiny_models(tied=True)
+    _, shares, moved = kit.tied_share_curve(lm, windows, batch_size=8, steps=1, every=1, window=1,
+                                            bands={"absent": np.array([8])}, seed=0)
+    assert shares["absent"] == [1.0] and moved["absent"][0, 1] == 0
+    assert moved["absent"][0, 0] == pytest.approx(np.sqrt(4), rel=1e-4)
