@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons clean
+.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons lessons-verdicts clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,14 @@ lessons: $(STAMP)
 		OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/minigrad lesson $$n --no-pause \
 			|| exit 1; \
 	done
+
+# The same full-size verdict run, going on past a failing lesson, with each lesson's CPU and wall
+# time and a summary (scripts/lesson_verdicts.py; logs in minigrad-out/lesson-verdicts/). A lesson
+# over 3 CPU minutes counts as failed. It takes about 20 CPU minutes in all, more than CI's
+# 15-minute budget on top of `make test`, so CI does not run it: run it before a release or
+# after changing a lesson (docs/lessons.md has the measured times).
+lessons-verdicts: $(STAMP)
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
