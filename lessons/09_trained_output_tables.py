@@ -409,6 +409,7 @@ def no_gap_shown(gaps: np.ndarray, delta: float) -> tuple[bool, float, float]:
     return low > -delta and power > 0.8, low, power
 
 
+# %%
 delta = abs(pooled["TinyGPT"]["bridged"][0]) / 2
 lm_gaps = np.mean([pair_gaps(r["bridged"], pairs) for r in runs["TinyLM"].values()], axis=0)
 permuted = np.mean([pair_gaps(r["bridged"][np.random.default_rng(seed).permutation(vocab_size)], pairs)

@@ -196,6 +196,8 @@ raw = {key: c[:, 1] for key, c in cones.items()}
 output_side = {  # per seed: 0 where the tied cone equals the input map's, 1 where it equals the output map's
     family: (raw[family, "tied table"] - raw[family, "input map E"])
     / (raw[family, "output map W"] - raw[family, "input map E"]) for family in FAMILIES}
+
+# %%
 for key, c in cones.items():
     assert np.all(np.abs(c[:, 0]) < 0.01), f"{key}: random rows start with no cone"
     assert np.all(np.abs(c[:, 2]) < 0.02), f"{key}: centring removes the shared direction in every seed"

@@ -342,7 +342,8 @@ print(f"  TinyGPT keeps more of skip-gram's share on tense than on male : female
       f"[{uneven[0]:+.2f}, {uneven[1]:+.2f}]")
 
 # %%
-if LONG:  # each interval excludes zero: the gap is not the questions' luck
+if lesson.verdict_tested("the gaps exclude zero over the questions (the short run's TinyGPT has barely "
+                         "started)") and LONG:  # each interval excludes zero: not the questions' luck
     assert gap["equal text"][0] > 0, "at equal text skip-gram's input table answers more"
     assert gap["all questions"][0] > 0, "after 1.5 passes TinyGPT's input table still answers fewer"
     assert gap["male : female"][0] > 0, "on the semantic group the gap holds for the questions too"
