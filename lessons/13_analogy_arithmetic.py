@@ -61,7 +61,7 @@ from minigrad.models import SkipGram, TinyGPT
 from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
-lesson = setup(13, minutes=(1.2, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(13, minutes=(2.7, 0.3))  # caps BLAS threads, draws headless, makes OUT
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     # the fast run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
