@@ -1,20 +1,39 @@
-# The README's commands. Each target creates .venv on first use, then runs.
+# The README's commands. Each target creates .venv on first use, installs what it needs, then runs:
+# `make tour` only minigrad and its dependencies (numpy, Graphviz in WebAssembly); `make lab` adds
+# threadpoolctl; `make test` and the others the `dev` and `lessons` extras as well.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TOUR_STAMP := $(VENV)/.installed-tour
+LAB_STAMP  := $(VENV)/.installed-lab
+ALL_EXTRAS := [dev,lessons,lab]
 
 .PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons lessons-verdicts clean
 
-$(STAMP): pyproject.toml
+# $(call install,EXTRAS): a .venv with minigrad installed (editable) with those extras (pass a list
+# such as [a,b] through a variable: make splits a call's arguments at commas)
+define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# an older .venv has this project installed under its former distribution name
 	$(BIN)/python -m pip uninstall --quiet --yes minigrad 2>/dev/null || true
-	$(BIN)/python -m pip install --quiet -e ".[dev,lessons]"
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".$(1)"
+endef
 
-tour: $(STAMP)
+$(STAMP): pyproject.toml
+	$(call install,$(ALL_EXTRAS))
+	touch $(STAMP) $(LAB_STAMP) $(TOUR_STAMP)
+
+$(LAB_STAMP): pyproject.toml
+	$(call install,[lab])
+	touch $(LAB_STAMP) $(TOUR_STAMP)
+
+$(TOUR_STAMP): pyproject.toml
+	$(call install,)
+	touch $(TOUR_STAMP)
+
+tour: $(TOUR_STAMP)
 	$(BIN)/minigrad tour
 
 test: $(STAMP) browser
@@ -30,7 +49,7 @@ test-quick: $(STAMP)
 browser:
 	sh scripts/install-browser.sh
 
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	$(BIN)/minigrad lab
 
 lint: $(STAMP)

@@ -68,10 +68,17 @@ def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
 
 
 def torch_step(shape: dict[str, int]) -> Callable[[], float]:
-    import torch
     from nanogpt_torch import torch_twin
 
-    twin = torch_twin(build_model(*(shape[k] for k in ("V", "T", "d", "heads", "layers"))))
+    model = build_model(*(shape[k] for k in ("V", "T", "d", "heads", "layers")))
+    return torch_training_step(torch_twin(model), shape)
+
+
+def torch_training_step(twin: Any, shape: dict[str, int]) -> Callable[[], float]:
+    """One PyTorch eager step of `twin` (ids (B, T) -> logits (B, T, V)) on the batch minigrad
+    trains on: zero_grad, cross-entropy, backward, AdamW with minigrad's hyperparameters."""
+    import torch
+
     lr, betas, eps, wd = HYPER["lr"], HYPER["betas"], HYPER["eps"], HYPER["weight_decay"]
     optimizer = torch.optim.AdamW(twin.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=wd)
     ids, targets = (torch.from_numpy(a) for a in batch(shape["V"], shape["T"], shape["B"]))
@@ -134,15 +141,17 @@ def qualified_names() -> dict[tuple[str, int], str]:
     return names
 
 
-def profile(shape: dict[str, int], steps: int, threads: int | None) -> list[str]:
-    """Where a minigrad step's time goes: the ops' forwards and backwards, the optimizer, the engine."""
+def profile(shape: dict[str, int], steps: int, threads: int | None,
+            build: Callable[[dict[str, int]], Callable[[], float]] | None = None) -> list[str]:
+    """Where a minigrad step's time goes: the ops' forwards and backwards, the optimizer, the engine.
+    build: makes the step (default: this file's TinyGPT step; benchmarks/llama.py passes its own)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
         from minigrad.engine import fast
         threadpool_limits(threads, user_api="blas")
         fast.set_threads(threads)  # as the timed worker does
-    step = minigrad_step(shape)
+    step = (build or minigrad_step)(shape)
     step()
     faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(steps):

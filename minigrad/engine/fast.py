@@ -19,7 +19,9 @@ bytes); what each buys is measured in benchmarks/ (docs/performance.md).
     linear_rows(x, weight, bias)     x W^T + b for (..., in) inputs as one BLAS product of rows
     gelu_float32(a), gelu_slope(...) GELU's Phi by a float32 rational fit, in row blocks
     layer_norm(...), layer_norm_dx(...)      LayerNorm in few passes, in row blocks
-    attention(...), attention_grads(...)     causal softmax attention per (batch, head), in blocks
+    attention(...), attention_grads(...)     masked softmax attention per (batch, head), in blocks
+    silu(a), silu_slope(...)         the Llama-style model's SiLU in few passes (its RMSNorm is
+                                     layer_norm and layer_norm_dx uncentred)
     set_threads(n)                   how many threads the row blocks may use (1 or 2)
     keep_freed_memory()              glibc keeps freed memory for the next step (opt-in: train()
                                      and the benchmarks call it; importing minigrad does not)
@@ -464,8 +466,10 @@ def _sum_rows(a: np.ndarray) -> np.ndarray:
 
 
 def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
-               eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+               eps: float, centred: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(out, xhat, rstd) of LayerNorm over the last axis, as ops.LayerNorm, or None.
+    centred=False: RMSNorm's (ops.RMSNorm), the same without subtracting the mean (three
+    passes instead of the plain form's five).
 
     Two passes for the statistics (the mean by einsum, then the
     variance as one dot product per row of the centred x: both sum in another order than the
@@ -482,18 +486,20 @@ def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None
     d, eps_ = x.shape[-1], np.asarray(eps, x.dtype)
 
     def work(lo: int, hi: int) -> None:
-        centred, r = xhat_r[lo:hi], rstd_r[lo:hi]
-        np.subtract(x_r[lo:hi], _sum_rows(x_r[lo:hi]) / d, out=centred)
-        np.divide(_dot_rows(centred, centred), d, out=r)
+        xh, r, source = xhat_r[lo:hi], rstd_r[lo:hi], x_r[lo:hi]
+        if centred:
+            np.subtract(source, _sum_rows(source) / d, out=xh)
+            source = xh  # the centred x, scaled into xhat in place below
+        np.divide(_dot_rows(source, source), d, out=r)
         r += eps_
         np.sqrt(r, out=r)
         np.reciprocal(r, out=r)
-        centred *= r  # now xhat
+        np.multiply(source, r, out=xh)  # now xhat
         y = out_r[lo:hi]
         if weight is not None:
-            np.multiply(centred, weight, out=y)
+            np.multiply(xh, weight, out=y)
         else:
-            y[...] = centred
+            y[...] = xh
         if bias is not None:
             y += bias
 
@@ -502,12 +508,14 @@ def layer_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None
 
 
 def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
-                  weight: np.ndarray | None) -> np.ndarray | None:
+                  weight: np.ndarray | None, centred: bool = True) -> np.ndarray | None:
     """dx = r (g - mean(g) - xhat mean(g xhat)), g = G w: LayerNorm's backward to x, or None.
+    centred=False: RMSNorm's, the same without the mean(g) term (it never subtracted a mean).
 
     Both means as one pass each (by einsum: no (n, d) product array), then
-    in-place updates: six (n, d) passes instead of the plain form's ten, in row blocks on the
-    threads. Float rounding apart from the plain form (the sums' order).
+    in-place updates: six (n, d) passes instead of the plain form's ten (RMSNorm: five
+    instead of seven), in row blocks on the threads. Float rounding apart from the plain form
+    (the sums' order).
     """
     if not seam.fast_enabled() or grad.ndim == 0 or not (grad.flags.c_contiguous and xhat.flags.c_contiguous):
         return None
@@ -522,7 +530,8 @@ def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
         else:
             g[...] = g_r[lo:hi]
         mean_g_xhat = _dot_rows(g, xh) / d
-        g -= _sum_rows(g) / d
+        if centred:
+            g -= _sum_rows(g) / d
         g -= xh * mean_g_xhat
         g *= rstd_r[lo:hi]
 
@@ -531,35 +540,44 @@ def layer_norm_dx(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
-              is_causal: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """(softmax(q k^T scale + mask) v, the weights P), as ops.ScaledDotProductAttention, or None.
+              bias: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(softmax(q k^T scale + bias) v, the weights P), as ops.ScaledDotProductAttention, or None.
 
+    bias: what the plain op adds to the scores (ops.transformer.attention_bias: 0 and -inf for a
+    causal or boolean mask, or a float mask), broadcasting to (..., L, S), or None.
     Each block of the first (batch) axis goes through all the steps while its (..., L, S) scores
-    are in cache: the product, the scale, the mask added as a matrix of 0 and -inf (a masked write
-    is a slow pass in numpy; adding -inf gives the same bits for finite scores), the softmax in
-    place (its row sums by einsum, and one reciprocal per row), and the product with v, on the
-    threads. One (..., L, S) array is made (P, kept for the backward) where the plain form makes
-    four. Float rounding apart from the plain form (the sums' order, and x * (1/s) for x / s).
+    are in cache: the product, the scale, the bias added (a masked write is a slow pass in numpy;
+    adding -inf gives the same bits for finite scores), the softmax in place (its row sums by
+    einsum, and one reciprocal per row), and the product with v, on the threads. One
+    (..., L, S) array is made (P, kept for the backward) where the plain form makes four. Float
+    rounding apart from the plain form (the sums' order, and x * (1/s) for x / s). A row masked
+    everywhere gets weights 0, as in the plain form.
     With attention_grads, forward and backward at (16, 4, 64, 32) take 3.7 ms on one core
     instead of 4.2; on two threads each half of the batch runs on its own core.
     """
     if not seam.fast_enabled() or q.ndim < 3:
         return None
-    L, S = q.shape[-2], k.shape[-2]
+    S = k.shape[-2]
     p = np.empty((*q.shape[:-1], S), q.dtype)
     out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
-    mask = np.triu(np.full((L, S), -np.inf, q.dtype), k=1) if is_causal else None
+    bias = None if bias is None else np.broadcast_to(bias, p.shape)
     scale_ = np.asarray(scale, q.dtype)
 
     def work(lo: int, hi: int) -> None:
         s = p[lo:hi]
         np.matmul(q[lo:hi], k[lo:hi].swapaxes(-1, -2), out=s)
         s *= scale_
-        if mask is not None:
-            s += mask
-        s -= s.max(axis=-1, keepdims=True)  # a causal row always sees key 0: never all -inf
+        if bias is not None:
+            s += bias[lo:hi]
+        top = s.max(axis=-1, keepdims=True)
+        if bias is not None:
+            top[np.isneginf(top)] = 0  # a row masked everywhere: every e is 0
+        s -= top
         np.exp(s, out=s)
-        s *= 1 / np.einsum("...ij->...i", s)[..., None]  # einsum: 4x numpy's sum over short rows
+        total = np.einsum("...ij->...i", s)[..., None]  # einsum: 4x numpy's sum over short rows
+        if bias is not None:
+            total[total == 0] = np.inf  # that row's weights stay 0 (1/inf), not 0/0
+        s *= 1 / total
         np.matmul(s, v[lo:hi], out=out[lo:hi])
 
     in_row_blocks(q.shape[0], p[:1].nbytes, work, ROWWISE_PARALLEL_MIN_BYTES)
@@ -592,6 +610,59 @@ def attention_grads(grad: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
 
     in_row_blocks(q.shape[0], p[:1].nbytes, work, ROWWISE_PARALLEL_MIN_BYTES)
     return dq, dk, dv
+
+
+# ---- the Llama-style model: SiLU in few passes -----------------------------------------------------
+# (its RMSNorm is layer_norm and layer_norm_dx above, uncentred). The plain forms are in
+# ops/elementwise.py (SiLU) and ops/transformer.py (RMSNorm); tests/fast/test_twins.py and
+# tests/nn/test_llama_ops.py compare both ways. The rotary embedding has no fast form: writing
+# its two halves into place with out= measured slower than the plain form's temporaries (0.73
+# against 0.50 ms at (16, 4, 64, 32)).
+
+def silu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(a s(a), s(a)) with s = 1 / (1 + e^-a) in place, or None.
+
+    Four passes in row blocks on the threads, where the plain form's overflow-free sigmoid
+    (exp of -|a|, two branches, a select) takes eight. e^-a overflows to inf for a below about
+    -88 in float32, and 1 / (1 + inf) is the right limit, 0: the warning is silenced, not the
+    value changed. Float rounding apart from the plain form.
+    """
+    if not seam.fast_enabled() or a.ndim == 0 or not a.flags.c_contiguous or a.dtype.kind != "f":
+        return None
+    out, s = np.empty_like(a), np.empty_like(a)
+    a_r, out_r, s_r = _as_rows(a), _as_rows(out), _as_rows(s)
+
+    def work(lo: int, hi: int) -> None:
+        sb = s_r[lo:hi]
+        np.negative(a_r[lo:hi], out=sb)
+        with np.errstate(over="ignore"):
+            np.exp(sb, out=sb)
+        sb += 1
+        np.reciprocal(sb, out=sb)
+        np.multiply(a_r[lo:hi], sb, out=out_r[lo:hi])
+
+    in_row_blocks(a_r.shape[0], a_r.shape[1] * a.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return out, s
+
+
+def silu_slope(grad: np.ndarray, a: np.ndarray, s: np.ndarray) -> np.ndarray | None:
+    """G s (1 + a (1 - s)), SiLU's backward, in one buffer in row blocks on the threads, or None."""
+    if (not seam.fast_enabled() or a.ndim == 0 or grad.shape != a.shape
+            or not all(x.flags.c_contiguous for x in (grad, a, s))):
+        return None
+    slope = np.empty_like(a)
+    g_r, a_r, s_r, out_r = (_as_rows(x) for x in (grad, a, s, slope))
+
+    def work(lo: int, hi: int) -> None:
+        t = out_r[lo:hi]
+        np.subtract(1, s_r[lo:hi], out=t)
+        t *= a_r[lo:hi]
+        t += 1
+        t *= s_r[lo:hi]
+        t *= g_r[lo:hi]
+
+    in_row_blocks(a_r.shape[0], a_r.shape[1] * a.itemsize, work, ROWWISE_PARALLEL_MIN_BYTES)
+    return slope
 
 
 # ---- keeping freed memory for the next step ----------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 from minigrad.engine import fast, ops, seam
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.graph import _ACCUMULATE_LOCK, AccumulateGrad, Node
+from minigrad.engine.ops.transformer import attention_bias
 from minigrad.engine.sparse import RowSparse, add_grads, add_into
 
 
@@ -170,26 +171,76 @@ class FastLayerNorm(ops.LayerNorm):
 
 
 class FastScaledDotProductAttention(ops.ScaledDotProductAttention):
-    """Softmax attention per (batch, head) block, in place (float32-rounding close)."""
+    """Softmax attention per (batch, head) block, in place (float32-rounding close). Dropout, and
+    a float mask that requires grad, take the plain op's forward or backward."""
 
     @staticmethod
-    def forward(ctx: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
-                scale: float | None = None) -> np.ndarray:
+    def forward(ctx: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                attn_mask: np.ndarray | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                scale: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        plain = ops.ScaledDotProductAttention
         scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
-        fused = fast.attention(q, k, v, scale, is_causal)
+        bias = attention_bias(attn_mask, is_causal, q.shape[-2], k.shape[-2], q.dtype)
+        fused = fast.attention(q, k, v, scale, bias) if dropout_p == 0 else None
         if fused is None:
-            return ops.ScaledDotProductAttention.forward(ctx, q, k, v, is_causal, scale)
+            return plain.forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale, rng)
         out, p = fused
-        ctx.save_for_backward(q, k, v, p)
+        ctx.save_for_backward(q, k, v, p, None)  # as the plain op saves them (no dropout mask)
         ctx.scale = scale
+        ctx.mask_shape = None if attn_mask is None else attn_mask.shape
         return out
 
     @staticmethod
     def backward(ctx: Any, grad: np.ndarray) -> tuple:
-        grads = fast.attention_grads(grad, *ctx.saved, ctx.scale)
+        q, k, v, p, keep = ctx.saved
+        mask_needs_grad = len(ctx.needs_input_grad) > 3 and ctx.needs_input_grad[3]
+        grads = None if keep is not None or mask_needs_grad else \
+            fast.attention_grads(grad, q, k, v, p, ctx.scale)
         if grads is None:
             return ops.ScaledDotProductAttention.backward(ctx, grad)
-        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        grads = tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        return (*grads, None)[:len(ctx.needs_input_grad)]
+
+
+class FastRMSNorm(ops.RMSNorm):
+    """RMSNorm in few passes, in place, in row blocks (float32-rounding close to the plain op)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: np.ndarray, weight: np.ndarray | None = None, eps: float = 1e-6) -> np.ndarray:
+        fused = fast.layer_norm(x, weight, None, eps, centred=False)
+        if fused is None:
+            return ops.RMSNorm.forward(ctx, x, weight, eps)
+        out, xhat, rstd = fused
+        ctx.save_for_backward(xhat, rstd, weight)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: np.ndarray) -> tuple:
+        xhat, rstd, weight = ctx.saved
+        need_x, need_w = ctx.needs_input_grad
+        grad_x = fast.layer_norm_dx(grad, xhat, rstd, weight, centred=False) if need_x else None
+        if need_x and grad_x is None:
+            return ops.RMSNorm.backward(ctx, grad)
+        rows = grad.reshape(-1, grad.shape[-1])
+        return grad_x, np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
+
+
+class FastSiLU(ops.SiLU):
+    """SiLU and its slope in four and five in-place passes, in row blocks (float32-rounding close)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: np.ndarray) -> np.ndarray:
+        fused = fast.silu(a)
+        if fused is None:
+            return ops.SiLU.forward(ctx, a)
+        out, s = fused
+        ctx.save_for_backward(a, s)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: np.ndarray) -> np.ndarray:
+        slope = fast.silu_slope(grad, *ctx.saved)
+        return ops.SiLU.backward(ctx, grad) if slope is None else slope
 
 
 class OwnedSums:
@@ -241,6 +292,7 @@ TWINS = {
     ops.Tanh: FastTanh, ops.GELU: FastGELU, ops.Embedding: FastEmbedding, ops.Linear: FastLinear,
     ops.CrossEntropy: FastCrossEntropy, ops.LinearCrossEntropy: FastLinearCrossEntropy,
     ops.LayerNorm: FastLayerNorm, ops.ScaledDotProductAttention: FastScaledDotProductAttention,
+    ops.RMSNorm: FastRMSNorm, ops.SiLU: FastSiLU,
 }
 for _plain, _twin in TWINS.items():
     seam.register_fast(_plain, _twin)

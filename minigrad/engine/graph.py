@@ -95,7 +95,7 @@ class FunctionNode(Node):
     def name(self) -> str:
         return self.op.__name__ + "Backward" + seam.owner_label(self.function)
 
-    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
+    def apply(self, grad: Any, retain_graph: bool = True) -> tuple[Any, ...]:
         ctx = self.ctx
         if ctx._saved is None:
             raise RuntimeError(
@@ -107,7 +107,8 @@ class FunctionNode(Node):
             ctx.check_versions(self)
         ctx.retain_graph = retain_graph
         grads = self.function.backward(ctx, grad)
-        grads = [*grads] if isinstance(grads, tuple) else [grads]  # a list of the engine's own
+        if type(grads) is not tuple:
+            grads = (grads,)
         if len(grads) != len(self.next_nodes):
             raise RuntimeError(
                 f"{self.name}: backward returned {len(grads)} gradients but forward had "
@@ -148,34 +149,24 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
     No recursion, so a 100,000-op chain is fine.
     """
     waiting = count_dependencies(start)  # how many consumers each node has yet to hear from
-    sums = (seam.fast_gradient_sums() or NewArraySums)()  # what has arrived at each node, summed
+    sums = gradient_sums()  # what has arrived at each node, summed
     sums.add(start, grad)
     ready = [start]
     while ready:
         node = ready.pop()
-        for child in run_and_send_on(node, sums, retain_graph):
-            waiting[child] -= 1
-            if waiting[child] == 0:  # every consumer has sent its gradient: run it next
-                ready.append(child)
+        send_on(node, run_node(node, sums.pop(node), retain_graph), sums)
+        for child in node.next_nodes:
+            if child is not None:  # an input that needs no gradient has no node
+                waiting[child] -= 1
+                if waiting[child] == 0:  # every consumer has sent its gradient: run it next
+                    ready.append(child)
 
 
-def run_and_send_on(node: Node, sums: Any, retain_graph: bool) -> list[Node]:
-    """Run `node` on the sum of what reached it and add each gradient it returns to its input's
-    sum. Returns the input nodes, one per edge (an input reached by None still stops waiting)."""
-    grads = run_node(node, sums.pop(node), retain_graph)
-    children = []
-    for child, g in edges_with_gradients(node, grads):
-        if g is not None:
-            sums.add(child, g)
-        children.append(child)
-    return children
-
-
-def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any]:
+def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any] | tuple[Any, ...]:
     """The node's gradients for its inputs; all None when nothing reached it (every consumer sent
-    None: nothing flows on)."""
+    None: nothing flows on, but its inputs stop waiting for it)."""
     if total is None:
-        grads: list[Any] = [None] * len(node.next_nodes)
+        grads: list[Any] | tuple[Any, ...] = [None] * len(node.next_nodes)
     else:
         grads = node.apply(total, retain_graph)
         if grad_mode.is_anomaly_enabled():  # detect_anomaly: check every gradient for NaN/Inf
@@ -185,19 +176,28 @@ def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any]:
     return grads
 
 
-def edges_with_gradients(node: Node, grads: list[Any]) -> list[tuple[Node, Any]]:
-    """(input node, its gradient) for each edge of `node`, each gradient checked, and shown to
-    the recorders (the gradient ledger) when it goes into a leaf."""
-    pairs = []
-    for position, (child, g) in enumerate(zip(node.next_nodes, grads)):
-        if child is None:
+def send_on(node: Node, grads: list[Any] | tuple[Any, ...], sums: Any) -> None:
+    """Add each gradient `node` returned to the sum of the input it is for, once checked; one
+    that goes into a leaf is shown to the recorders (the gradient ledger) first."""
+    for position, child in enumerate(node.next_nodes):
+        g = grads[position]
+        if g is None or child is None:
             continue
-        if g is not None:
-            _check_gradient(node, position, child, g)
-            if isinstance(child, AccumulateGrad):
-                grad_mode.record(node, child, g)
-        pairs.append((child, g))
-    return pairs
+        try:
+            fits = g.shape == child.shape and g.dtype.kind == "f"
+        except AttributeError:  # not an array at all
+            fits = False
+        if not fits:
+            _refuse_gradient(node, position, child, g)
+        if type(child) is AccumulateGrad:
+            grad_mode.record(node, child, g)
+        sums.add(child, g)
+
+
+def gradient_sums() -> Any:
+    """A new sum-keeper for one walk: the seam's fast one (fast_ops.OwnedSums) when the fast
+    paths are on, else the plain NewArraySums."""
+    return (seam.fast_gradient_sums() or NewArraySums)()
 
 
 class NewArraySums:
@@ -215,20 +215,16 @@ class NewArraySums:
         return self.totals.pop(node, None)
 
 
-def _check_gradient(node: Node, position: int, child: Node, g: Any) -> None:
-    """A gradient has its input's shape (a RowSparse: its dense shape) and a floating dtype."""
-    try:
-        if g.shape == child.shape and g.dtype.kind == "f":
-            return
-    except AttributeError:  # not an array: said below
-        pass
+def _refuse_gradient(node: Node, position: int, child: Node, g: Any) -> None:
+    """Why a gradient cannot go on: a gradient has its input's shape (a RowSparse: its dense
+    shape) and a floating dtype."""
     shape, dtype = getattr(g, "shape", None), getattr(g, "dtype", None)
+    if shape is None or dtype is None:
+        raise TypeError(
+            f"{node.name} returned a {type(g).__name__} as the gradient for input {position}; "
+            f"return a numpy array of shape {child.shape} (or None)"
+        )
     if shape != child.shape:
-        if shape is None:
-            raise TypeError(
-                f"{node.name} returned a {type(g).__name__} as the gradient for input {position}; "
-                f"return a numpy array of shape {child.shape} (or None)"
-            )
         raise RuntimeError(
             f"{node.name} returned a gradient of shape {shape} for input {position}, "
             f"which has shape {child.shape}"

@@ -208,16 +208,7 @@ def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, b
     x: (..., *normalized_shape); weight, bias: normalized_shape or None. Variance is the biased
     one (divide by n), as in PyTorch.
     """
-    single = isinstance(normalized_shape, (int, np.integer))
-    shape = (int(normalized_shape),) if single else tuple(normalized_shape)
-    if not shape or tuple(x.shape[-len(shape):]) != shape or len(shape) > len(x.shape):
-        raise ValueError(f"layer_norm: input has shape {x.shape}, but normalized_shape={shape} must "
-                         f"be its trailing axes")
-    for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != shape:
-            raise ValueError(f"layer_norm: {name} has shape {p.shape}, expected normalized_shape {shape}")
-    if not eps > 0:
-        raise ValueError(f"layer_norm: eps must be positive, got {eps!r}")
+    shape = _normalized_shape("layer_norm", x, normalized_shape, eps, weight=weight, bias=bias)
     if len(shape) == 1:
         return ops.LayerNorm.apply(x, weight, bias, eps=float(eps))
     flat = (-1,)  # several normalised axes: normalise them as one
@@ -225,6 +216,23 @@ def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, b
     out = ops.LayerNorm.apply(x.reshape(lead + flat), None if weight is None else weight.reshape(flat),
                               None if bias is None else bias.reshape(flat), eps=float(eps))
     return out.reshape(x.shape)
+
+
+def _normalized_shape(who: str, x: Tensor, normalized_shape: Any, eps: float,
+                      **params: Tensor | None) -> tuple[int, ...]:
+    """normalized_shape as a tuple, after checking that it is x's trailing axes, that each of
+    `params` (weight, bias) has that shape, and that eps is positive."""
+    single = isinstance(normalized_shape, (int, np.integer))
+    shape = (int(normalized_shape),) if single else tuple(normalized_shape)
+    if not shape or tuple(x.shape[-len(shape):]) != shape or len(shape) > len(x.shape):
+        raise ValueError(f"{who}: input has shape {x.shape}, but normalized_shape={shape} must "
+                         f"be its trailing axes")
+    for name, p in params.items():
+        if p is not None and tuple(p.shape) != shape:
+            raise ValueError(f"{who}: {name} has shape {p.shape}, expected normalized_shape {shape}")
+    if not eps > 0:
+        raise ValueError(f"{who}: eps must be positive, got {eps!r}")
+    return shape
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -> Tensor:
@@ -240,18 +248,132 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -
     return x * (keep * scale)
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, is_causal: bool = False,
-                                 scale: float | None = None) -> Tensor:
-    """softmax(q k^T * scale) v, scale = 1/sqrt(e) by default; is_causal: query i sees keys j <= i.
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, *, rng: Any = None) -> Tensor:
+    """softmax(q k^T * scale + mask) v, scale = 1/sqrt(e) by default, as in PyTorch.
 
-    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev), as in PyTorch. The same as
-    `(q @ k.transpose(-2, -1) * scale).masked_fill(future, -inf).softmax(-1) @ v`, in one op.
+    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev), any number of leading axes
+    (the same for all three). attn_mask broadcasts to (..., L, S): bool (True: the query may
+    attend to that key) or float (added to the scores; it gets a gradient if it requires one).
+    is_causal: query i sees keys j <= i (not together with attn_mask, as in PyTorch). A query
+    that may see no key gets zeros. dropout_p drops attention weights (training only: pass 0 in
+    eval); rng seeds it. The same as `(q @ k.transpose(-2, -1) * scale + mask).softmax(-1) @ v`,
+    in one op.
     """
+    who = "scaled_dot_product_attention"
     if len(q.shape) < 2 or len(k.shape) != len(q.shape) or len(v.shape) != len(q.shape):
-        raise ValueError(f"scaled_dot_product_attention: q, k, v must have the same rank >= 2, got "
-                         f"shapes {q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(f"{who}: q, k, v must have the same rank >= 2, got shapes {q.shape}, "
+                         f"{k.shape}, {v.shape}")
     if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2] or q.shape[:-2] != k.shape[:-2] \
             or k.shape[:-2] != v.shape[:-2]:
-        raise ValueError(f"scaled_dot_product_attention: shapes q {q.shape}, k {k.shape}, v {v.shape} "
-                         "do not fit (expected (..., L, e), (..., S, e), (..., S, ev))")
-    return ops.ScaledDotProductAttention.apply(q, k, v, is_causal=bool(is_causal), scale=scale)
+        raise ValueError(f"{who}: shapes q {q.shape}, k {k.shape}, v {v.shape} do not fit "
+                         "(expected (..., L, e), (..., S, e), (..., S, ev))")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{who}: dropout_p must be a probability in [0, 1], got {dropout_p!r}")
+    if attn_mask is not None:
+        if is_causal:
+            raise ValueError(f"{who}: pass attn_mask or is_causal=True, not both (as PyTorch); for "
+                             "a causal mask combined with your own, put both in attn_mask")
+        attn_mask = _check_attention_mask(who, attn_mask, (*q.shape[:-1], k.shape[-2]))
+    generator = as_generator(rng, who) if dropout_p > 0 else None
+    return ops.ScaledDotProductAttention.apply(q, k, v, attn_mask, dropout_p=float(dropout_p),
+                                               is_causal=bool(is_causal), scale=scale, rng=generator)
+
+
+def _check_attention_mask(who: str, attn_mask: Any, scores_shape: tuple[int, ...]) -> Any:
+    """attn_mask as a bool or float array (a float Tensor stays one: it may need a gradient)."""
+    mask = attn_mask if isinstance(attn_mask, Tensor) and attn_mask.dtype.kind == "f" \
+        else np.asarray(as_array(attn_mask))
+    if mask.dtype.kind not in "bf":
+        raise TypeError(f"{who}: attn_mask must be bool (True: may attend) or float (added to "
+                        f"the scores), got dtype {mask.dtype}")
+    try:
+        fits = np.broadcast_shapes(tuple(mask.shape), scores_shape) == scores_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{who}: attn_mask has shape {tuple(mask.shape)}, which does not broadcast "
+                         f"to the scores' shape {scores_shape} (..., L, S)")
+    return mask
+
+
+# ---- the Llama-style model's pieces -------------------------------------------------------------
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x), elementwise (also called swish)."""
+    return ops.SiLU.apply(x)
+
+
+def rms_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` axes, as PyTorch.
+
+    x: (..., *normalized_shape); weight: normalized_shape or None; eps: PyTorch's default is the
+    machine epsilon of x's dtype (Llama passes its own, 1e-5 or 1e-6).
+    """
+    eps = float(np.finfo(x.dtype).eps) if eps is None else eps
+    shape = _normalized_shape("rms_norm", x, normalized_shape, eps, weight=weight)
+    if len(shape) == 1:
+        return ops.RMSNorm.apply(x, weight, eps=float(eps))
+    lead = tuple(x.shape[:-len(shape)])  # several normalised axes: normalise them as one
+    out = ops.RMSNorm.apply(x.reshape(lead + (-1,)), None if weight is None else weight.reshape(-1),
+                            eps=float(eps))
+    return out.reshape(x.shape)
+
+
+def rotary_angles(positions: Any, dim: int, theta: float = 10000.0,
+                  dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """(cos, sin) of the rotary angles, each (..., T, dim/2) for positions (..., T) int.
+
+    Pair i of a position p turns by p * theta^(-2i/dim): the first pairs fast, the last slowly,
+    so nearby positions differ in the first and far ones in the last. Computed in float64, then
+    given x's dtype.
+    """
+    if dim % 2 or dim <= 0:
+        raise ValueError(f"rotary: the rotated dimension must be even and positive (pairs), got {dim}")
+    if not theta > 0:
+        raise ValueError(f"rotary: theta must be positive, got {theta!r}")
+    pos = np.asarray(as_array(positions))
+    if pos.dtype.kind not in "iu" or pos.ndim == 0:
+        raise TypeError(f"rotary: positions must be integer positions of shape (..., T), got dtype "
+                        f"{pos.dtype} and shape {pos.shape}")
+    frequencies = float(theta) ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)  # (dim/2,)
+    angles = pos[..., None].astype(np.float64) * frequencies
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+def rotary_embedding(x: Tensor, positions: Any = None, theta: float = 10000.0,
+                     style: str = "halves") -> Tensor:
+    """Rotary position embedding: x (..., T, d) with each pair of its last axis turned by an
+    angle that grows with the position (positions: (..., T) int, default 0..T-1).
+
+    style="halves" pairs entry i with entry i + d/2, as Llama in transformers (`rotate_half`)
+    and GPT-NeoX; style="pairs" pairs entries 2i and 2i + 1, as the RoPE paper, Meta's Llama
+    code and CS336. The two give the same attention scores when q's and k's projection rows are
+    permuted accordingly; a checkpoint must be read with the style it was trained with.
+    positions broadcast against x's leading axes: for x (B, h, T, d) pass (T,) or (B, 1, T).
+    """
+    if len(x.shape) < 2:
+        raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d)")
+    T, d = x.shape[-2:]
+    cos, sin = rotary_angles(np.arange(T) if positions is None else positions, d, theta, x.dtype)
+    return rotate_pairs(x, cos, sin, style)
+
+
+def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray, style: str = "halves") -> Tensor:
+    """x (..., T, d) with each pair of its last axis turned by the angles whose cos and sin are
+    given, (..., T, d/2) (from `rotary_angles`): rotary_embedding with the angles computed once."""
+    if style not in ops.Rotary.styles:
+        raise ValueError(f"rotary_embedding: style must be one of {ops.Rotary.styles}, got {style!r}")
+    if len(x.shape) < 2 or x.shape[-1] % 2:
+        raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d) with d even")
+    pairs = (*x.shape[:-1], x.shape[-1] // 2)
+    try:
+        fits = np.broadcast_shapes(cos.shape, pairs) == pairs  # the angles stretch to x, not x to them
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"rotary_embedding: positions of shape {cos.shape[:-1]} do not fit x of "
+                         f"shape {x.shape} (expected (..., T) broadcasting to {x.shape[:-1]})")
+    return ops.Rotary.apply(x, cos, sin, style=style)

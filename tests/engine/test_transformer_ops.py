@@ -2,21 +2,13 @@
 
 import numpy as np
 import pytest
+from op_checks import assert_close, backward_both, check, leaf, torch_pair
 
 import minigrad as mg
 from minigrad import nn
 from minigrad.nn import functional as F
 
 rng = np.random.default_rng(0)
-
-
-def leaf(shape, scale=1.0):
-    return mg.tensor(scale * rng.standard_normal(shape), requires_grad=True)
-
-
-def check(fn, *inputs):
-    report = mg.gradcheck(fn, list(inputs))
-    assert report.ok, str(report)
 
 
 def causal(T):
@@ -108,25 +100,6 @@ def test_dropout_gradcheck_with_a_fixed_mask():
 
 
 # ---- against PyTorch -------------------------------------------------------------------------
-
-def torch_pair(shape, scale=1.0):
-    torch = pytest.importorskip("torch")
-    a = scale * rng.standard_normal(shape)
-    return mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-
-
-def backward_both(out_m, out_t):
-    weights = rng.standard_normal(out_m.shape)
-    (out_m * weights).sum().backward()
-    import torch
-
-    (out_t * torch.tensor(weights)).sum().backward()
-
-
-def assert_close(m, t, rtol=1e-10, atol=1e-12):
-    np.testing.assert_allclose(m.data if isinstance(m, mg.Tensor) else m, t.detach().numpy(),
-                               rtol=rtol, atol=atol)
-
 
 def test_layer_norm_module_matches_torch(fast_and_plain):
     torch = pytest.importorskip("torch")

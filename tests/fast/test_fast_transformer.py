@@ -150,7 +150,7 @@ def test_attention_fast_and_plain_agree_to_rounding(is_causal, dtype):
 
 def test_attention_on_a_single_sequence_uses_the_plain_form():
     q = rng.standard_normal((5, 4))
-    assert fast.attention(q, q, q, 0.5, True) is None  # no batch axis to split
+    assert fast.attention(q, q, q, 0.5, None) is None  # no batch axis to split
     fast_out, plain_out = both_ways(lambda: run_op(attention, (q, q, q), np.float64))
     assert_same_bytes(fast_out, plain_out)
 

@@ -27,6 +27,8 @@ CASES = {
     ops.LayerNorm: (lambda: [f32(8, 32, 64), f32(64), f32(64)], {}, False),
     ops.ScaledDotProductAttention: (lambda: [f32(2, 4, 16, 8), f32(2, 4, 16, 8), f32(2, 4, 16, 8)],
                                     {"is_causal": True}, False),
+    ops.RMSNorm: (lambda: [f32(8, 32, 64), f32(64)], {"eps": 1e-5}, False),
+    ops.SiLU: (lambda: [np.r_[f32(64, 256).ravel() * 4, -200, 200].astype(np.float32)], {}, False),
 }
 
 

@@ -3,14 +3,12 @@
 
 import http.client
 import json
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from lab_server import serving_lab
+from lab_server import lab_process, serving_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,26 +157,15 @@ def test_the_server_listens_on_loopback_only(server):
 
 
 def test_minigrad_lab_prints_its_url_first_and_stops_on_ctrl_c():
-    process = subprocess.Popen([sys.executable, "-m", "minigrad.cli", "lab", "--port", "0", "--no-browser"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
-        port = int(url.rsplit(":", 1)[1].rstrip("/"))
-        assert port > 0
-        assert "ready" in process.stdout.readline() + process.stdout.readline()
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    with lab_process() as lab:
+        assert lab["url"].startswith("http://127.0.0.1:") and lab["url"].endswith("/")
+        assert lab["port"] > 0 and lab["ready"]
+        connection = http.client.HTTPConnection("127.0.0.1", lab["port"], timeout=30)
         connection.request("GET", "/")
         assert connection.getresponse().status == 200
         connection.close()
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 0, err
-    assert "stopped" in out and "Traceback" not in err
+    assert lab["returncode"] == 0, lab["err"]
+    assert "stopped" in lab["out"] and "Traceback" not in lab["err"]
 
 
 def test_a_busy_port_is_reported(server):

@@ -7,7 +7,7 @@ from seed_bridge import CAT, SEED_PRINTED, starting_weights, tied_paths, untied_
 
 from minigrad.learn import tour
 from minigrad.learn.lab import answer, audit, steps
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 
 
 def numpy_paths(E, W, read, target, context, tied):
@@ -26,7 +26,8 @@ def numpy_paths(E, W, read, target, context, tied):
 
 def reveal(book, **controls):
     mode = controls.get("mode", "untied")
-    prediction = book.commit({"mode": mode, "layout": "one shared row", "larger": "lookup", "number": "0.5"})
+    prediction = book.commit({**controls, "mode": mode, "layout": "one shared row", "larger": "lookup",
+                              "number": "0.5"})
     return audit.audit({**controls, "prediction": prediction.id}, book)
 
 
@@ -115,7 +116,7 @@ def test_the_prediction_book_is_bounded():
     for _ in range(2):
         book.commit({"mode": "tied", "layout": "one shared row", "larger": "lookup"})
     with pytest.raises(P.BadRequest, match="unknown prediction id"):
-        book.get(first.id, "tied")
+        book.get(first.id, audit.read_setup({"mode": "tied"}))
 
 
 @pytest.mark.parametrize("controls, message", [
@@ -279,7 +280,7 @@ def test_the_question_shows_the_forward_numbers():
     h = E[CAT] + tour.CONTEXT
     z = W_U.T @ h
     np.testing.assert_allclose(q["p"], np.exp(z) / np.exp(z).sum(), rtol=1e-12)
-    assert q["what"] == "dL/dhead.weight[2] (sat)" and q["shape"] == [4]
+    assert q["what"] == "dL/dW[sat] (head.weight, row 2)" and q["shape"] == [4]
 
 
 @pytest.mark.parametrize("body, message", [
@@ -340,3 +341,157 @@ def test_the_tour_defaults_are_unchanged_by_the_lab_keywords():
     keyword = tour.bridge_loss(model.emb.weight, model.head.weight, np.array([[CAT]]), position=0,
                                target=CAT, context=tour.CONTEXT)
     assert keyword.item() == model().item()
+
+
+# ---- issue 23: what the learner sees is what is checked ----------------------------------------
+
+def shown(values, decimals=answer.DECIMALS):
+    """A number as the page shows it (rounded to `decimals` places), read back."""
+    return np.round(np.array(values, dtype=np.float64), decimals)
+
+
+def from_the_page(q, table, row, recompute):
+    """The gradient a learner works out from the page's rounded numbers: p read off the page, or
+    recomputed from the shown E, context and W (h = E[token] + context, p = softmax(h W^T))."""
+    E, W, y = shown(q["E"]), shown(q["W"]), np.array(q["y"])
+    token = q["vocab"].index(q["token"])
+    if q["mode"] == "tied":
+        W = E
+    if recompute:
+        h = E[token] + np.array(q["context"])
+        z = W @ h
+        p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    else:
+        h, p = shown(q["h"]), shown(q["p"])
+    lookup = np.zeros_like(E)
+    lookup[token] = W.T @ (p - y)
+    classifier = np.outer(p - y, h)
+    full = lookup + classifier if q["mode"] == "tied" else (lookup if table == "emb.weight" else classifier)
+    return full if row is None else full[q["vocab"].index(row)]
+
+
+QUESTIONS = [(mode, table, row) for mode, table in [("untied", "emb.weight"), ("untied", "head.weight"),
+                                                    ("tied", "emb.weight")]
+             for row in [*tour.VOCAB, answer.WHOLE_TABLE]]
+
+
+@pytest.mark.parametrize("mode, table, row", QUESTIONS)
+@pytest.mark.parametrize("recompute", [False, True])
+def test_an_answer_worked_out_from_the_shown_numbers_passes(mode, table, row, recompute):
+    body = {"mode": mode, "table": table, "row": row}
+    q = answer.question(body)
+    asked = None if row == answer.WHOLE_TABLE else row
+    got = from_the_page(q, table, asked, recompute)
+    result = answer.check({**body, "answer": text(got)})
+    assert result["verdict"] == "pass", result["diagnosis"]
+    assert result["tolerance"] == q["tolerance"] <= 1e-3
+
+
+@pytest.mark.parametrize("mode, table, row", [("untied", "emb.weight", "cat"), ("tied", "emb.weight", "cat"),
+                                              ("untied", "head.weight", "cat")])
+def test_a_typical_mistake_worked_out_from_the_shown_numbers_is_named(mode, table, row):
+    """The forgotten -1 of p - y, computed from the rounded numbers, still gets its diagnosis
+    (not a generic 'is off'), and the minus sign of the right answer gets 'flipped'."""
+    body = {"mode": mode, "table": table, "row": row}
+    q = answer.question(body)
+    right = from_the_page(q, table, row, recompute=False)
+    if mode == "tied":  # the lookup part without its -1: W^T p = W^T (p - y) + E[target]
+        forgot = right + shown(q["E"])[q["vocab"].index(q["target"])]
+    else:
+        forgot = from_the_page({**q, "y": [0.0] * len(q["vocab"])}, table, row, recompute=False)
+    diagnosis = answer.check({**body, "answer": text(forgot)})["diagnosis"]
+    assert "forgot the target's -1" in diagnosis, diagnosis
+    flipped = answer.check({**body, "answer": text(-right)})["diagnosis"]
+    assert "sign is flipped" in flipped, flipped
+
+
+def test_the_tolerance_is_below_every_typical_mistakes_distance():
+    for mode, table, row in QUESTIONS:
+        body = {"mode": mode, "table": table, "row": row}
+        q = answer.question(body)
+        setup, table, r = answer.read_question(body)
+        expected, parts = answer.expected_and_parts(setup, table)
+        n = answer.forward_numbers(setup)
+        for mistake, diagnosis in answer.typical_mistakes(setup, table, parts, n):
+            wrong, right = (mistake, expected) if r is None else (mistake[r], expected[r])
+            if np.max(np.abs(wrong - right)) > 1e-9:  # a mistake that changes this row at all
+                assert np.max(np.abs(wrong - right)) > q["tolerance"], (mode, table, row, diagnosis)
+
+
+def test_the_question_says_what_is_asked():
+    q = answer.question({"mode": "tied", "row": "cat"})
+    assert q["what"] == "dL/dE[cat] (tied: emb.weight = head.weight, row 1)"
+    assert q["y"] == [0.0, 1.0, 0.0, 0.0, 0.0, 0.0] and q["decimals"] == 4
+    assert 0 < q["tolerance"] < 1e-3
+
+
+def test_a_prediction_answers_for_the_controls_it_was_made_for(book):
+    prediction = book.commit({"mode": "untied", "layout": "separate tensors", "larger": "lookup", "width": 4})
+    assert audit.audit({"mode": "untied", "prediction": prediction.id}, book)["right"]["layout"]
+    with pytest.raises(P.BadRequest, match=r"committed for other controls \(width, context changed") as err:
+        audit.audit({"mode": "untied", "width": 8, "prediction": prediction.id}, book)
+    assert err.value.status == 409
+    with pytest.raises(P.BadRequest, match=r"other controls \(target changed"):
+        audit.audit({"mode": "untied", "target": "mat", "prediction": prediction.id}, book)
+    again = book.commit({"mode": "untied", "layout": "separate tensors", "larger": "lookup", "width": 8})
+    assert audit.audit({"mode": "untied", "width": 8, "prediction": again.id}, book)["setup"]["width"] == 8
+
+
+@pytest.mark.parametrize("vocab, size", [("corpus", 12), ("corpus", 2), ("tour", None)])
+def test_a_vocabulary_alone_gives_a_token_and_target_of_its_own(vocab, size):
+    body = {"vocab": vocab} if size is None else {"vocab": vocab, "vocab_size": size}
+    setup = audit.vocabulary(body)  # what the page asks for when the vocabulary changes
+    assert setup["token"] in setup["vocab"] and setup["target"] in setup["vocab"]
+    if vocab == "tour":
+        assert setup["token"] == setup["target"] == "cat"  # the tour reads "cat" and asks for it
+    else:
+        assert setup["vocab"][:2] == [setup["token"], setup["target"]]
+
+
+def test_a_chunk_stops_when_its_time_is_up():
+    book = steps.RunBook()
+    run = book.start({"steps": 50, "chunk": 50, "vocab_size": 100, "batch": 4})["run"]
+    first = steps.advance(book._runs[run], seconds=0.0)  # time is up at once: one step, never zero
+    assert first["step"] == 1 and len(first["points"]["tied"]) == 1
+    rest = steps.advance(book._runs[run], seconds=60.0)
+    assert rest["step"] == 50 and [p["step"] for p in rest["points"]["untied"]] == list(range(2, 51))
+
+
+def test_the_steps_prediction_is_scored_on_the_longest_silence():
+    body = dict(optimizer="sgd", lr=0.5, weight_decay=0, lazy=True, decay="touched", steps=80, chunk=40,
+                vocab_size=50, batch=4, prediction="untied")
+    started, chunks = run_all(body)
+    assert started["prediction"] == "untied"
+    assert chunks[0]["longest_return"] is None or chunks[0]["longest_return"]["prediction"] == "untied"
+    back = chunks[-1]["longest_return"]
+    returns = {mode: [r for c in chunks for r in c["returns"][mode]] for mode in ("tied", "untied")}
+    longest = max(returns["tied"], key=lambda r: r["silence"])
+    assert back["step"] == longest["step"] and back["silence"] == longest["silence"]
+    untied = next(r for r in returns["untied"] if r["step"] == back["step"])
+    assert (back["tied"], back["untied"]) == (longest["moved"], untied["moved"])
+    tied, untied = back["tied"], back["untied"]
+    further = ("about the same" if abs(tied - untied) <= 0.1 * max(tied, untied)
+               else "tied" if tied > untied else "untied")
+    assert back["further"] == further and back["right"] == (further == "untied")
+    with pytest.raises(P.BadRequest, match="prediction: expected one of tied, untied, about the same"):
+        steps.read_setup({"prediction": "rare"})
+
+
+def test_the_lab_server_caps_blas_threads_while_open():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from minigrad.learn.lab.server import LabServer
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    if not before:
+        pytest.skip("no BLAS library that threadpoolctl can see")
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        inside = blas_threads()
+        server = LabServer(port=0)
+        try:
+            assert set(blas_threads()) == {1}
+        finally:
+            server.server_close()
+        assert blas_threads() == inside

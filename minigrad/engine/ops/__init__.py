@@ -3,9 +3,9 @@
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
     arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
     reductions.py   Sum, Mean, Max
-    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs
+    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where
-    transformer.py  LayerNorm, ScaledDotProductAttention
+    transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
 
 Each runs through `Function.apply`, which asks the seam (seam.py) which implementation of the op
 runs: this plain one, its fast twin (fast_ops.py), or a learner's own (`minigrad.use`).
@@ -45,6 +45,9 @@ place: the same array may be on its way to another node.
     Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
     ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
                   softmax(q k^T s + mask) v
+    RMSNorm       x / rms(x) w            w G / rms minus its projection on xhat    -
+    Rotary        pairs turned by angles  G turned back (the same map with -sin)    -
+    SiLU          a s(a)                  G (s + a s (1 - s))                       -
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
@@ -52,7 +55,18 @@ gradchecked in tests/engine/test_ops_gradcheck.py, not the subject of a lesson).
 """
 
 from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, Neg, Pow, Sub, unbroadcast
-from minigrad.engine.ops.elementwise import GELU, Abs, Exp, Log, LogSigmoid, ReLU, Sigmoid, Sqrt, Tanh
+from minigrad.engine.ops.elementwise import (
+    GELU,
+    Abs,
+    Exp,
+    Log,
+    LogSigmoid,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Sqrt,
+    Tanh,
+)
 from minigrad.engine.ops.reductions import Max, Mean, Sum
 from minigrad.engine.ops.shape import (
     Concatenate,
@@ -65,7 +79,7 @@ from minigrad.engine.ops.shape import (
     Stack,
     Where,
 )
-from minigrad.engine.ops.transformer import LayerNorm, ScaledDotProductAttention
+from minigrad.engine.ops.transformer import LayerNorm, RMSNorm, Rotary, ScaledDotProductAttention
 from minigrad.engine.ops.vocabulary import (
     CrossEntropy,
     Embedding,
@@ -81,6 +95,6 @@ __all__ = [
     "GELU", "Abs", "Add", "Clone", "Concatenate", "Copy", "CrossEntropy", "Div", "Embedding", "Exp",
     "GetItem", "LayerNorm", "Linear", "LinearCrossEntropy", "Log", "LogSigmoid", "LogSoftmax",
     "MaskedFill", "MatMul", "Max", "Mean", "Mul", "Narrow", "Neg", "Permute", "Pow", "ReLU",
-    "Reshape", "ScaledDotProductAttention", "SetItem", "Sigmoid", "Softmax", "Sqrt", "Stack", "Sub",
-    "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
+    "RMSNorm", "Reshape", "Rotary", "ScaledDotProductAttention", "SetItem", "SiLU", "Sigmoid",
+    "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
 ]

@@ -171,3 +171,18 @@ class Abs(Function):
         (a,) = ctx.saved
         return grad * np.sign(a)
 
+
+
+class SiLU(Function):
+    """a s(a), s the sigmoid (also called swish): the gate of Llama's SwiGLU feed-forward."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        s = _sigmoid(a)
+        ctx.save_for_backward(a, s)
+        return a * s
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a s(a) = G (s + a s (1 - s))
+        a, s = ctx.saved
+        return grad * s * (1 + a * (1 - s))

@@ -1,4 +1,5 @@
-"""The transformer's own ops (TinyGPT): layer norm and scaled dot-product attention."""
+"""The transformer's own ops: layer norm and attention (TinyGPT); RMS norm and rotary position
+embeddings (the Llama-style model)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 import numpy as np
 
 from minigrad.engine.function import Context, Function
+from minigrad.engine.ops.arithmetic import unbroadcast
 
 
 class LayerNorm(Function):
@@ -44,39 +46,146 @@ class LayerNorm(Function):
         return grad_x, grad_w, grad_b
 
 
-class ScaledDotProductAttention(Function):
-    """softmax(q k^T * scale + causal mask) v, as torch.nn.functional.scaled_dot_product_attention.
+class RMSNorm(Function):
+    """y = x r * w over the last axis, r = 1 / sqrt(mean(x^2) + eps), as torch.nn.functional.rms_norm.
 
-    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev). With P the attention weights:
-        dv = P^T G,  dP = G v^T,  dS = P * (dP - sum(dP * P)),  dq = dS k * scale,  dk = dS^T q * scale
-    One op for the five steps (product, scale, mask, softmax, product): P is the one (L, S) array
-    kept for the backward. is_causal masks key j > query i (top-left, as PyTorch); row i always
-    sees key 0, so no row is all -inf.
+    x: (..., d); weight: (d,) or None. LayerNorm without the centring and the bias: the scale of
+    each position is divided out, its direction kept. With xhat = x r:
+        dx = r * (g - xhat * mean(g * xhat)),  g = G * w
+        dw = sum over positions of G * xhat
     """
 
     @staticmethod
-    def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool = False,
-                scale: float | None = None) -> np.ndarray:
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
+                eps: float = 1e-6) -> np.ndarray:
+        rstd = 1 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + np.asarray(eps, x.dtype))
+        xhat = x * rstd
+        ctx.save_for_backward(xhat, rstd, weight)
+        return xhat if weight is None else xhat * weight
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        xhat, rstd, weight = ctx.saved
+        need_x, need_w = ctx.needs_input_grad
+        rows = grad.reshape(-1, grad.shape[-1])  # dw sums over every position
+        grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
+        grad_x = None
+        if need_x:
+            g = grad if weight is None else grad * weight
+            grad_x = rstd * (g - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        return grad_x, grad_w
+
+
+class Rotary(Function):
+    """Rotary position embedding: each pair (x1, x2) of x's last axis turned by its angle,
+        (x1, x2) -> (x1 cos - x2 sin,  x1 sin + x2 cos)
+
+    x: (..., T, d), d even; cos, sin: the angles' cosines and sines, (..., T, d/2), broadcasting
+    against the d/2 pairs of each position. Which entries make a pair:
+        style="halves": entry i with entry i + d/2 (Llama in transformers, GPT-NeoX: `rotate_half`)
+        style="pairs":  entry 2i with entry 2i + 1 (the RoPE paper, Meta's Llama code, CS336)
+    A rotation's transpose is the rotation by minus the angle, so dx is G turned back: the same
+    map with -sin. cos and sin are constants (functions of the positions): no gradient.
+    """
+
+    styles = ("halves", "pairs")
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+                style: str = "halves") -> np.ndarray:
+        ctx.save_for_backward(cos, sin)
+        ctx.style = style
+        return rotate_pairs(x, cos, sin, style)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        cos, sin = ctx.saved
+        return rotate_pairs(grad, cos, -sin, ctx.style), None, None
+
+
+def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
+    """x with each pair of its last axis (see Rotary for which) turned by the angle (cos, sin)."""
+    if style not in Rotary.styles:
+        raise ValueError(f"rotary: style must be one of {Rotary.styles}, got {style!r}")
+    half = x.shape[-1] // 2
+    firsts, seconds = (np.s_[..., :half], np.s_[..., half:]) if style == "halves" else \
+        (np.s_[..., 0::2], np.s_[..., 1::2])
+    x1, x2 = x[firsts], x[seconds]
+    out = np.empty_like(x)
+    out[firsts] = x1 * cos - x2 * sin
+    out[seconds] = x1 * sin + x2 * cos
+    return out
+
+
+def attention_bias(attn_mask: np.ndarray | None, is_causal: bool, L: int, S: int,
+                   dtype: np.dtype) -> np.ndarray | None:
+    """What attention adds to its scores: 0 where query i may see key j, -inf where not, or the
+    float mask itself; None when nothing is masked.
+
+    attn_mask: bool (True: may attend, as PyTorch) or float (added as it is), broadcasting to
+    (..., L, S). is_causal: key j > query i is masked (top-left aligned, as PyTorch).
+    """
+    if is_causal:
+        return np.triu(np.full((L, S), -np.inf, dtype), k=1)
+    if attn_mask is None:
+        return None
+    if attn_mask.dtype == np.bool_:
+        return np.where(attn_mask, np.asarray(0, dtype), np.asarray(-np.inf, dtype))
+    return attn_mask.astype(dtype, copy=False)
+
+
+class ScaledDotProductAttention(Function):
+    """softmax(q k^T * scale + mask) v, as torch.nn.functional.scaled_dot_product_attention.
+
+    q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev); scale 1/sqrt(e) by default.
+    attn_mask (bool: True may attend; or float: added to the scores) broadcasts to (..., L, S);
+    is_causal masks key j > query i. A query that may see no key gets zeros (as PyTorch), not
+    NaN. dropout_p: each weight is dropped with probability p, the rest scaled by 1/(1 - p)
+    (D below, drawn from rng; D = 1 without dropout). With P the weights and Pd = P D:
+        dv = Pd^T G,  dP = (G v^T) D,  dS = P * (dP - sum(dP * P)),
+        dq = dS k * scale,  dk = dS^T q * scale,  d attn_mask = dS (summed back to its shape)
+    One op for the steps (product, scale, mask, softmax, dropout, product): P is the one
+    (L, S) array kept for the backward.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                attn_mask: np.ndarray | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                scale: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
         scores = (q @ k.swapaxes(-1, -2)) * np.asarray(scale, q.dtype)
-        if is_causal:
-            future = np.triu(np.ones(scores.shape[-2:], dtype=bool), k=1)
-            scores = np.where(future, np.asarray(-np.inf, scores.dtype), scores)
-        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        p = e / e.sum(axis=-1, keepdims=True)
-        out = p @ v
-        ctx.save_for_backward(q, k, v, p)
+        bias = attention_bias(attn_mask, is_causal, q.shape[-2], k.shape[-2], q.dtype)
+        if bias is not None:
+            scores = scores + bias
+        top = scores.max(axis=-1, keepdims=True)
+        top[np.isneginf(top)] = 0  # a row masked everywhere: every e is 0, and so is every weight
+        e = np.exp(scores - top)
+        total = e.sum(axis=-1, keepdims=True)
+        p = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        keep = None
+        if dropout_p > 0:
+            kept = (rng or np.random.default_rng()).random(p.shape) >= dropout_p
+            keep = kept * np.asarray(0.0 if dropout_p >= 1 else 1 / (1 - dropout_p), p.dtype)
+        out = (p if keep is None else p * keep) @ v
+        ctx.save_for_backward(q, k, v, p, keep)
         ctx.scale = scale
+        ctx.mask_shape = None if attn_mask is None else attn_mask.shape
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
-        q, k, v, p = ctx.saved
-        need_q, need_k, need_v = ctx.needs_input_grad
-        grad_v = p.swapaxes(-1, -2) @ grad if need_v else None
-        if not (need_q or need_k):
-            return None, None, grad_v
+        q, k, v, p, keep = ctx.saved
+        n_inputs = len(ctx.needs_input_grad)  # q, k, v, and attn_mask when it was passed
+        need_q, need_k, need_v, need_mask = (*ctx.needs_input_grad, False)[:4]
+        dropped = p if keep is None else p * keep
+        grad_v = dropped.swapaxes(-1, -2) @ grad if need_v else None
+        if not (need_q or need_k or need_mask):
+            return (None, None, grad_v, None)[:n_inputs]
         dp = grad @ v.swapaxes(-1, -2)
-        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * np.asarray(ctx.scale, p.dtype)
-        return (ds @ k if need_q else None, ds.swapaxes(-1, -2) @ q if need_k else None, grad_v)
-
+        if keep is not None:
+            dp = dp * keep
+        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))  # d(scores), the softmax's backward
+        grad_mask = unbroadcast(ds, ctx.mask_shape) if need_mask else None
+        ds = ds * np.asarray(ctx.scale, p.dtype)
+        return (ds @ k if need_q else None, ds.swapaxes(-1, -2) @ q if need_k else None, grad_v,
+                grad_mask)[:n_inputs]

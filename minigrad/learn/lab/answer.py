@@ -4,6 +4,10 @@ for the audit's model and gets the verdict and diagnosis `minigrad check` would 
 The reference is minigrad's backward confirmed by central differences, and the diagnosis is the
 lesson checks' own (`lessons/checks/_common.py`): the whole answer flipped or scaled, a listed
 typical mistake, or row by row which path is missing, which sign or which factor is wrong.
+
+The page shows the numbers to DECIMALS places, so an answer worked out from them carries their
+rounding: `display_tolerance` bounds that rounding's effect on the asked gradient, and an answer
+within it counts as the reference (or as the typical mistake it is that close to).
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ import numpy as np
 from minigrad.engine import Tensor, no_grad, to_dense
 from minigrad.learn import lessons, tour
 from minigrad.learn.lab import audit
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.nn import functional as F
 
 TABLES = ("emb.weight", "head.weight")
 WHOLE_TABLE = "(whole table)"
+DECIMALS = 4  # the page shows E, W, h and p rounded to this many places
 
 
 @lru_cache(maxsize=1)
@@ -41,13 +46,42 @@ def read_question(body: Mapping[str, Any]) -> tuple[audit.AuditSetup, str, int |
     if row_word == WHOLE_TABLE:
         return setup, table, None
     if row_word not in setup.vocab:
-        raise P.BadRequest(f"row: {row_word!r} is neither a token of the vocabulary nor {WHOLE_TABLE!r}")
+        raise P.BadRequest(f"row: {P.shown(row_word)} is neither a token of the vocabulary nor "
+                           f"{WHOLE_TABLE!r}")
     return setup, table, setup.vocab.index(row_word)
 
 
 def _what(setup: audit.AuditSetup, table: str, row: int | None) -> str:
-    name = "emb.weight = head.weight" if setup.tied else table
-    return f"dL/d{name}" + ("" if row is None else f"[{row}] ({setup.vocab[row]})")
+    """'dL/dE[cat] (tied: emb.weight = head.weight, row 1)', 'dL/dW (head.weight, the whole table)'."""
+    letter = "E" if setup.tied or table == "emb.weight" else "W"
+    where = "tied: emb.weight = head.weight" if setup.tied else table
+    if row is None:
+        return f"dL/d{letter} ({where}, the whole table)"
+    return f"dL/d{letter}[{setup.vocab[row]}] ({where}, row {row})"
+
+
+def display_tolerance(setup: audit.AuditSetup, table: str, row: int | None, n: dict[str, Any]) -> float:
+    """How far an answer computed from the page's rounded numbers can be from the exact gradient.
+
+    Each shown number is off by at most d = 0.5e-DECIMALS. To first order, with r = p - y:
+      p recomputed from the shown h and W: |dz_v| <= d (|W_v|_1 + |h|_1), |dp_v| <= 2 p_v max|dz|
+      lookup row  W^T r:       sum_v |W_vj| dp_v + |r_v| d
+      classifier row (r_v) h:  dp_v |h_j| + |r_v| d
+    The bound for the asked row (or table), times 2 for the second-order terms, at least d, rounded
+    up to one significant digit."""
+    d = 0.5 * 10.0**-DECIMALS
+    h, p, y = n["h"], n["p"], n["y"]
+    W = n["E"] if setup.tied else n["W"]
+    r = np.abs(p - y)
+    dz = d * (np.abs(W).sum(axis=1) + np.abs(h).sum())
+    dp = np.maximum(d, 2 * p * dz.max())
+    lookup = np.zeros_like(n["E"])
+    lookup[setup.token] = np.abs(W).T @ dp + r.sum() * d
+    classifier = np.outer(dp, np.abs(h)) + (r * d)[:, None]
+    bound = lookup + classifier if setup.tied else (lookup if table == "emb.weight" else classifier)
+    worst = max(d, 2 * float(bound.max() if row is None else bound[row].max()))
+    digit = 10.0 ** np.floor(np.log10(worst))
+    return float(f"{np.ceil(worst / digit) * digit:.1g}")
 
 
 def forward_numbers(setup: audit.AuditSetup) -> dict[str, Any]:
@@ -66,8 +100,10 @@ def question(body: Mapping[str, Any]) -> dict[str, Any]:
     n = forward_numbers(setup)
     shape = [setup.width] if row is not None else [len(setup.vocab), setup.width]
     return {"what": _what(setup, table, row), "shape": shape, "vocab": list(setup.vocab),
+            "decimals": DECIMALS, "tolerance": display_tolerance(setup, table, row, n),
             "token": setup.vocab[setup.token], "target": setup.vocab[setup.target], "mode": setup.mode,
             "E": n["E"].tolist(), "W": n["W"].tolist(), "h": n["h"].tolist(), "p": n["p"].tolist(),
+            "y": n["y"].tolist(),
             "loss": n["loss"], "context": setup.context.tolist()}
 
 
@@ -155,9 +191,45 @@ def check(body: Mapping[str, Any]) -> dict[str, Any]:
     if got.shape != expected.shape:
         raise P.BadRequest(f"answer: {what} has shape {expected.shape}: type {expected.size} numbers, "
                            f"got {got.size} (shape {got.shape})", status=422)
+    tolerance = display_tolerance(setup, table, row, n)
+    got = as_explained(got, expected, mistakes, row_parts(parts, row), tolerance)
     try:
         common.assert_matches(got, expected, what, mistakes, **options)
     except AssertionError as verdict:
-        return {"verdict": "fail", "diagnosis": str(verdict), "what": what}
-    return {"verdict": "pass", "diagnosis": f"{what}: right (it matches minigrad's backward, which "
-                                            "matches central differences)", "what": what}
+        return {"verdict": "fail", "diagnosis": str(verdict), "what": what, "tolerance": tolerance}
+    return {"verdict": "pass", "diagnosis": f"{what}: right, within {tolerance:g} of minigrad's backward "
+                                            "(which matches central differences)",
+            "what": what, "tolerance": tolerance}
+
+
+SCALES = (-1.0, 2.0, 3.0, 4.0, 0.5, 1 / 3, 0.25)  # the factors the checks' diagnosis names
+
+
+def as_explained(got: np.ndarray, expected: np.ndarray, mistakes: list[tuple[np.ndarray, str]],
+                 parts: list[np.ndarray], tolerance: float) -> np.ndarray:
+    """`got` with each part replaced by the exact answer it is within `tolerance` of: the reference,
+    a typical mistake, the reference scaled, or (row by row) one path alone or a path missing.
+    The checks' diagnosis, which compares to 1e-5, then names what the learner meant."""
+    def nearest(value: np.ndarray, candidates: list[np.ndarray]) -> np.ndarray:
+        for candidate in candidates:
+            if np.shape(candidate) == value.shape and np.max(np.abs(value - candidate)) <= tolerance:
+                return np.array(candidate, dtype=np.float64)
+        return value
+
+    whole = [expected, *(m for m, _ in mistakes), *(k * expected for k in SCALES)]
+    snapped = nearest(got, whole)
+    if snapped is not got or got.ndim < 2:
+        return snapped
+    rows = []
+    for r in range(got.shape[0]):
+        alone = [part[r] for part in parts]
+        missing = [expected[r] - part[r] for part in parts]
+        candidates = [expected[r], *(m[r] for m, _ in mistakes), *alone, *missing,
+                      *(k * expected[r] for k in SCALES)]
+        rows.append(nearest(got[r], candidates))
+    return np.stack(rows)
+
+
+def row_parts(parts: dict[str, np.ndarray], row: int | None) -> list[np.ndarray]:
+    """Each path's contribution to the asked row (or to the whole table)."""
+    return [part if row is None else part[row] for part in parts.values()]

@@ -3,9 +3,10 @@
 The model is the tour's (`minigrad.learn.tour`): read one token's row, add a context vector,
 score the whole vocabulary, ask for a target token. The learner picks the vocabulary, the token
 read, the target, the context and the width, and whether the classifier is tied to the table.
-Before a mode's gradients are shown the learner commits predictions for that mode
-(`PredictionBook.commit`); `audit` refuses to reveal a mode without one, and returns the
-prediction beside what happened.
+Before a mode's gradients are shown the learner commits predictions for that mode and those
+controls (`PredictionBook.commit`); `audit` refuses to reveal without one made for the same
+question, and returns the prediction beside what happened. Change a control and the question
+changes: the learner predicts again.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 from minigrad.engine import Tensor, to_dense
 from minigrad.learn import tour
 from minigrad.learn.data import default_corpus, tokenize
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.tools.gradcheck import gradcheck
 from minigrad.tools.ledger import Ledger, ledger
 from minigrad.tools.viz import draw, svg
@@ -35,6 +36,7 @@ VOCABS = ("tour", "corpus")
 LAYOUTS = ("separate tensors", "one shared row")
 PATHS = ("lookup", "classifier")
 MAX_VOCAB, MAX_WIDTH, MAX_CONTEXT = 64, 16, 10.0
+NUMBER_WITHIN = 0.1  # a guessed norm counts as right within 10% of minigrad's
 FULL_CHECK_ELEMENTS = 512  # above this many table entries the finite differences go along directions
 _render_lock = threading.Lock()  # one WebAssembly Graphviz session: renders take turns
 
@@ -63,6 +65,12 @@ class AuditSetup:
     def tied(self) -> bool:
         return self.mode == "tied"
 
+    def question(self) -> dict[str, Any]:
+        """The controls a prediction answers for (all but the mode), as plain data."""
+        return {"vocab": self.vocab_kind, "vocab_size": len(self.vocab), "token": self.vocab[self.token],
+                "target": self.vocab[self.target], "width": self.width, "context": self.context.tolist(),
+                "seed": self.seed}
+
 
 def read_setup(body: Mapping[str, Any]) -> AuditSetup:
     """Validate the audit's controls (raises BadRequest naming the field)."""
@@ -74,8 +82,8 @@ def read_setup(body: Mapping[str, Any]) -> AuditSetup:
         size = P.integer(body, "vocab_size", 12, 2, MAX_VOCAB)
         vocab = corpus_words()[:size]
     width = P.integer(body, "width", tour.WIDTH, 1, MAX_WIDTH)
-    token = _token(body, "token", vocab, tour.VOCAB[tour.CAT])
-    target = _token(body, "target", vocab, tour.VOCAB[tour.TARGET])
+    token = _token(body, "token", vocab, tour.VOCAB[tour.CAT], vocab[0])
+    target = _token(body, "target", vocab, tour.VOCAB[tour.TARGET], vocab[1])
     context = P.vector(body, "context", width, np.resize(tour.CONTEXT, width), MAX_CONTEXT)
     mode = P.choice(body, "mode", MODES, "untied")
     seed = P.integer(body, "seed", tour.SEED, 0, 2**31 - 1)
@@ -89,11 +97,13 @@ def vocabulary(body: Mapping[str, Any]) -> dict[str, Any]:
             "target": setup.vocab[setup.target], "width": setup.width, "context": setup.context.tolist()}
 
 
-def _token(body: Mapping[str, Any], name: str, vocab: tuple[str, ...], default: str) -> int:
-    word = body.get(name, default if default in vocab else vocab[0])
+def _token(body: Mapping[str, Any], name: str, vocab: tuple[str, ...], default: str, otherwise: str) -> int:
+    """The index of body[name]; when it is missing, `default` (the tour's word) if this
+    vocabulary has it, else `otherwise`."""
+    word = body.get(name, default if default in vocab else otherwise)
     if not isinstance(word, str) or word not in vocab:
-        shown = ", ".join(vocab[:12]) + (", ..." if len(vocab) > 12 else "")
-        raise P.BadRequest(f"{name}: {word!r} is not in the vocabulary ({shown})")
+        listed = ", ".join(vocab[:12]) + (", ..." if len(vocab) > 12 else "")
+        raise P.BadRequest(f"{name}: {P.shown(word)} is not in the vocabulary ({listed})")
     return vocab.index(word)
 
 
@@ -107,6 +117,7 @@ class Prediction:
     larger: str  # one of PATHS: which path sends the larger row gradient
     number: float | None  # the target row's total gradient norm, if the learner guessed one
     committed_at: float  # time.time(), so the page can show it came before the reveal
+    question: dict[str, Any]  # the controls it answers for (AuditSetup.question())
 
 
 class PredictionBook:
@@ -119,28 +130,37 @@ class PredictionBook:
         self._lock = threading.Lock()
 
     def commit(self, body: Mapping[str, Any]) -> Prediction:
+        """Record a prediction for body's mode and controls (the controls default as in the audit)."""
         body = P.as_mapping(body)
         mode = P.choice(body, "mode", MODES)
         layout = P.choice(body, "layout", LAYOUTS)
         larger = P.choice(body, "larger", PATHS)
         guess = body.get("number")
         number = None if guess in (None, "") else P.number(body, "number", 0.0, 0.0, 1e6)
+        question = read_setup(body).question()
         with self._lock:
-            prediction = Prediction(f"p{next(self._ids)}", mode, layout, larger, number, time.time())
+            prediction = Prediction(f"p{next(self._ids)}", mode, layout, larger, number, time.time(),
+                                    question)
             self._items[prediction.id] = prediction
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return prediction
 
-    def get(self, key: Any, mode: str) -> Prediction:
+    def get(self, key: Any, setup: AuditSetup) -> Prediction:
+        """The prediction `key`, which must answer for `setup`'s mode and controls."""
+        mode = setup.mode
         with self._lock:
             prediction = self._items.get(key) if isinstance(key, str) else None
         if prediction is None:
             raise P.BadRequest(f"prediction: commit a prediction for {mode} mode before the reveal "
-                               f"(unknown prediction id {key!r})", status=409)
+                               f"(unknown prediction id {P.shown(key)})", status=409)
         if prediction.mode != mode:
             raise P.BadRequest(f"prediction: {key} was committed for {prediction.mode} mode; commit one "
                                f"for {mode} mode before its reveal", status=409)
+        changed = [name for name, value in setup.question().items() if prediction.question.get(name) != value]
+        if changed:
+            raise P.BadRequest(f"prediction: {key} was committed for other controls ({', '.join(changed)} "
+                               "changed since); the question changed, so commit a new prediction", status=409)
         return prediction
 
 
@@ -259,10 +279,10 @@ def what_happened(run: AuditRun) -> dict[str, Any]:
 
 
 def compare(prediction: Prediction, actual: dict[str, Any]) -> dict[str, Any]:
-    """Each prediction beside what happened; a number counts as right within 10%."""
+    """Each prediction beside what happened; a number counts as right within NUMBER_WITHIN."""
     number_right = None
     if prediction.number is not None:
-        number_right = bool(abs(prediction.number - actual["number"]) <= 0.1 * actual["number"])
+        number_right = bool(abs(prediction.number - actual["number"]) <= NUMBER_WITHIN * actual["number"])
     return {"layout": prediction.layout == actual["layout"], "larger": prediction.larger == actual["larger"],
             "number": number_right}
 
@@ -271,7 +291,7 @@ def audit(body: Mapping[str, Any], book: PredictionBook) -> dict[str, Any]:
     """The reveal for the controls in `body`; needs `prediction`, the id of a committed prediction
     for the same mode. Every number is computed now, by minigrad."""
     setup = read_setup(body)
-    prediction = book.get(body.get("prediction"), setup.mode)
+    prediction = book.get(body.get("prediction"), setup)
     run = run_audit(setup)
     actual = what_happened(run)
     return {
@@ -280,6 +300,7 @@ def audit(body: Mapping[str, Any], book: PredictionBook) -> dict[str, Any]:
         "prediction": asdict(prediction),
         "actual": actual,
         "right": compare(prediction, actual),
+        "number_within": NUMBER_WITHIN,
         "tables": ledger_tables(run),
         "checks": finite_difference_checks(run),
         "svg": drawing(run),

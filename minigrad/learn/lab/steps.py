@@ -3,7 +3,13 @@
 The learner picks the stream (Zipf-distributed ids, or the lessons' corpus), the optimizer
 (SGD, Adam, AdamW), dense or lazy updates and the weight-decay mode, and watches two rows of the
 embedding table: a frequent one and a rare one. A run lives on the server (`RunBook`) and is
-advanced a chunk of steps per request, so the page's plots grow while the steps run.
+advanced a chunk of steps per request, so the page's plots grow while the steps run. A chunk
+ends after `chunk` steps or CHUNK_SECONDS of computing, whichever comes first, so the page shows
+progress and can stop a run within a second at any size.
+
+Before a run the learner may predict which model's rare row moves further on the step its
+token comes back after its longest silence; every chunk says what happened so far
+(`longest_return`).
 
 Per step and per model, for each watched row: its norm and how far it moved; when the rare
 token is read again after a silence of k steps, the length of that step. At the end of each
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,7 +31,7 @@ import numpy as np
 
 from minigrad.engine import RowSparse
 from minigrad.learn.data import Vocabulary, default_corpus, tokenize
-from minigrad.learn.lab import params as P
+from minigrad.learn.lab import request_params as P
 from minigrad.models.tinylm import TinyLM
 from minigrad.optim import DECAY_MODES, SGD, Adam, AdamW
 
@@ -32,6 +39,9 @@ STREAMS = ("zipf", "corpus")
 OPTIMIZERS = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
 MAX_VOCAB, MAX_WIDTH, MAX_BATCH, MAX_STEPS, MAX_CHUNK = 2000, 64, 256, 5000, 200
 DEFAULT_LR = {"sgd": 0.5, "adam": 0.01, "adamw": 0.01}
+CHUNK_SECONDS = 0.4  # a chunk computes at most this long (then the page redraws, or stops)
+PREDICTIONS = ("tied", "untied", "about the same")  # whose rare row moves further after the silence
+SAME_WITHIN = 0.1  # "about the same": the two steps differ by less than 10%
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +66,7 @@ class StepsSetup:
     seed: int
     frequent: int
     rare: int  # -1: pick one (a row that occurs, but rarely)
+    prediction: str | None  # one of PREDICTIONS, or None (not asked)
 
 
 def read_setup(body: Mapping[str, Any]) -> StepsSetup:
@@ -78,6 +89,8 @@ def read_setup(body: Mapping[str, Any]) -> StepsSetup:
         seed=P.integer(body, "seed", 0, 0, 2**31 - 1),
         frequent=P.integer(body, "frequent", 1 if body.get("stream") == "corpus" else 0, 0, vocab_size - 1),
         rare=P.integer(body, "rare", -1, -1, vocab_size - 1),
+        prediction=(None if body.get("prediction") in (None, "")
+                    else P.choice(body, "prediction", PREDICTIONS)),
     )
 
 
@@ -116,6 +129,7 @@ class StepsRun:
     step: int = 0
     occurrences: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     last_seen: int = 0  # the step at which the rare token last occurred
+    returns: list[dict[str, Any]] = field(default_factory=list)  # the rare token's returns, both models
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -149,14 +163,18 @@ def pick_rare(counts: np.ndarray, frequent: int, steps: int) -> int:
     return int(candidates[np.argmin(np.abs(counts[candidates] - wanted))])
 
 
-def advance(run: StepsRun) -> dict[str, Any]:
-    """Run the next chunk of steps on both models; the points measured on the way."""
+def advance(run: StepsRun, seconds: float = CHUNK_SECONDS) -> dict[str, Any]:
+    """Run the next chunk of steps on both models (at most `chunk` steps, and no more once
+    `seconds` have passed); the points measured on the way."""
     s = run.setup
-    end = min(s.steps, run.step + s.chunk)
+    started = time.perf_counter()
     points: dict[str, list[dict[str, Any]]] = {mode: [] for mode in run.models}
     returns: dict[str, list[dict[str, Any]]] = {mode: [] for mode in run.models}
     losses: dict[str, list[float]] = {mode: [] for mode in run.models}
-    for t in range(run.step, end):
+    first, end = run.step, min(s.steps, run.step + s.chunk)
+    for t in range(first, end):
+        if t > first and time.perf_counter() - started > seconds:
+            break
         window = run.ids[t * s.batch: (t + 1) * s.batch + 1]
         inputs, targets = window[:-1, None], window[1:]
         rare_present = bool(np.any(inputs == run.rare))  # read: the lookup sends its row a gradient
@@ -182,12 +200,34 @@ def advance(run: StepsRun) -> dict[str, Any]:
             w.previous[...] = table
         if rare_present:
             run.last_seen = t + 1
-    run.step = end
+        run.step = t + 1
+    if returns["tied"]:
+        both = zip(returns["tied"], returns["untied"])  # the same steps: both models read one stream
+        run.returns += [{"step": tied["step"], "silence": tied["silence"], "tied": tied["moved"],
+                         "untied": untied["moved"]} for tied, untied in both]
     return {"run": run.id, "step": run.step, "steps": s.steps, "done": run.step >= s.steps,
             "points": points, "returns": returns, "losses": losses,
             "updates": {mode: w.updates.tolist() for mode, w in run.models.items()},
             "occurrences": run.occurrences.tolist(),
-            "grad_layout": {mode: _layout(w) for mode, w in run.models.items()}}
+            "grad_layout": {mode: _layout(w) for mode, w in run.models.items()},
+            "longest_return": longest_return(run)}
+
+
+def longest_return(run: StepsRun) -> dict[str, Any] | None:
+    """The rare token's return after its longest silence so far: how far its row moved in each
+    model, which moved further (or "about the same", within SAME_WITHIN), and whether that is
+    what the learner predicted. None until the token has come back once."""
+    if not run.returns:
+        return None
+    back = max(run.returns, key=lambda r: r["silence"])  # the first of the longest
+    tied, untied = back["tied"], back["untied"]
+    if abs(tied - untied) <= SAME_WITHIN * max(tied, untied):
+        further = "about the same"
+    else:
+        further = "tied" if tied > untied else "untied"
+    prediction = run.setup.prediction
+    return {**back, "further": further, "prediction": prediction,
+            "right": None if prediction is None else prediction == further}
 
 
 def _layout(w: Watched) -> str:
@@ -214,6 +254,7 @@ class RunBook:
                 self._runs.popitem(last=False)
         words = {"frequent": run.words[setup.frequent], "rare": run.words[run.rare]}
         return {"run": run.id, "steps": setup.steps, "chunk": setup.chunk, "frequent": setup.frequent,
+                "prediction": setup.prediction, "chunk_seconds": CHUNK_SECONDS,
                 "rare": run.rare, "words": words,
                 "vocab_size": setup.vocab_size, "optimizer": setup.optimizer, "lazy": setup.lazy,
                 "decay": setup.decay, "lr": setup.lr, "weight_decay": setup.weight_decay}
@@ -224,10 +265,11 @@ class RunBook:
         with self._lock:
             run = self._runs.get(key) if isinstance(key, str) else None
         if run is None:
-            raise P.BadRequest(f"run: no step run {key!r} (start one first; the server keeps the "
+            raise P.BadRequest(f"run: no step run {P.shown(key)} (start one first; the server keeps the "
                                f"newest {self.capacity})", status=404)
         with run.lock:
             if run.step >= run.setup.steps:
                 raise P.BadRequest(f"run: {key} has finished its {run.setup.steps} steps; start a new one",
                                    status=409)
-            return advance(run)
+            # the first chunk is shorter: the page's first points come sooner after Run
+            return advance(run, CHUNK_SECONDS / 2 if run.step == 0 else CHUNK_SECONDS)

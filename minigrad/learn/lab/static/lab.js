@@ -13,27 +13,37 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-const fmt = (x) => (x === null || x === undefined ? "-" : Number(x).toFixed(4));
+const fmt = (x, decimals = 4) => (x === null || x === undefined ? "-" : Number(x).toFixed(decimals));
 
 // ---- talking to the server: errors are shown, never thrown away ------------------------------
+// A page's results are hidden when a request of that page fails: the message replaces them, so
+// nothing on screen belongs to controls other than the ones shown.
+const hideResults = {audit: () => {}, steps: () => {}, answer: () => {}};
+
 function showError(message) {
   const box = $("error");
   box.textContent = message;
   box.hidden = !message;
+  if (message) {
+    const top = box.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight - 40) box.scrollIntoView({block: "nearest"});
+  }
 }
 
-async function api(path, body) {
+async function api(path, body, page) {
   const options = body === undefined ? {} : {
     method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
-  let response;
+  let response, data;
   try {
     response = await fetch(path, options);
+    data = await response.json();
   } catch (err) {
+    if (page) hideResults[page]();
     showError("The lab server does not answer (is `minigrad lab` still running?)");
     throw err;
   }
-  const data = await response.json();
   if (!response.ok) {
+    if (page) hideResults[page]();
     showError(data.error || `error ${response.status}`);
     throw new Error(data.error);
   }
@@ -57,6 +67,11 @@ function fillSelect(select, words, chosen) {
   if (words.includes(chosen)) select.value = chosen;
 }
 
+function hint(id, message) {
+  $(id).textContent = message;
+  $(id).hidden = !message;
+}
+
 // ---- pages ----------------------------------------------------------------------------------
 function showPage() {
   const page = (location.hash || "#audit").slice(1);
@@ -66,29 +81,34 @@ function showPage() {
     if (name === page) $("nav-" + name).setAttribute("aria-current", "page");
     else $("nav-" + name).removeAttribute("aria-current");
   }
+  if (page === "steps" && steps.data) drawCharts();  // sized to the page now that it shows
 }
 
 // ================================ page 1: the audit ============================================
-const audit = {predictions: {untied: null, tied: null}, revealed: {untied: false, tied: false}};
+// A prediction answers one question: these controls, this mode. When a control changes, the
+// question changes and the predictions made for the old one are dropped: predict again.
+const audit = {predictions: {untied: null, tied: null}, revealed: {untied: false, tied: false},
+               questionChanged: false};
 
 function auditBody() {
   const values = formValues($("audit-controls"));
   if (values.vocab !== "corpus") delete values.vocab_size;
-  values.width = values.width === "" ? undefined : values.width;
   return values;
 }
 
 const currentMode = () => ($("mode-tied").checked ? "tied" : "untied");
 
-async function refreshVocabulary(resetContext) {
+async function refreshVocabulary(changed) {
+  // A new vocabulary brings its own token and target (the old ones may not be in it); a new
+  // width brings a context of the new length. The size box is usable exactly for the corpus.
+  $("vocab_size").disabled = $("vocab").value !== "corpus";
   const body = auditBody();
-  if (resetContext) body.context = "";
-  const setup = await api("/api/vocab?" + new URLSearchParams(
-    Object.entries(body).filter(([, v]) => v !== undefined)));
+  if (changed === "vocab" || changed === "vocab_size" || changed === "init") { delete body.token; delete body.target; }
+  if (changed === "width" || changed === "init") body.context = "";
+  const setup = await api("/api/vocab?" + new URLSearchParams(Object.entries(body)), undefined, "audit");
   fillSelect($("token"), setup.vocab, setup.token);
   fillSelect($("target"), setup.vocab, setup.target);
   $("context").value = setup.context.join(", ");
-  $("vocab_size").disabled = $("vocab").value !== "corpus";
 }
 
 function showPredictionState() {
@@ -100,57 +120,76 @@ function showPredictionState() {
   $("commit").disabled = Boolean(id);
   for (const input of $("predict-form").querySelectorAll("input")) input.disabled = Boolean(id);
   $("predict-questions").hidden = Boolean(id);  // committed: the answers now stand beside the result
-  $("committed").textContent = id ? `Prediction ${id} committed for ${mode} mode at ` +
-    `${new Date(saved.committed_at * 1000).toLocaleTimeString()}: ${saved.layout}; the larger is the ` +
-    `${saved.larger}` + (saved.number === null ? "." : `; target row norm ${saved.number}.`) +
-    (audit.revealed[mode] ? "" : " Now reveal.") : "Commit a prediction for this mode to see its gradients.";
+  let text;
+  if (id) {
+    text = `Prediction ${id} committed for ${mode} mode at ` +
+      `${new Date(saved.committed_at * 1000).toLocaleTimeString()}: ${saved.layout}; the larger is the ` +
+      `${saved.larger}` + (saved.number === null ? "." : `; target row norm ${saved.number}.`) +
+      (audit.revealed[mode] ? "" : " Now reveal.");
+  } else {
+    text = (audit.questionChanged ? "The controls changed, so the question did: predict again. " : "") +
+      "Commit a prediction for these controls in this mode to see its gradients.";
+  }
+  $("committed").textContent = text;
   $("audit-result").hidden = $("compare-box").hidden = !audit.revealed[mode];
 }
 
 async function commitPrediction(event) {
   event.preventDefault();
   const values = formValues($("predict-form"));
-  values.mode = currentMode();
-  const saved = await api("/api/predict", values);
-  audit.predictions[values.mode] = saved;
+  if (!values.layout || !values.larger) {
+    hint("predict-hint", "Choose an answer to both questions first: where the two gradients live, " +
+      "and which path sends the larger row gradient.");
+    return;
+  }
+  hint("predict-hint", "");
+  const mode = currentMode();
+  const saved = await api("/api/predict", {...auditBody(), ...values, mode}, "audit");
+  audit.predictions[mode] = saved;
   showPredictionState();
   $("reveal").focus();
 }
 
 async function reveal() {
   const mode = currentMode();
-  const body = auditBody();
-  body.prediction = audit.predictions[mode].id;
-  const result = await api("/api/audit", body);
+  const body = {...auditBody(), prediction: audit.predictions[mode].id};
+  const result = await api("/api/audit", body, "audit");
   audit.revealed[mode] = true;
   showAudit(result);
   showPredictionState();
 }
 
 async function controlsChanged(event) {
-  // the server validates every change (a bad value shows its message) and fills the choices
-  await refreshVocabulary(event.target.name === "width");
-  restorePredictionForm();
+  const name = event.target.name;
+  if (name === "mode") {  // the same question in the other mode: its own prediction, if any
+    if (!audit.predictions[currentMode()]) $("predict-form").reset();
+    hint("predict-hint", "");
+    showPredictionState();
+    if (audit.revealed[currentMode()]) await reveal();
+    return;
+  }
+  const hadPrediction = Boolean(audit.predictions.untied || audit.predictions.tied);
+  audit.predictions = {untied: null, tied: null};
+  audit.revealed = {untied: false, tied: false};
+  audit.questionChanged = hadPrediction;
+  $("predict-form").reset();
   showPredictionState();
-  if (audit.revealed[currentMode()]) await reveal();  // once revealed, every change recomputes
+  await refreshVocabulary(name);  // the server validates the change (a bad value shows its message)
 }
 
-function restorePredictionForm() {
-  // a prediction is per mode: show the one committed for this mode, or an empty form
-  const mode = currentMode();
-  if (!audit.predictions[mode]) $("predict-form").reset();
-}
+hideResults.audit = () => { $("audit-result").hidden = true; $("compare-box").hidden = true; };
 
 function showAudit(r) {
   $("result-mode").textContent = r.setup.mode;
   $("loss").textContent = fmt(r.loss);
   const p = r.prediction, a = r.actual, right = r.right;
+  const within = Math.round(100 * r.number_within);
   const rows = [
     ["Where the two gradients live", p.layout, a.layout, right.layout],
     ["Which path sends the larger row gradient", p.larger,
       `${a.larger} (lookup ${fmt(a.norms.lookup)}, classifier ${fmt(a.norms.classifier)})`, right.larger],
-    ["Norm of the target row's total gradient (head.weight)", p.number === null ? "(no guess)" : p.number,
-      fmt(a.number), right.number],
+    [`Norm of the target row's total gradient (head.weight; right within ${within}%)`,
+      p.number === null ? "(no guess)" : p.number, fmt(a.number), right.number],
   ];
   $("compare").tBodies[0].replaceChildren(...rows.map(([q, mine, theirs, ok]) => el("tr", {},
     el("td", {}, q), el("td", {}, mine), el("td", {"data-actual": q}, theirs),
@@ -172,7 +211,7 @@ function ledgerTable(t) {
     el("td", {}, row.label), ...row.paths.map((v) => el("td", {}, fmt(v))), el("td", {}, fmt(row.total))));
   const table = el("table", {class: "numbers", "data-param": t.label},
     el("caption", {}, t.label), el("thead", {}, head), el("tbody", {}, ...body));
-  const box = el("div", {}, table);
+  const box = el("div", {class: "table-box"}, table);
   if (t.note) box.append(el("p", {class: "note"}, "Note: " + t.note));
   return box;
 }
@@ -189,63 +228,150 @@ function showSvg(container, text) {
 }
 
 // ================================ page 2: steps over time ======================================
-const steps = {run: null, stopped: false, data: null};
-const COLORS = {tied: "#e76f51", untied: "#1f6feb"};
+// A run is advanced chunk by chunk; the server ends a chunk after at most 0.4 s, so the status
+// moves and Stop takes effect within about half a second at any size.
+const steps = {generation: 0, stopped: false, running: false, data: null};
+
+function rowName(index, word) {
+  return word === `#${index}` ? word : `${index} (${word})`;  // Zipf ids are their own names
+}
+
+function clearSteps(status) {
+  steps.data = null;
+  $("steps-status").textContent = status;
+  $("steps-verdict").hidden = true;
+  for (const svg of $("page-steps").querySelectorAll(".charts svg")) svg.replaceChildren();
+  for (const legend of $("page-steps").querySelectorAll(".charts .legend")) legend.replaceChildren();
+}
+
+hideResults.steps = () => clearSteps("");
 
 async function runSteps(event) {
   event.preventDefault();
-  const started = await api("/api/steps/start", formValues($("steps-controls")));
-  steps.run = started.run;
+  const values = formValues($("steps-controls"));
+  if (!values.prediction) {
+    hint("steps-hint", "Choose a prediction first (above): whose rare row moves further when its token " +
+      "comes back after its longest silence?");
+    return;
+  }
+  hint("steps-hint", "");
+  const generation = ++steps.generation;
   steps.stopped = false;
-  steps.data = {meta: started, points: {tied: [], untied: []}, returns: {tied: [], untied: []}};
+  steps.running = true;
+  clearSteps("Starting the run ...");
   $("run").disabled = true;
   $("stop").disabled = false;
   try {
+    const started = await api("/api/steps/start", values, "steps");
+    steps.data = {meta: started, points: {tied: [], untied: []}, returns: {tied: [], untied: []}, chunk: null};
+    $("steps-status").textContent = `Running ${started.steps} steps ...`;
     for (;;) {
-      const chunk = await api("/api/steps/next", {run: started.run});
+      const chunk = await api("/api/steps/next", {run: started.run}, "steps");
+      if (generation !== steps.generation) return;
       for (const mode of ["tied", "untied"]) {
         steps.data.points[mode].push(...chunk.points[mode]);
         steps.data.returns[mode].push(...chunk.returns[mode]);
       }
-      steps.data.updates = chunk.updates;
-      steps.data.occurrences = chunk.occurrences;
-      drawSteps(chunk);
-      if (chunk.done || steps.stopped || steps.run !== started.run) break;
+      steps.data.chunk = chunk;
+      showStepsStatus();
+      drawCharts();
+      if (chunk.done || steps.stopped) break;
     }
+    showStepsStatus();
+    showStepsVerdict();
   } finally {
-    $("run").disabled = false;
-    $("stop").disabled = true;
+    if (generation === steps.generation) {
+      steps.running = false;
+      $("run").disabled = false;
+      $("stop").disabled = true;
+    }
   }
 }
 
-function drawSteps(chunk) {
-  const d = steps.data, m = d.meta;
-  const figures = $("page-steps").querySelector(".charts");
-  figures.dataset.redraws = String(Number(figures.dataset.redraws || 0) + 1);  // the tests count these
-  const last = (mode) => chunk.losses[mode][chunk.losses[mode].length - 1];
-  $("steps-status").textContent = `Step ${chunk.step} of ${chunk.steps} (${m.optimizer}` +
-    `${m.lazy ? ", lazy" : ""}, decay ${m.decay}, lr ${m.lr}, weight decay ${m.weight_decay}). ` +
-    `Frequent row ${m.frequent} (${m.words.frequent}), rare row ${m.rare} (${m.words.rare}). ` +
-    `Loss: tied ${fmt(last("tied"))}, untied ${fmt(last("untied"))}.`;
-  const series = (key, field) => ["tied", "untied"].flatMap((mode) => ["frequent", "rare"].map((row) => ({
-    name: `${row}, ${mode}`, color: COLORS[mode], dash: row === "rare" ? "5 3" : "",
-    points: d.points[mode].map((p) => [p.step, p[row][field]]).filter((xy) => key !== "log" || xy[1] > 0),
-  })));
-  chart($("chart-norm"), series("lin", "norm"), {xlabel: "step", ylabel: "row norm"});
-  chart($("chart-moved"), series("log", "moved"), {xlabel: "step", ylabel: "distance moved", ylog: true});
-  chart($("chart-return"), ["tied", "untied"].map((mode) => ({
-    name: mode, color: COLORS[mode], dots: true,
-    points: d.returns[mode].filter((r) => r.frequent_moved > 0).map((r) => [r.silence, r.moved / r.frequent_moved]),
-  })), {xlabel: "silence before the return (steps)", ylabel: "rare step / frequent step"});
-  chart($("chart-updates"), ["tied", "untied"].map((mode) => ({
-    name: mode, color: COLORS[mode], dots: true,
-    points: d.occurrences.map((n, i) => [n, d.updates[mode][i]]).filter(([n, u]) => n > 0 && u > 0),
-  })), {xlabel: "occurrences of the token", ylabel: "steps that changed the row", xlog: true, ylog: true});
+function stopSteps() {
+  steps.stopped = true;
+  $("stop").disabled = true;
+  $("steps-status").textContent = "Stopping after the chunk being computed ...";
 }
 
-// A small line/dot chart in SVG: linear or log axes, a legend, tick labels.
+function showStepsStatus() {
+  const d = steps.data, m = d.meta, chunk = d.chunk;
+  const last = (mode) => chunk.losses[mode][chunk.losses[mode].length - 1];
+  const state = chunk.done ? "Done" : steps.running && !steps.stopped ? "Running" : "Stopped";
+  $("steps-status").textContent = `${state}: step ${chunk.step} of ${chunk.steps} (${m.optimizer}` +
+    `${m.lazy ? ", lazy" : ""}, decay ${m.decay}, lr ${m.lr}, weight decay ${m.weight_decay}). ` +
+    `Frequent row ${rowName(m.frequent, m.words.frequent)}, rare row ${rowName(m.rare, m.words.rare)}. ` +
+    `Loss: tied ${fmt(last("tied"))}, untied ${fmt(last("untied"))}.`;
+}
+
+function showStepsVerdict() {
+  const back = steps.data.chunk.longest_return, box = $("steps-verdict");
+  const you = `You predicted: ${steps.data.meta.prediction === "about the same" ? "about the same"
+    : "the " + steps.data.meta.prediction + " model's"}. `;
+  const ran = steps.data.chunk.done ? "" : ` (the run stopped at step ${steps.data.chunk.step}: judged on the steps run)`;
+  if (!back) {
+    box.replaceChildren(you + `The rare token did not come back after a silence in this run${ran}, so ` +
+      "there is nothing to compare: try more steps or a larger rare row.");
+  } else {
+    const further = back.further === "about the same" ? "they moved about the same (within 10%)"
+      : `the ${back.further} model's moved further`;
+    box.replaceChildren(you + `Its longest silence was ${back.silence} steps; when it came back (step ` +
+      `${back.step}) the rare row moved ${fmt(back.tied, 5)} tied and ${fmt(back.untied, 5)} untied: ` +
+      `${further}${ran}. `, el("span", {class: back.right ? "ok" : "bad"}, back.right ? "right" : "not this time"));
+  }
+  box.hidden = false;
+}
+
+function drawCharts() {
+  const d = steps.data;
+  if (!d || !d.chunk) return;
+  const figures = $("page-steps").querySelector(".charts");
+  figures.dataset.redraws = String(Number(figures.dataset.redraws || 0) + 1);  // the tests count these
+  const rows = (field) => ["tied", "untied"].flatMap((mode) => ["frequent", "rare"].map((row) => ({
+    name: `${row} row, ${mode}`, mode, dash: row === "rare",
+    points: d.points[mode].map((p) => [p.step, p[row][field]]),
+  })));
+  chart($("chart-norm"), rows("norm"), {xlabel: "step", ylabel: "row norm"});
+  chart($("chart-moved"), rows("moved"), {xlabel: "step", ylabel: "distance moved", ylog: true,
+                                          zeroLane: "no move"});
+  const byMode = (points) => ["tied", "untied"].map((mode) => ({name: mode, mode, dots: true, points: points(mode)}));
+  chart($("chart-return"), byMode((mode) => d.returns[mode].filter((r) => r.frequent_moved > 0)
+    .map((r) => [r.silence, r.moved / r.frequent_moved])),
+  {xlabel: "silence before the return (steps)", ylabel: "rare step ÷ frequent step"});
+  const c = d.chunk;
+  chart($("chart-updates"), byMode((mode) => c.occurrences.map((n, i) => [n, c.updates[mode][i]])
+    .filter(([n, u]) => n > 0 && u > 0)),
+  {xlabel: "times the token was read", ylabel: "steps that changed the row", xlog: true, ylog: true});
+}
+
+// ---- a small chart in SVG: round ticks, log axes by decades, the legend beside it ----------------
+function niceStep(span, count) {
+  const raw = span / count, power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
+}
+
+function linearAxis(lo, hi) {
+  if (!(hi > lo)) { lo -= 1; hi += 1; }
+  const step = niceStep(hi - lo, 4);
+  const from = Math.floor(lo / step + 1e-9) * step, to = Math.ceil(hi / step - 1e-9) * step;
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  const ticks = [];
+  for (let v = from; v <= to + step / 2; v += step) ticks.push([v, (Math.abs(v) < step / 2 ? 0 : v).toFixed(decimals)]);
+  return {lo: from, hi: to, ticks, at: (v) => v};
+}
+
+function logAxis(lo, hi) {
+  let a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
+  if (b === a) b += 1;
+  const every = Math.ceil((b - a) / 6);
+  const ticks = [];
+  for (let k = a; k <= b; k += every) ticks.push([k, k >= -3 && k <= 4 ? String(+(10 ** k).toFixed(Math.max(0, -k))) : `1e${k}`]);
+  return {lo: a, hi: b, ticks, at: (v) => Math.log10(v)};
+}
+
 function chart(svg, series, opts) {
-  const W = 560, H = 230, L = 58, R = 12, T = 10, B = 36;
+  const W = Math.max(300, Math.round(svg.clientWidth || 560)), H = 240;
+  const L = 56, R = 14, T = 10, B = 38, lane = opts.zeroLane ? 24 : 0;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const ns = "http://www.w3.org/2000/svg";
   const make = (tag, attrs, text) => {
@@ -254,44 +380,72 @@ function chart(svg, series, opts) {
     if (text !== undefined) n.textContent = text;
     return n;
   };
-  const tx = (v, log) => (log ? Math.log10(v) : v);
-  const all = series.flatMap((s) => s.points);
   svg.replaceChildren();
-  if (!all.length) { svg.append(make("text", {x: W / 2, y: H / 2, class: "chart-text", "text-anchor": "middle"}, "no points yet")); return; }
-  let [x0, x1] = [Math.min(...all.map((p) => tx(p[0], opts.xlog))), Math.max(...all.map((p) => tx(p[0], opts.xlog)))];
-  let [y0, y1] = [Math.min(...all.map((p) => tx(p[1], opts.ylog))), Math.max(...all.map((p) => tx(p[1], opts.ylog)))];
-  if (!opts.ylog) y0 = Math.min(y0, 0);
-  const pad = (lo, hi) => (hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5]);  // one value: centre it
-  [x0, x1] = pad(x0, x1);
-  [y0, y1] = pad(y0, y1);
-  const sx = (v) => L + (tx(v, opts.xlog) - x0) / (x1 - x0) * (W - L - R);
-  const sy = (v) => H - B - (tx(v, opts.ylog) - y0) / (y1 - y0) * (H - T - B);
-  svg.append(make("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, class: "chart-axis"}),
-             make("line", {x1: L, y1: T, x2: L, y2: H - B, class: "chart-axis"}));
-  const label = (v, log) => { const x = log ? 10 ** v : (Math.abs(v) > 10 ? Math.round(v) : v); return Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-2 && x !== 0) ? x.toExponential(0) : +x.toPrecision(3); };
-  for (let i = 0; i <= 4; i++) {
-    const xv = x0 + (x1 - x0) * i / 4, yv = y0 + (y1 - y0) * i / 4;
-    const px = L + (W - L - R) * i / 4, py = H - B - (H - T - B) * i / 4;
-    svg.append(make("text", {x: px, y: H - B + 14, class: "chart-text", "text-anchor": "middle"}, label(xv, opts.xlog)),
-               make("text", {x: L - 4, y: py + 4, class: "chart-text", "text-anchor": "end"}, label(yv, opts.ylog)));
+  legend(svg.parentNode.querySelector(".legend"), series);
+  const shown = (p) => (!opts.xlog || p[0] > 0) && (!opts.ylog || p[1] > 0);
+  const all = series.flatMap((s) => s.points.filter(shown));
+  if (!all.length) {
+    svg.append(make("text", {x: W / 2, y: H / 2, class: "chart-text", "text-anchor": "middle"}, "no points yet"));
+    return;
   }
-  svg.append(make("text", {x: (L + W - R) / 2, y: H - 4, class: "chart-text", "text-anchor": "middle"}, opts.xlabel),
-             make("text", {x: 12, y: (T + H - B) / 2, class: "chart-text", "text-anchor": "middle",
-                           transform: `rotate(-90 12 ${(T + H - B) / 2})`}, opts.ylabel));
-  series.forEach((s) => {
+  const range = (i) => [Math.min(...all.map((p) => p[i])), Math.max(...all.map((p) => p[i]))];
+  const [xlo, xhi] = range(0), [ylo, yhi] = range(1);
+  const xa = opts.xlog ? logAxis(xlo, xhi) : linearAxis(Math.min(xlo, opts.xfrom ?? xlo), xhi);
+  const ya = opts.ylog ? logAxis(ylo, yhi) : linearAxis(Math.min(ylo, 0), yhi);
+  const bottom = H - B - lane;  // the plot's floor; below it, the "no move" lane
+  const sx = (v) => L + (xa.at(v) - xa.lo) / (xa.hi - xa.lo) * (W - L - R);
+  const sy = (v) => bottom - (ya.at(v) - ya.lo) / (ya.hi - ya.lo) * (bottom - T);
+  for (const [v, text] of ya.ticks) {
+    const y = bottom - (v - ya.lo) / (ya.hi - ya.lo) * (bottom - T);
+    svg.append(make("line", {x1: L, y1: y, x2: W - R, y2: y, class: "chart-grid"}),
+               make("text", {x: L - 5, y: y + 4, class: "chart-text", "text-anchor": "end"}, text));
+  }
+  for (const [v, text] of xa.ticks) {
+    const x = L + (v - xa.lo) / (xa.hi - xa.lo) * (W - L - R);
+    svg.append(make("line", {x1: x, y1: H - B, x2: x, y2: H - B + 4, class: "chart-axis"}),
+               make("text", {x, y: H - B + 16, class: "chart-text", "text-anchor": "middle"}, text));
+  }
+  svg.append(make("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, class: "chart-axis"}),
+             make("line", {x1: L, y1: T, x2: L, y2: H - B, class: "chart-axis"}),
+             make("text", {x: (L + W - R) / 2, y: H - 4, class: "chart-text", "text-anchor": "middle"}, opts.xlabel),
+             make("text", {x: 12, y: (T + bottom) / 2, class: "chart-text", "text-anchor": "middle",
+                           transform: `rotate(-90 12 ${(T + bottom) / 2})`}, opts.ylabel));
+  if (opts.zeroLane) {
+    svg.append(make("line", {x1: L, y1: H - B - lane / 2, x2: W - R, y2: H - B - lane / 2, class: "chart-grid"}),
+               make("text", {x: L - 5, y: H - B - lane / 2 + 4, class: "chart-text", "text-anchor": "end"}, opts.zeroLane));
+  }
+  series.forEach((s, k) => {
     if (s.dots) {
-      for (const [x, y] of s.points) svg.append(make("circle", {cx: sx(x), cy: sy(y), r: 2.5, fill: s.color, "fill-opacity": 0.6}));
-    } else if (s.points.length) {
-      svg.append(make("polyline", {points: s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" "),
-        fill: "none", stroke: s.color, "stroke-width": 1.6, "stroke-dasharray": s.dash || ""}));
+      for (const [x, y] of s.points.filter(shown)) {
+        svg.append(make("circle", {cx: sx(x).toFixed(1), cy: sy(y).toFixed(1), r: 3, class: `dot ${s.mode}`}));
+      }
+      return;
+    }
+    // a line through the points it can show; where a point cannot be shown (0 on a log axis)
+    // the line breaks and the step is marked in the zero lane
+    let path = "", pen = "M";
+    for (const p of s.points) {
+      if (shown(p)) { path += `${pen}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`; pen = "L"; }
+      else {
+        pen = "M";
+        if (opts.zeroLane) {
+          const y = H - B - lane / 2 - 6 + 3 * k;
+          svg.append(make("line", {x1: sx(p[0]).toFixed(1), y1: y, x2: sx(p[0]).toFixed(1), y2: y + 3,
+                                   class: `zero ${s.mode}`, "data-series": s.name}));
+        }
+      }
+    }
+    if (path) {
+      svg.append(make("path", {d: path, fill: "none", class: `line ${s.mode}${s.dash ? " dashed" : ""}`,
+                               "data-series": s.name}));
     }
   });
-  svg.append(make("rect", {x: W - R - 156, y: T, width: 150, height: 14 * series.length + 6, class: "chart-legend"}));
-  series.forEach((s, k) => {
-    const lx = W - R - 150, ly = T + 12 + 14 * k;
-    svg.append(make("line", {x1: lx, y1: ly - 4, x2: lx + 18, y2: ly - 4, stroke: s.color, "stroke-width": 2, "stroke-dasharray": s.dash || ""}),
-               make("text", {x: lx + 24, y: ly, class: "chart-text"}, s.name));
-  });
+}
+
+function legend(list, series) {
+  if (!list) return;
+  list.replaceChildren(...series.map((s) => el("li", {},
+    el("span", {class: `swatch ${s.mode}${s.dots ? " dot" : s.dash ? " dashed" : ""}`, "aria-hidden": "true"}), s.name)));
 }
 
 function optimizerChanged() {
@@ -302,23 +456,31 @@ function optimizerChanged() {
 // ================================ page 3: check an answer ======================================
 function answerBody() { return formValues($("answer-controls")); }
 
+hideResults.answer = () => { $("verdict").hidden = true; };
+
 async function refreshQuestion() {
   const tied = $("answer-mode").value === "tied";
   $("answer-table").disabled = tied;
   if (tied) $("answer-table").value = "emb.weight";
-  const q = await api("/api/answer/question", answerBody());
-  $("answer-what").textContent = q.what + ` (shape ${q.shape.join(" x ")})`;
-  const matrix = (caption, rows, labels) => el("table", {class: "numbers"}, el("caption", {}, caption),
-    el("tbody", {}, ...rows.map((r, i) => el("tr", {}, el("td", {}, labels[i]), ...r.map((v) => el("td", {}, fmt(v)))))));
-  $("question").replaceChildren(
-    el("p", {}, `Reads ${q.token}, target ${q.target}, ${q.mode}; loss ${fmt(q.loss)}; context ${q.context.join(", ")}.`),
-    matrix("emb.weight E", q.E, q.vocab),
-    q.mode === "tied" ? "" : matrix("head.weight W", q.W, q.vocab),
-    matrix("h = E[token] + context", [q.h], ["h"]),
-    el("table", {class: "numbers"}, el("caption", {}, "p = softmax(h W^T)"),
-      el("thead", {}, el("tr", {}, ...q.vocab.map((w) => el("th", {scope: "col"}, w)))),
-      el("tbody", {}, el("tr", {}, ...q.p.map((v) => el("td", {}, fmt(v)))))));
   $("verdict").hidden = true;
+  const q = await api("/api/answer/question", answerBody(), "answer");
+  const n = (x) => fmt(x, q.decimals);
+  $("answer-what").textContent = `${q.what}, shape ${q.shape.join(" x ")}`;
+  const matrix = (caption, rows, labels) => el("div", {class: "table-box"}, el("table", {class: "numbers"},
+    el("caption", {}, caption),
+    el("tbody", {}, ...rows.map((r, i) => el("tr", {}, el("th", {scope: "row"}, labels[i]), ...r.map((v) => el("td", {}, n(v))))))));
+  const probabilities = el("div", {class: "table-box"}, el("table", {class: "numbers"},
+    el("caption", {}, "p = softmax(z), y"),
+    el("thead", {}, el("tr", {}, el("th", {scope: "col"}, "token"), el("th", {scope: "col"}, "p"), el("th", {scope: "col"}, "y"))),
+    el("tbody", {}, ...q.vocab.map((w, i) => el("tr", {}, el("th", {scope: "row"}, w), el("td", {}, n(q.p[i])),
+                                                 el("td", {}, String(q.y[i])))))));
+  $("question").replaceChildren(
+    el("p", {}, `Reads ${q.token}, target ${q.target}, ${q.mode}; loss ${n(q.loss)}; context ${q.context.join(", ")}.`),
+    el("div", {class: "tables"}, matrix("emb.weight E", q.E, q.vocab),
+      q.mode === "tied" ? "" : matrix("head.weight W", q.W, q.vocab),
+      matrix("h = E[token] + context", [q.h], ["h"]), probabilities));
+  $("answer-tolerance").textContent = `The numbers above are rounded to ${q.decimals} decimals. An answer ` +
+    `passes when every number is within ${q.tolerance} of minigrad's gradient, which allows for that rounding.`;
 }
 
 async function checkAnswer(event) {
@@ -326,7 +488,7 @@ async function checkAnswer(event) {
   const body = answerBody();
   body.answer = $("answer-text").value;
   $("verdict").hidden = true;
-  const v = await api("/api/answer/check", body);
+  const v = await api("/api/answer/check", body, "answer");
   const box = $("verdict");
   box.className = v.verdict;
   box.textContent = (v.verdict === "pass" ? "pass: " : "fail: ") + v.diagnosis;
@@ -335,7 +497,7 @@ async function checkAnswer(event) {
 }
 
 async function initAnswer() {
-  const setup = await api("/api/vocab");
+  const setup = await api("/api/vocab", undefined, "answer");
   fillSelect($("answer-token"), setup.vocab, setup.token);
   fillSelect($("answer-target"), setup.vocab, setup.target);
   fillSelect($("answer-row"), [...setup.vocab, "(whole table)"], setup.target);
@@ -346,17 +508,21 @@ async function initAnswer() {
 window.addEventListener("DOMContentLoaded", async () => {
   showPage();
   window.addEventListener("hashchange", showPage);
+  let resizing = null;
+  window.addEventListener("resize", () => { clearTimeout(resizing); resizing = setTimeout(drawCharts, 150); });
   $("audit-controls").addEventListener("change", (e) => controlsChanged(e).catch(() => {}));
   $("audit-controls").addEventListener("submit", (e) => e.preventDefault());
   $("predict-form").addEventListener("submit", (e) => commitPrediction(e).catch(() => {}));
+  $("predict-form").addEventListener("change", () => hint("predict-hint", ""));
   $("reveal").addEventListener("click", () => reveal().catch(() => {}));
   $("steps-controls").addEventListener("submit", (e) => runSteps(e).catch(() => {}));
-  $("stop").addEventListener("click", () => { steps.stopped = true; });
+  $("steps-predict").addEventListener("change", () => hint("steps-hint", ""));
+  $("stop").addEventListener("click", stopSteps);
   $("optimizer").addEventListener("change", optimizerChanged);
   $("answer-controls").addEventListener("change", () => refreshQuestion().catch(() => {}));
   $("answer-form").addEventListener("submit", (e) => checkAnswer(e).catch(() => {}));
   try {
-    await refreshVocabulary(true);
+    await refreshVocabulary("init");
     showPredictionState();
     await initAnswer();
   } catch (err) { /* the message is on the page */ }

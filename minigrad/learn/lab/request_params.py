@@ -1,13 +1,16 @@
-"""Reading the browser's parameters: every value is checked here, on the server.
+"""Reading what an HTTP request sends: its JSON body, then every parameter in it, on the server.
 
-A page function receives a plain dict (the JSON body of a request) and reads it with these
-helpers. Anything out of bounds raises `BadRequest`, whose message names the field and what was
-expected; the server answers it with a 4xx and the page shows the message. Nothing a browser
+`parse_json` turns a request body into plain data, refusing what `json` alone would turn into a
+crash (integers past Python's digit limit, nesting deep enough to exhaust the stack). A page
+function receives that plain dict and reads it with the helpers below. Anything out of bounds
+raises `BadRequest`, whose message names the field and what was expected; the server answers it
+with a 4xx and the page shows the message. Nothing a browser
 sends is ever evaluated: numbers are parsed with `float`/`int`, choices are looked up in a tuple.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,6 +26,54 @@ class BadRequest(ValueError):
         self.status = status
 
 
+MAX_DIGITS = 1000  # an integer longer than this is no parameter (Python reads at most 4300 digits)
+MAX_DEPTH = 8  # our bodies nest 3 deep at most (an object holding a list of rows)
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body as plain data (an empty body is `{}`); BadRequest when it is not JSON, holds
+    an integer of more than MAX_DIGITS digits or nests deeper than MAX_DEPTH."""
+    try:
+        value = json.loads(raw or b"{}", parse_int=_read_int)
+    except BadRequest:
+        raise
+    except RecursionError:
+        raise BadRequest(f"the request body nests too deeply (at most {MAX_DEPTH} levels)") from None
+    except (UnicodeDecodeError, ValueError) as err:
+        raise BadRequest(f"the request body is not valid JSON: {err}") from None
+    if _depth(value) > MAX_DEPTH:
+        raise BadRequest(f"the request body nests too deeply (at most {MAX_DEPTH} levels)")
+    return value
+
+
+def _read_int(text: str) -> int:
+    if len(text) > MAX_DIGITS:
+        raise BadRequest(f"the request body holds an integer of {len(text)} digits (at most {MAX_DIGITS} "
+                         "are read)")
+    return int(text)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (walked without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                children = item.values() if isinstance(item, dict) else item
+                stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """repr(value) for a message, cut to `limit` characters (a long input is not echoed whole)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"a {len(str(abs(value)))}-digit integer"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def as_mapping(body: Any) -> Mapping[str, Any]:
     if not isinstance(body, Mapping):
         raise BadRequest(f"the request body must be a JSON object, got {type(body).__name__}")
@@ -32,28 +83,35 @@ def as_mapping(body: Any) -> Mapping[str, Any]:
 def integer(body: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
     """body[name] as an int in [low, high] (a whole number, or a string of one)."""
     value = body.get(name, default)
-    if isinstance(value, bool):
-        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}") from None
-    if not math.isfinite(number) or number != int(number):
-        raise BadRequest(f"{name}: expected a whole number from {low} to {high}, got {value!r}")
+    expected = f"{name}: expected a whole number from {low} to {high}, got {shown(value)}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value  # exact: float() of a long integer overflows
+    elif isinstance(value, (float, str)):
+        try:
+            number = float(value)
+        except ValueError:
+            raise BadRequest(expected) from None
+        if not math.isfinite(number) or number != int(number):
+            raise BadRequest(expected)
+        number = int(number)
+    else:
+        raise BadRequest(expected)
     if not low <= number <= high:
-        raise BadRequest(f"{name}: {int(number)} is out of range; expected {low} to {high}")
-    return int(number)
+        raise BadRequest(f"{name}: {shown(number)} is out of range; expected {low} to {high}")
+    return number
 
 
 def number(body: Mapping[str, Any], name: str, default: float, low: float, high: float) -> float:
     """body[name] as a finite float in [low, high]."""
     value = body.get(name, default)
+    if isinstance(value, int) and not isinstance(value, bool) and not -1e300 < value < 1e300:
+        raise BadRequest(f"{name}: {shown(value)} is out of range; expected {low:g} to {high:g}")
     try:
-        x = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
+        x = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else math.nan
+    except ValueError:
         x = math.nan
     if not math.isfinite(x):
-        raise BadRequest(f"{name}: expected a number from {low:g} to {high:g}, got {value!r}")
+        raise BadRequest(f"{name}: expected a number from {low:g} to {high:g}, got {shown(value)}")
     if not low <= x <= high:
         raise BadRequest(f"{name}: {x:g} is out of range; expected {low:g} to {high:g}")
     return x
@@ -63,14 +121,14 @@ def choice(body: Mapping[str, Any], name: str, options: Sequence[str], default: 
     """body[name], which must be one of `options`."""
     value = body.get(name, default)
     if value not in options:
-        raise BadRequest(f"{name}: expected one of {', '.join(options)}, got {value!r}")
+        raise BadRequest(f"{name}: expected one of {', '.join(options)}, got {shown(value)}")
     return str(value)
 
 
 def flag(body: Mapping[str, Any], name: str, default: bool) -> bool:
     value = body.get(name, default)
     if not isinstance(value, bool):
-        raise BadRequest(f"{name}: expected true or false, got {value!r}")
+        raise BadRequest(f"{name}: expected true or false, got {shown(value)}")
     return value
 
 
@@ -109,6 +167,8 @@ def parse_array(value: Any, name: str) -> np.ndarray:
         raise BadRequest(f"{name}: expected a list of numbers, got {type(value).__name__}")
     try:
         array = np.array(value, dtype=np.float64)
+    except OverflowError:
+        raise BadRequest(f"{name}: a number is too large (every number must be finite)") from None
     except (TypeError, ValueError):
         raise BadRequest(f"{name}: expected numbers in rows of equal length") from None
     if array.size > MAX_ARRAY or array.ndim > 2:
