@@ -17,7 +17,9 @@
 # 2. the frequency axis: the Spearman rank correlation between each row's score on the
 #    table's first principal component and the log of the token's count;
 # 3. which table shows them: the untied input map `E`, the untied output map `W`, or the one
-#    tied table that does both jobs.
+#    tied table that does both jobs;
+# 4. how unevenly the rows are reached on real text: the busiest token's count against the
+#    quietest's, on this lesson's text and on lesson 13's.
 #
 # The material says learned rows occupy "a surprisingly narrow cone", that one has to "centre
 # or whiten them first", and that "often the single largest axis of variation across the table

@@ -19,6 +19,7 @@
 #    present : past tense), answered by 3CosAdd: the word `x`, other than `a`, `b` and `c`,
 #    whose row has the largest cosine with `b - a + c`. Beside right or wrong we report the
 #    rank of the right answer among the 1,997 candidates.
+# 4. The cone and the frequency axis of lessons 11 and 12, measured on skip-gram's tables.
 #
 # Every number is measured over three seeds (initialisation, subsampling, pairs and batch
 # order) and printed as a min-max range; the gaps between the tables also get 95% intervals
