@@ -342,9 +342,9 @@ for family in FAMILIES:
 # ## 3. How uneven the traffic is on real text
 #
 # Both explanations above lean on how unevenly rows are reached: common tokens are read and
-# predicted at every step, rare ones seldom. Lesson 4 measured the ratio between the busiest
-# row's count and the quietest seen row's on a synthetic Zipf stream; the material says such
-# counts "can run to a million to one". Here the same ratio on two real texts: this lesson's
+# predicted at every step, rare ones seldom. Lesson 4 divided the count of the most-read row by
+# that of the least-read row seen at all, on a synthetic Zipf stream; the material says the
+# ratio "can run to a million to one". Here the same ratio on two real texts: this lesson's
 # (the Python reference manual, as lesson 8 splits it into tokens) and the King James Version
 # (lesson 13's text, about 790,000 words), over every distinct token and over the 1,999 most
 # frequent (the lessons' vocabularies, `<unk>` aside). The spread is over the text's four
