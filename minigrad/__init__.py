@@ -8,8 +8,10 @@ from minigrad.engine import (
     Tensor,
     arange,
     detect_anomaly,
+    dtype_names,
     enable_grad,
     is_grad_enabled,
+    manual_seed,
     no_grad,
     ones,
     randn,
@@ -18,7 +20,18 @@ from minigrad.engine import (
     use,
     zeros,
 )
-from minigrad.nn.functional import cat, concatenate, stack, where
+from minigrad.nn.functional import (
+    cat,
+    clamp,
+    clip,
+    concatenate,
+    flip,
+    logsumexp,
+    maximum,
+    minimum,
+    stack,
+    where,
+)
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
 from minigrad.tools.io import CheckpointError, load, load_into, save
 from minigrad.tools.ledger import Ledger, ledger
@@ -45,6 +58,8 @@ _LAZY = {"draw": "minigrad.tools.viz"}
 
 
 def __getattr__(name: str):
+    if name in dtype_names.__all__:  # mg.float32, mg.long, mg.bool (read here, so this module's
+        return getattr(dtype_names, name)  # own `float`, `int` and `bool` stay Python's)
     if name in _LAZY:
         import importlib
 
@@ -55,7 +70,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(dtype_names.__all__))
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
@@ -63,4 +78,5 @@ __all__ = [
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
+    "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
 ]

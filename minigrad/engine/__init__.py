@@ -6,14 +6,14 @@ here (`from minigrad.engine import Tensor, no_grad`), not from the files inside,
 can be rearranged without touching the layers above.
 """
 
-from minigrad.engine import fast, fast_ops, ops, seam  # ops and fast_ops register at the seam
+from minigrad.engine import dtype_names, fast, fast_ops, ops, seam  # ops, fast_ops register at the seam
 from minigrad.engine.checks import check_in_range, positive_int
 from minigrad.engine.dtypes import promote, result_type
 from minigrad.engine.function import Context, Function
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
 from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_dependencies
 from minigrad.engine.ops import unbroadcast
-from minigrad.engine.random import as_generator
+from minigrad.engine.random import as_generator, manual_seed
 from minigrad.engine.seam import use
 from minigrad.engine.sparse import RowSparse, add_grads, to_dense, zeroed
 from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
@@ -21,7 +21,7 @@ from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor
 __all__ = [
     "AccumulateGrad", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
-    "detect_anomaly", "enable_grad", "fast", "is_grad_enabled", "no_grad", "ones", "positive_int",
-    "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense", "unbroadcast",
-    "use", "zeroed", "zeros", "fast_ops", "ops",
+    "detect_anomaly", "dtype_names", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad",
+    "ones", "positive_int", "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense",
+    "unbroadcast", "use", "zeroed", "zeros", "fast_ops", "ops",
 ]

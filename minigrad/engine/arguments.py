@@ -53,3 +53,17 @@ def check_can_require_grad(array: np.ndarray) -> None:
             f"only floating-point tensors can require grad, but this one has dtype {array.dtype}; "
             "pass dtype=np.float32 or np.float64"
         )
+
+
+def as_dtype(op: str, dtype: Any) -> np.dtype:
+    """A dtype argument (`mg.float32`, `np.float64`, "int64", a numpy dtype) as a numpy dtype."""
+    if isinstance(dtype, str):
+        dtype = dtype.removeprefix("torch.").removeprefix("minigrad.")
+    try:
+        result = np.dtype(dtype)
+    except TypeError:
+        result = None
+    if result is None or dtype is None or result.kind not in "biuf":
+        raise TypeError(f"{op}(): dtype must be a bool, integer or float dtype such as mg.float32, "
+                        f"got {dtype!r}")
+    return result

@@ -246,7 +246,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
 
     def __pow__(self, exponent: float) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
-            raise TypeError("** supports a scalar exponent only (tensor ** 2.0); use exp/log otherwise")
+            return self._pow_tensor(exponent)  # tensor ** tensor (spellings.py)
         base, n = self._operands(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
         return ops.Pow.apply(base, exponent=n.item())
 
@@ -259,15 +259,15 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
 
-    # comparisons give plain boolean arrays: they have no gradient
-    def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        return self.data == np.asarray(as_array(other))
+    # comparisons give bool tensors that never require grad (!=, <=, >= and eq, lt... in spellings.py)
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(np.equal, other)
 
-    def __lt__(self, other: Any) -> np.ndarray:
-        return self.data < np.asarray(as_array(other))
+    def __lt__(self, other: Any) -> Tensor:
+        return self._compare(np.less, other)
 
-    def __gt__(self, other: Any) -> np.ndarray:
-        return self.data > np.asarray(as_array(other))
+    def __gt__(self, other: Any) -> Tensor:
+        return self._compare(np.greater, other)
 
     __hash__ = object.__hash__
 

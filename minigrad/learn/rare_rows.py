@@ -9,6 +9,8 @@ the small optimizer that runs the learner's row update on a whole table.
   row was last present, and settles owed catch-up decay on `flush()`.
 - `lazy_adamw`: the optimizer a lesson trains with: RowAdamW around the learner's rule when
   there is one, else minigrad's own `AdamW(lazy=True, decay=...)`.
+- `row_gradient_noise`: how noisy each row's gradient is from batch to batch (the noise that
+  sets the ceiling on a rare row's step), from a series of row-sparse gradients.
 """
 
 from __future__ import annotations
@@ -104,3 +106,34 @@ def lazy_adamw(params: Iterable[Tensor], rule: RowRule | None, *, lr: float, wei
     if rule is None:
         return AdamW(params, lr=lr, weight_decay=weight_decay, lazy=True, decay=decay)
     return RowAdamW(params, rule, lr=lr, weight_decay=weight_decay, decay=decay)
+
+
+def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, noise) over a series of row-sparse gradients of one (V, d) table, for every row
+    present in at least `min_seen` of them: noise^2 = the variance over the gradients where the
+    row is present, summed over its coordinates, / its squared mean gradient, summed likewise.
+    A gradient g (1 + s z) with z standard normal has noise s. The squared mean is corrected for
+    the mean's own sampling error (variance / n); a row whose mean is lost in it gets inf."""
+    total = squares = seen = None
+    for grad in gradients:
+        if not isinstance(grad, RowSparse) or len(grad.shape) != 2:
+            raise TypeError(f"row_gradient_noise: expected RowSparse gradients of a (V, d) table, got "
+                            f"{type(grad).__name__} of shape {getattr(grad, 'shape', None)}")
+        if total is None:
+            total, squares, seen = np.zeros(grad.shape), np.zeros(grad.shape), np.zeros(grad.shape[0])
+        if grad.shape != total.shape:
+            raise ValueError(f"row_gradient_noise: a gradient of shape {grad.shape} among ones of "
+                             f"{total.shape}")
+        grad = grad.coalesce()  # one row per id, so a row counts once per gradient
+        values = np.asarray(grad.values, dtype=np.float64)
+        total[grad.indices] += values
+        squares[grad.indices] += values**2
+        seen[grad.indices] += 1
+    if total is None:
+        raise ValueError("row_gradient_noise: no gradients given")
+    rows = np.flatnonzero(seen >= min_seen)
+    mean = total[rows] / seen[rows, None]
+    variance = (squares[rows] / seen[rows, None] - mean**2).sum(axis=1)
+    signal = (mean**2).sum(axis=1) - variance / seen[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return rows, np.where(signal > 0, np.sqrt(variance / np.maximum(signal, 0.0)), np.inf)

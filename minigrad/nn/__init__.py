@@ -8,13 +8,16 @@ from minigrad.nn.layers import (
     Embedding,
     LayerNorm,
     Linear,
+    ReLU,
     RMSNorm,
     RotaryEmbedding,
+    Sigmoid,
     SiLU,
     SwiGLU,
+    Tanh,
 )
 from minigrad.nn.module import Module, ModuleDict, ModuleList, Parameter, Sequential
 
 __all__ = ["GELU", "CausalSelfAttention", "Dropout", "Embedding", "LayerNorm", "Linear", "Module",
-           "ModuleDict", "ModuleList", "Parameter", "RMSNorm", "RotaryEmbedding", "Sequential", "SiLU",
-           "SwiGLU", "functional", "utils"]
+           "ModuleDict", "ModuleList", "Parameter", "RMSNorm", "ReLU", "RotaryEmbedding", "Sequential",
+           "SiLU", "Sigmoid", "SwiGLU", "Tanh", "functional", "utils"]

@@ -38,6 +38,56 @@ def log(x: Tensor) -> Tensor:
     return ops.Log.apply(x)
 
 
+def sin(x: Tensor) -> Tensor:
+    return ops.Sin.apply(x)
+
+
+def cos(x: Tensor) -> Tensor:
+    return ops.Cos.apply(x)
+
+
+def erf(x: Tensor) -> Tensor:
+    return ops.Erf.apply(x)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
+    if beta == 0:
+        raise ValueError("softplus: beta must be nonzero (it divides), got 0")
+    return ops.Softplus.apply(x, beta=float(beta), threshold=float(threshold))
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """x where x > 0, negative_slope x elsewhere."""
+    return ops.LeakyReLU.apply(x, negative_slope=float(negative_slope))
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """min(max(x, min), max), bounds numbers or tensors (torch.clamp); see Tensor.clamp."""
+    return x.clamp(min, max)
+
+
+clip = clamp
+
+
+def maximum(a: Tensor, b: Any) -> Tensor:
+    """The larger of a and b, elementwise (torch.maximum); a tie gives each half the gradient."""
+    return a.maximum(b)
+
+
+def minimum(a: Tensor, b: Any) -> Tensor:
+    """The smaller of a and b, elementwise (torch.minimum); a tie gives each half the gradient."""
+    return a.minimum(b)
+
+
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.logsumexp(dim, keepdim)
+
+
+def flip(x: Tensor, dims: Any) -> Tensor:
+    return x.flip(dims)
+
+
 def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis` (or PyTorch's `dim`), the last axis by default.
     Entries of -inf get probability exactly 0; a row of only -inf gives NaN, as in PyTorch."""
@@ -69,14 +119,79 @@ def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = N
     return ops.Stack.apply(*tensors, axis=_join_axis("stack", axis, dim))
 
 
-def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tensor:
-    """-log softmax(logits)[target], averaged (or summed) over positions.
+def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, *, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """-log softmax(logits)[target], averaged (or summed, or not reduced) over positions.
 
-    logits: (..., C) float; targets: (...) int class ids in [0, C).
-    d loss / d logits is (p - y) / N for reduction="mean".
+    logits: (..., C) float (classes on the LAST axis; PyTorch puts them on axis 1 for inputs of
+    rank 3 and more). targets: (...) int class ids in [0, C), or (..., C) class probabilities.
+    As PyTorch: `weight` (C,) scales each class's term; positions whose target is `ignore_index`
+    add nothing and are not counted by the mean; `label_smoothing` eps aims at (1 - eps) y + eps/C;
+    reduction is "mean", "sum" or "none" (one loss per position). With none of these options
+    the fused op runs, whose d loss / d logits is (p - y) / N for reduction="mean".
     """
-    y = _check_targets("cross_entropy", targets, logits.shape, reduction)
-    return ops.CrossEntropy.apply(logits, y, reduction=reduction)
+    if reduction in ("mean", "sum") and weight is None and label_smoothing == 0:
+        y = np.asarray(as_array(targets))
+        if y.dtype.kind in "iu" and not (y == ignore_index).any():
+            y = _check_targets("cross_entropy", y, logits.shape, reduction)
+            return ops.CrossEntropy.apply(logits, y, reduction=reduction)
+    coefficients, divisor = _loss_coefficients("cross_entropy", logits, targets, weight, ignore_index,
+                                               reduction, label_smoothing)
+    return ops.SoftTargetCrossEntropy.apply(logits, coefficients, reduction=reduction, divisor=divisor)
+
+
+def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, *, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-log_probs[target] (the input is already log-probabilities, e.g. from log_softmax), with
+    cross_entropy's weight, ignore_index and reduction. log_probs: (..., C); targets: (...) int."""
+    y = np.asarray(as_array(targets))
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"nll_loss: targets must be integer class ids, got dtype {y.dtype}")
+    coefficients, divisor = _loss_coefficients("nll_loss", log_probs, y, weight, ignore_index, reduction, 0.0)
+    return ops.NLLLoss.apply(log_probs, coefficients, reduction=reduction, divisor=divisor)
+
+
+def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, ignore_index: int,
+                       reduction: str, label_smoothing: float) -> tuple[Any, float]:
+    """(A, divisor) for ops/losses.py: the loss at position i is -sum_c A_ic log p_ic, and the
+    mean divides by divisor. Every argument is checked here, with its name in the message."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{who}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{who}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+    z_shape, dtype = logits.shape, logits.dtype
+    if len(z_shape) == 0:
+        raise ValueError(f"{who}: input must have a class axis, got a 0-d tensor")
+    classes = z_shape[-1]
+    w = np.ones(classes, dtype) if weight is None else np.asarray(as_array(weight), dtype=dtype)
+    if w.shape != (classes,):
+        raise ValueError(f"{who}: weight has shape {w.shape}, expected ({classes},) (one per class)")
+    y = np.asarray(as_array(targets))
+    if y.dtype.kind == "f":  # class probabilities, one row per position
+        if y.shape != z_shape:
+            raise ValueError(f"{who}: float targets are class probabilities, of the input's shape "
+                             f"{z_shape}, but these have shape {y.shape} (class ids must be integers)")
+        # a Tensor of targets stays one, so a gradient reaches whatever computed it
+        soft = targets if isinstance(targets, Tensor) else y.astype(dtype)
+        aim = soft * (1 - label_smoothing) + label_smoothing / classes
+        return aim * w, float(np.prod(z_shape[:-1], dtype=np.int64))
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"{who}: targets must be integer class ids or float class probabilities, "
+                        f"got dtype {y.dtype}")
+    if y.shape != z_shape[:-1]:
+        raise ValueError(f"{who}: targets has shape {y.shape}, expected {z_shape[:-1]} (input shape "
+                         f"{z_shape} without its last, class axis)")
+    counted = y != ignore_index
+    check_in_range(np.where(counted, y, 0), classes, who=who, item="target", name="targets",
+                   range_of=f"{classes} classes (or ignore_index={ignore_index})")
+    ids = np.where(counted, y, 0)[..., None]
+    onehot = np.zeros(z_shape, dtype)
+    np.put_along_axis(onehot, ids, 1, axis=-1)
+    aim = onehot * (1 - label_smoothing) + label_smoothing / classes
+    coefficients = aim * w * counted[..., None]
+    # PyTorch's mean divides by the weight of the targets counted (their number without weights)
+    divisor = float((np.take_along_axis(np.broadcast_to(w, z_shape), ids, axis=-1)[..., 0] * counted).sum())
+    return coefficients, divisor
 
 
 def linear_cross_entropy(x: Tensor, weight: Tensor, targets: Any, bias: Tensor | None = None,

@@ -254,3 +254,22 @@ class CausalSelfAttention(Module):
             q, k = self.rotary(q, positions), self.rotary(k, positions)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.o_proj(y.transpose(-3, -2).reshape(*lead, T, h * hd))  # heads side by side
+
+
+class ReLU(Module):
+    """max(x, 0), elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x)
+
+
+class Tanh(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)), elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.sigmoid(x)

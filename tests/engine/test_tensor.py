@@ -73,9 +73,9 @@ def test_reshape_accepts_ints_or_tuple():
         a.reshape(4, 2)
 
 
-def test_pow_needs_scalar_exponent():
-    with pytest.raises(TypeError, match="scalar exponent"):
-        mg.tensor([1.0]) ** mg.tensor([2.0])
+def test_pow_takes_a_tensor_exponent():
+    out = mg.tensor([2.0, 3.0]) ** mg.tensor([3.0, 2.0])
+    np.testing.assert_array_equal(out.data, [8.0, 9.0])
 
 
 def test_numpy_on_the_left_uses_tensor_ops():

@@ -10,7 +10,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.learn.lessons import load_module
-from minigrad.learn.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw
+from minigrad.learn.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
 from minigrad.optim import Adam, AdamW
 
 SOLUTION = load_module(Path(__file__).resolve().parents[2] / "lessons" / "solutions" /
@@ -79,3 +79,43 @@ def test_row_adamw_refuses_a_dense_gradient():
     table.grad = np.ones((2, 2))
     with pytest.raises(TypeError, match="must be a RowSparse"):
         optimizer.step()
+
+
+# ---- row_gradient_noise: the noise that lesson 7 measures on real gradients ----------------------
+
+def noisy_gradients(level: float, steps: int, rng: np.random.Generator):
+    """Row 0 present every step, row 1 every other step, row 2 once: g (1 + level z)."""
+    g = np.array([[0.5, -1.0, 2.0], [1.0, 1.0, -0.5], [1.0, 2.0, 3.0]])
+    for t in range(steps):
+        rows = np.array([0, 1] if t % 2 == 0 else [0]) if t else np.array([0, 2])
+        yield mg.RowSparse(rows, g[rows] * (1 + level * rng.standard_normal((rows.size, 3))), (4, 3))
+
+
+@pytest.mark.parametrize("level", [0.5, 1.0, 3.0, 6.0])
+def test_row_gradient_noise_recovers_a_known_noise_level(level):
+    rows, noise = row_gradient_noise(noisy_gradients(level, 4000, np.random.default_rng(1)), min_seen=20)
+    assert rows.tolist() == [0, 1]  # row 2 was present once, row 3 never
+    assert np.allclose(noise, level, rtol=0.12), noise
+
+
+def test_a_constant_gradient_has_no_noise_so_lesson_7s_assert_would_fail():
+    """Lesson 7 asserts noise > 2 for the frequent rows of a trained model; without noise it reads 0."""
+    _, noise = row_gradient_noise(noisy_gradients(0.0, 100, np.random.default_rng(0)))
+    assert np.allclose(noise, 0.0, atol=1e-6) and not np.any(noise > 2)
+
+
+def test_repeated_ids_count_once_per_gradient_and_a_lost_mean_is_inf():
+    rng = np.random.default_rng(2)
+    grads = [mg.RowSparse([0, 0], rng.standard_normal((2, 2)), (1, 2)) for _ in range(50)]  # mean 0
+    rows, noise = row_gradient_noise(grads, min_seen=50)
+    assert rows.tolist() == [0]  # two entries of row 0 per gradient: still 50 gradients, not 100
+    assert noise[0] > 5 or np.isinf(noise[0])
+
+
+def test_row_gradient_noise_names_bad_input():
+    with pytest.raises(ValueError, match="no gradients"):
+        row_gradient_noise([])
+    with pytest.raises(TypeError, match="RowSparse"):
+        row_gradient_noise([np.zeros((3, 2))])
+    with pytest.raises(ValueError, match=r"shape \(4, 2\) among ones of \(3, 2\)"):
+        row_gradient_noise([mg.RowSparse([0], np.ones((1, 2)), shape) for shape in ((3, 2), (4, 2))])

@@ -18,13 +18,20 @@ def test_cross_entropy_target_out_of_range():
         F.cross_entropy(mg.zeros(2, 5), np.array([0, 5]))
 
 
-def test_cross_entropy_float_targets():
-    with pytest.raises(TypeError, match="targets must be integer class ids"):
+def test_cross_entropy_float_targets_of_the_ids_shape():
+    with pytest.raises(ValueError, match=r"float targets are class probabilities, of the input's "
+                                         r"shape \(2, 5\), but these have shape \(2,\) "
+                                         r"\(class ids must be integers\)"):
         F.cross_entropy(mg.zeros(2, 5), np.array([0.0, 1.0]))
 
 
+def test_cross_entropy_targets_neither_ids_nor_probabilities():
+    with pytest.raises(TypeError, match="targets must be integer class ids or float class probabilities"):
+        F.cross_entropy(mg.zeros(2, 5), np.array(["a", "b"]))
+
+
 def test_cross_entropy_reduction():
-    with pytest.raises(ValueError, match="reduction must be 'mean' or 'sum', got 'max'"):
+    with pytest.raises(ValueError, match="reduction must be 'mean', 'sum' or 'none', got 'max'"):
         F.cross_entropy(mg.zeros(2, 5), np.array([0, 1]), reduction="max")
 
 

@@ -2,10 +2,14 @@
 
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
     arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
-    reductions.py   Sum, Mean, Max
-    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU
-    shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where
+    reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var
+    elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
+                    Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
+                    PowTensor, Cast
+    shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
+                    Flip, Expand
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
+    losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options)
 
 Each runs through `Function.apply`, which asks the seam (seam.py) which implementation of the op
 runs: this plain one, its fast twin (fast_ops.py), or a learner's own (`minigrad.use`).
@@ -48,6 +52,23 @@ place: the same array may be on its way to another node.
     RMSNorm       x / rms(x) w            w G / rms minus its projection on xhat    -
     Rotary        pairs turned by angles  G turned back (the same map with -sin)    -
     SiLU          a s(a)                  G (s + a s (1 - s))                       -
+    Sin, Cos      sin a, cos a            G cos a, -G sin a                         -
+    Erf, Exp2     erf a, 2^a              G 2/sqrt(pi) e^(-a^2), G 2^a ln 2          -
+    Log2, Rsqrt   log2 a, a^(-1/2)        G / (a ln 2), -G a^(-3/2) / 2             -
+    Softplus      log(1 + e^(b a)) / b    G s(b a) (G past the threshold)           -
+    LeakyReLU     a, or k a where a <= 0  G, or G k                                 -
+    Sign          sign a                  0                                         -
+    Clamp         min(max(a, lo), hi)     G to whichever was taken (a on a tie)     -
+    Maximum, Minimum                      G to the winner, G / 2 each at a tie      -
+    PowTensor     a^b, both tensors       G b a^(b-1), G a^b log a                  -
+    Cast          a as another float      G in a's dtype                            -
+    Min           min over axes           G to the minimum (ties share it)          -
+    Prod          product over an axis    G times the product of the others         -
+    LogSumExp     log sum e^a over axes   G softmax(a)                              -
+    Var           sum (a - mean)^2 / (n - c)  G 2 (a - mean) / (n - c)              -
+    Flip, Expand  reversed, broadcast     G reversed, G summed back                 -
+    SoftTargetCrossEntropy  -sum A log softmax(z)  G ((sum A) p - A), -G log p      -
+    NLLLoss       -sum A x                -G A, -G x                                -
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
@@ -58,18 +79,35 @@ from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, N
 from minigrad.engine.ops.elementwise import (
     GELU,
     Abs,
+    Cast,
+    Clamp,
+    Cos,
+    Erf,
     Exp,
+    Exp2,
+    LeakyReLU,
     Log,
+    Log2,
     LogSigmoid,
+    Maximum,
+    Minimum,
+    PowTensor,
     ReLU,
+    Rsqrt,
     Sigmoid,
+    Sign,
     SiLU,
+    Sin,
+    Softplus,
     Sqrt,
     Tanh,
 )
-from minigrad.engine.ops.reductions import Max, Mean, Sum
+from minigrad.engine.ops.losses import NLLLoss, SoftTargetCrossEntropy
+from minigrad.engine.ops.reductions import LogSumExp, Max, Mean, Min, Prod, Sum, Var
 from minigrad.engine.ops.shape import (
     Concatenate,
+    Expand,
+    Flip,
     GetItem,
     MaskedFill,
     Narrow,
@@ -97,4 +135,8 @@ __all__ = [
     "MaskedFill", "MatMul", "Max", "Mean", "Mul", "Narrow", "Neg", "Permute", "Pow", "ReLU",
     "RMSNorm", "Reshape", "Rotary", "ScaledDotProductAttention", "SetItem", "SiLU", "Sigmoid",
     "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "Where", "log_softmax", "shifted_exp", "unbroadcast",
+    # issue 24: PyTorch's everyday ops
+    "Cast", "Clamp", "Cos", "Erf", "Exp2", "Expand", "Flip", "LeakyReLU", "Log2", "LogSumExp",
+    "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",
+    "SoftTargetCrossEntropy", "Var",
 ]

@@ -10,6 +10,7 @@ import numpy as np
 
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
+from minigrad.engine.ops.arithmetic import unbroadcast
 
 
 class Exp(Function):
@@ -172,7 +173,6 @@ class Abs(Function):
         return grad * np.sign(a)
 
 
-
 class SiLU(Function):
     """a s(a), s the sigmoid (also called swish): the gate of Llama's SwiGLU feed-forward."""
 
@@ -186,3 +186,228 @@ class SiLU(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a s(a) = G (s + a s (1 - s))
         a, s = ctx.saved
         return grad * s * (1 + a * (1 - s))
+
+
+# ---- PyTorch's everyday elementwise functions: sin, cos, erf, exp2, log2, rsqrt, softplus, leaky
+# ReLU, sign, clamp, maximum, minimum, ** with a tensor exponent or base, and float casts ---------
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.sin(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sin a = G cos a
+        (a,) = ctx.saved
+        return grad * np.cos(a)
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.cos(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d cos a = -G sin a
+        (a,) = ctx.saved
+        return -grad * np.sin(a)
+
+
+class Erf(Function):
+    """erf a = 2/sqrt(pi) * integral of e^(-t^2) from 0 to a (math.erf, one element at a time)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return _erf(a).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d erf a = G 2/sqrt(pi) e^(-a^2)
+        (a,) = ctx.saved
+        return grad * (2 / math.sqrt(math.pi)) * np.exp(-a * a)
+
+
+class Exp2(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.exp2(as_float(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d 2^a = G 2^a ln 2
+        (out,) = ctx.saved
+        return grad * out * math.log(2)
+
+
+class Log2(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.log2(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log2 a = G / (a ln 2)
+        (a,) = ctx.saved
+        return grad / (a * math.log(2))
+
+
+class Rsqrt(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = 1 / np.sqrt(as_float(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a^(-1/2) = -G a^(-3/2) / 2
+        (out,) = ctx.saved
+        return grad * -0.5 * out * out * out
+
+
+class Softplus(Function):
+    """log(1 + e^(beta a)) / beta; where beta a > threshold, a itself (as PyTorch: no overflow)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+        a = as_float(a)
+        scaled = a * np.asarray(beta, a.dtype)
+        ctx.save_for_backward(scaled)
+        ctx.linear = scaled > threshold
+        # log(1 + e^x) = max(x, 0) + log(1 + e^-|x|), never overflowing
+        smooth = (np.maximum(scaled, 0) + np.log1p(np.exp(-np.abs(scaled)))) / np.asarray(beta, a.dtype)
+        return np.where(ctx.linear, a, smooth).astype(a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G s(beta a), or G where linear
+        (scaled,) = ctx.saved
+        return grad * np.where(ctx.linear, np.ones((), scaled.dtype), _sigmoid(scaled))
+
+
+class LeakyReLU(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, negative_slope: float = 0.01) -> np.ndarray:
+        ctx.save_for_backward(a)
+        ctx.negative_slope = negative_slope
+        return np.where(a > 0, a, a * np.asarray(negative_slope, a.dtype))
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G, or G slope where a <= 0
+        (a,) = ctx.saved
+        return np.where(a > 0, grad, grad * np.asarray(ctx.negative_slope, grad.dtype))
+
+
+class Sign(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        return np.sign(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # flat everywhere: 0 (PyTorch)
+        return np.zeros_like(grad)
+
+
+class Clamp(Function):
+    """min(max(a, low), high), the bounds arrays (broadcast) or None. Where a bound is taken it
+    gets G and a gets none; a equal to a bound keeps G. Where low > high the result is high, as
+    in PyTorch."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> np.ndarray:
+        raised = a if low is None else np.maximum(a, low)
+        took_low = np.zeros((), bool) if low is None else a < low
+        took_high = np.zeros((), bool) if high is None else raised > high
+        ctx.masks = (took_low & ~took_high, took_high)
+        ctx.shapes = (np.shape(a), np.shape(low), np.shape(high))
+        return raised if high is None else np.minimum(raised, high)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        took_low, took_high = ctx.masks
+        zero = np.zeros((), grad.dtype)
+        grads = (np.where(took_low | took_high, zero, grad),
+                 np.where(took_low, grad, zero), np.where(took_high, grad, zero))
+        return tuple(unbroadcast(g, shape) if need else None
+                     for g, shape, need in zip(grads, ctx.shapes, ctx.needs_input_grad))
+
+
+class Maximum(Function):
+    """The larger of a and b, elementwise (broadcast); at a tie each gets G / 2 (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return np.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        a, b = ctx.saved
+        return _split_by(a > b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
+
+
+class Minimum(Function):
+    """The smaller of a and b, elementwise (broadcast); at a tie each gets G / 2 (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ctx.save_for_backward(a, b)
+        return np.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        a, b = ctx.saved
+        return _split_by(a < b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
+
+
+def _split_by(a_wins: np.ndarray, tie: np.ndarray, grad: np.ndarray, a_shape: tuple, b_shape: tuple,
+              needs: tuple[bool, ...]) -> tuple:
+    """G to the winner of each pair, G / 2 to both at a tie, summed back to each shape."""
+    share_a = np.where(tie, 0.5, a_wins.astype(grad.dtype)).astype(grad.dtype)
+    grad_a = unbroadcast(grad * share_a, a_shape) if needs[0] else None
+    grad_b = unbroadcast(grad * (1 - share_a), b_shape) if needs[1] else None
+    return grad_a, grad_b
+
+
+class PowTensor(Function):
+    """a ** b with both operands arrays (broadcast): scalar ** tensor and tensor ** tensor.
+    da = G b a^(b-1), taken as 0 where b = 0; db = G a^b log a, taken as 0 where a = 0 and
+    b >= 0 (both as PyTorch: the limits, not the 0 * inf that the formulas give there)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.power(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        a, b, out = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        zero = np.zeros((), out.dtype)
+        grad_a = grad_b = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if need_a:
+                grad_a = unbroadcast(grad * np.where(b == 0, zero, b * np.power(a, b - 1)), a.shape)
+            if need_b:
+                log_a = np.where((a == 0) & (b >= 0), zero, np.log(a))
+                grad_b = unbroadcast(grad * out * log_a, b.shape)
+        return grad_a, grad_b
+
+
+class Cast(Function):
+    """a in another float dtype; the gradient goes back in a's dtype (float32 <-> float64)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        ctx.in_dtype = a.dtype
+        return a.astype(dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return grad.astype(ctx.in_dtype)

@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, max. Each backward spreads G back over the reduced axes."""
+"""Reductions over axes: sum, mean, max; then min, prod, logsumexp, var. Each backward spreads G
+back over the reduced axes."""
 
 from __future__ import annotations
 
@@ -67,9 +68,92 @@ class Max(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        # G goes to the maximum; tied maxima share it equally (as PyTorch's amax does)
-        a, out = ctx.saved
-        is_max = a == _expand_reduced(out, ctx)
-        share = is_max / is_max.sum(axis=ctx.axis, keepdims=True)
-        return share.astype(a.dtype) * _expand_reduced(grad, ctx)
+        return _to_extremes(ctx, grad)
 
+
+def _to_extremes(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    """G goes to the maximum (minimum); tied ones share it equally (as PyTorch's amax does)."""
+    a, out = ctx.saved
+    is_extreme = a == _expand_reduced(out, ctx)
+    share = is_extreme / is_extreme.sum(axis=ctx.axis, keepdims=True)
+    return share.astype(a.dtype) * _expand_reduced(grad, ctx)
+
+
+
+class Min(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        axis = _remember_reduction(ctx, a, axis, keepdims)
+        out = np.asarray(a.min(axis=axis, keepdims=keepdims))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return _to_extremes(ctx, grad)
+
+
+class Prod(Function):
+    """The product over one axis (or all). d prod / d a_i is the product of the others, taken
+    as (product of those before i) x (product of those after i): exact when some a_j are 0,
+    where prod / a_i would divide by zero."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: int | None = None, keepdims: bool = False) -> np.ndarray:
+        axis = _remember_reduction(ctx, a, axis, keepdims)
+        ctx.save_for_backward(a)
+        return np.asarray(a.prod(axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        (a,) = ctx.saved
+        line = a.reshape(-1) if ctx.axis is None else np.moveaxis(a, ctx.axis, -1)
+        ones = np.ones_like(line[..., :1])
+        before = np.cumprod(np.concatenate([ones, line[..., :-1]], axis=-1), axis=-1)
+        after = np.cumprod(np.concatenate([ones, line[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        others = before * after
+        others = others.reshape(a.shape) if ctx.axis is None else np.moveaxis(others, -1, ctx.axis)
+        return others * _expand_reduced(grad, ctx)
+
+
+class LogSumExp(Function):
+    """log sum e^a over axes, from the max (never overflows); d/da = G softmax(a) over those axes."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+        axis = _remember_reduction(ctx, a, axis, keepdims)
+        a = as_float(a)  # of ints: float32, as PyTorch
+        top = a.max(axis=axis, keepdims=True)
+        top = np.where(np.isfinite(top), top, np.zeros((), a.dtype))  # a row of -inf gives -inf
+        with np.errstate(divide="ignore"):
+            out = np.log(np.exp(a - top).sum(axis=axis, keepdims=True)) + top
+        ctx.save_for_backward(a, out)
+        return np.asarray(out if keepdims else np.squeeze(out, axis=axis))
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        a, out = ctx.saved  # out kept its reduced axes: p = e^(a - logsumexp)
+        return np.exp(a - out) * _expand_reduced(grad, ctx)
+
+
+class Var(Function):
+    """sum (a - mean)^2 / (n - correction) over axes (correction=1: the unbiased estimate, as
+    PyTorch's default); d/da = G 2 (a - mean) / (n - correction)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: Any = None, correction: float = 1,
+                keepdims: bool = False) -> np.ndarray:
+        axis = _remember_reduction(ctx, a, axis, keepdims)
+        centred = a - a.mean(axis=axis, keepdims=True)
+        count = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
+        ctx.save_for_backward(centred)
+        ctx.divisor = max(count - correction, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # n <= correction: inf or nan, as PyTorch
+            out = (centred * centred).sum(axis=axis, keepdims=keepdims) / np.asarray(ctx.divisor, a.dtype)
+        return np.asarray(out, dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        (centred,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return centred * (2 * _expand_reduced(grad, ctx) / np.asarray(ctx.divisor, grad.dtype))

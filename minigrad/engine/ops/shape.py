@@ -1,6 +1,6 @@
 """Ops that move values without computing new ones: reshape, permute, indexing, setting items,
-concatenation, stacking, narrowing, masking and selecting. Each backward routes G back to the
-places the values came from (an index read twice gets both gradients)."""
+concatenation, stacking, narrowing, masking and selecting, flipping and expanding. Each backward
+routes G back to the places the values came from (an index read twice gets both gradients)."""
 
 from __future__ import annotations
 
@@ -161,3 +161,30 @@ class Where(Function):
         grad_b = unbroadcast(np.where(ctx.condition, zero, grad), b_shape) if need_b else None
         return None, grad_a, grad_b
 
+
+
+class Flip(Function):
+    """a reversed along the given axes; G reversed back the same way."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        ctx.axes = axes
+        return np.flip(a, axes).copy()  # a copy, as torch.flip (not a view)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return np.flip(grad, ctx.axes)
+
+
+class Expand(Function):
+    """a broadcast to `shape` (size-1 axes stretched, new leading axes added), as a read-only view;
+    G summed back over what was stretched or added."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        ctx.in_shape = a.shape
+        return np.broadcast_to(a, shape)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return unbroadcast(grad, ctx.in_shape)
