@@ -67,7 +67,7 @@ lessons: $(STAMP)
 
 # The same full-size verdict run, going on past a failing lesson, with each lesson's CPU and wall
 # time and a summary (scripts/lesson_verdicts.py; logs in minigrad-out/lesson-verdicts/). A lesson
-# over 3 CPU minutes counts as failed. Measured: about 9.5 CPU minutes for all 13 lessons, so with
+# over 3 CPU minutes counts as failed. Measured: about 12 CPU minutes for all 13 lessons, so with
 # `make test` (6-8 minutes) it does not fit CI's 15 minutes on 2 cores, and CI does not run it:
 # run it after changing a lesson or the code under one (docs/lessons.md has the times).
 lessons-verdicts: $(STAMP)
