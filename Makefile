@@ -9,7 +9,7 @@ TOUR_STAMP := $(VENV)/.installed-tour
 LAB_STAMP  := $(VENV)/.installed-lab
 ALL_EXTRAS := [dev,lessons,lab]
 
-.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons clean
+.PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons lessons-verdicts clean
 
 # $(call install,EXTRAS): a .venv with minigrad installed (editable) with those extras (pass a list
 # such as [a,b] through a variable: make splits a call's arguments at commas)
@@ -64,6 +64,14 @@ lessons: $(STAMP)
 		OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/minigrad lesson $$n --no-pause \
 			|| exit 1; \
 	done
+
+# The same full-size verdict run, going on past a failing lesson, with each lesson's CPU and wall
+# time and a summary (scripts/lesson_verdicts.py; logs in minigrad-out/lesson-verdicts/). A lesson
+# over 3 CPU minutes counts as failed. Measured: about 12 CPU minutes for all 13 lessons, so with
+# `make test` (6-8 minutes) it does not fit CI's 15 minutes on 2 cores, and CI does not run it:
+# run it after changing a lesson or the code under one (docs/lessons.md has the times).
+lessons-verdicts: $(STAMP)
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
