@@ -50,6 +50,25 @@ def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.
     return float(peak * (floor + (1 - floor) * 0.5 * (1 + np.cos(np.pi * progress))))
 
 
+def cosine_with_warmup(it: int, max_learning_rate: float, min_learning_rate: float,
+                       warmup_iters: int, cosine_cycle_iters: int) -> float:
+    """The learning rate at iteration `it` as Stanford CS336's assignment 1 defines it: a linear
+    warm-up from 0 to max_learning_rate over warmup_iters iterations, a cosine from
+    max_learning_rate down to min_learning_rate by iteration cosine_cycle_iters, then
+    min_learning_rate from there on. (`warmup_cosine` above is the lessons' variant: it starts
+    above 0 and ends at a fraction of the peak.)"""
+    if warmup_iters < 0 or cosine_cycle_iters < warmup_iters:
+        raise ValueError(f"cosine_with_warmup: need 0 <= warmup_iters <= cosine_cycle_iters, got "
+                         f"warmup_iters={warmup_iters}, cosine_cycle_iters={cosine_cycle_iters}")
+    if it < warmup_iters:
+        return it / warmup_iters * max_learning_rate
+    if it > cosine_cycle_iters or cosine_cycle_iters == warmup_iters:
+        return min_learning_rate
+    progress = (it - warmup_iters) / (cosine_cycle_iters - warmup_iters)
+    cosine = 0.5 * (1 + np.cos(np.pi * progress))  # 1 at the end of the warm-up, 0 at the cycle's end
+    return float(min_learning_rate + cosine * (max_learning_rate - min_learning_rate))
+
+
 class LRScheduler:
     """Base: `lr_at(base_lr, epoch, group)` is the schedule; this class keeps the epoch and the groups."""
 

@@ -118,3 +118,16 @@ def test_lesson_kit_uses_the_one_warmup_cosine(monkeypatch):
         [S.warmup_cosine(s, 60, 0.5) for s in range(61)]
     monkeypatch.setattr(S, "warmup_cosine", lambda step, total, peak: ("the one", step, total, peak))
     assert lesson_kit.warmup_cosine(3, 60, 0.5) == ("the one", 3, 60, 0.5), "a second copy of the formula"
+
+
+def test_cosine_with_warmup_follows_cs336s_definition():
+    from minigrad.optim.lr_scheduler import cosine_with_warmup
+
+    peak, floor, warm, cycle = 1.0, 0.1, 7, 21
+    got = [cosine_with_warmup(it, peak, floor, warm, cycle) for it in range(25)]
+    assert got[0] == 0.0 and got[3] == 3 / 7 and got[7] == peak  # linear from 0, the peak at warm
+    assert abs(got[14] - (floor + (peak - floor) / 2)) < 1e-12  # half way down the cosine
+    assert abs(got[21] - floor) < 1e-12 and got[22] == got[24] == floor  # then flat at the floor
+    assert all(a >= b for a, b in zip(got[7:], got[8:]))  # never rises after the warm-up
+    with pytest.raises(ValueError, match="cosine_cycle_iters"):
+        cosine_with_warmup(0, peak, floor, 10, 5)
