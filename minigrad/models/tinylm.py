@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, as_generator
+from minigrad.engine import Tensor, as_array, as_generator, positive_int
 from minigrad.nn import functional as F
 from minigrad.nn.layers import Embedding, Linear
 from minigrad.nn.module import Module, Parameter
@@ -73,3 +73,20 @@ def next_token_windows(tokens: np.ndarray, context: int) -> tuple[np.ndarray, np
         )
     windows = np.lib.stride_tricks.sliding_window_view(tokens[:-1], context)
     return np.ascontiguousarray(windows), tokens[context:]
+
+
+def random_batch(tokens: Any, batch_size: int, context_length: int, rng: Any = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """`batch_size` windows of `context_length` tokens, each starting at a random place in the 1-D
+    `tokens`, and the same windows shifted by one (the next token at every position): (B, C) ids
+    and (B, C) targets, as Stanford CS336's `get_batch`. rng: a seed or numpy Generator."""
+    tokens = np.asarray(tokens)
+    batch_size = positive_int("random_batch", "batch_size", batch_size)
+    context_length = positive_int("random_batch", "context_length", context_length)
+    if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or tokens.size <= context_length:
+        raise ValueError(f"random_batch: need a 1-D integer token array longer than context_length="
+                         f"{context_length}, got dtype {tokens.dtype} and shape {tokens.shape}")
+    starts = as_generator(rng, "random_batch").integers(0, tokens.size - context_length, batch_size)
+    offsets = starts[:, None] + np.arange(context_length + 1)
+    windows = tokens[offsets].astype(np.int64)
+    return windows[:, :-1], windows[:, 1:]

@@ -82,3 +82,28 @@ def test_every_model_names_its_input_and_output_tables(tied):
     assert skipgram.input_table is skipgram.in_embed.weight
     assert skipgram.output_table is skipgram.out_embed.weight
     assert skipgram.input_table is not skipgram.output_table
+
+
+def test_random_batch_gives_windows_and_their_next_tokens():
+    from minigrad.models import random_batch
+
+    tokens = np.arange(100, 200)
+    x, y = random_batch(tokens, batch_size=5000, context_length=7, rng=0)
+    assert x.shape == y.shape == (5000, 7) and x.dtype == y.dtype == np.int64
+    np.testing.assert_array_equal(y, x + 1)  # each target is the token after its input
+    np.testing.assert_array_equal(x[:, 1:], x[:, :-1] + 1)  # contiguous windows of the text
+    starts = set(x[:, 0].tolist())
+    assert starts == set(range(100, 193))  # every start that leaves room for the target, no other
+    x2, _ = random_batch(tokens, 5000, 7, rng=0)
+    np.testing.assert_array_equal(x, x2)  # a seed repeats
+
+
+@pytest.mark.parametrize("bad", [dict(tokens=np.arange(5), batch_size=2, context_length=5),
+                                 dict(tokens=np.zeros((3, 4), np.int64), batch_size=2, context_length=2),
+                                 dict(tokens=np.arange(10.0), batch_size=2, context_length=2),
+                                 dict(tokens=np.arange(10), batch_size=0, context_length=2)])
+def test_random_batch_names_what_is_wrong(bad):
+    from minigrad.models import random_batch
+
+    with pytest.raises(ValueError, match="random_batch"):
+        random_batch(**bad)
