@@ -419,7 +419,8 @@ ax.axvline(50, color="k", ls=":", lw=1)
 ax.set_yticks(y, [f"{n}\n({'tied' if MODELS[n]['tied'] else 'untied'})" for n in names])
 ax.set(xlabel="% of parameters", title="What one V x d table weighs in real models", xlim=(0, 85))
 ax.invert_yaxis()  # in the order of the table above
-ax.legend(fontsize=8, loc="lower right")
+ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2)  # below: no bar hidden
+fig.tight_layout()
 lesson.save(fig, "tying_savings.png",
             "the share of parameters one V x d table takes in real models, and what tying saves")
 
