@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad.engine import fast, ops, seam
 from minigrad.engine.dtypes import as_float
-from minigrad.engine.graph import _ACCUMULATE_LOCK, AccumulateGrad, Node
+from minigrad.engine.graph import ACCUMULATE_LOCK, AccumulateGrad, Node
 from minigrad.engine.ops.transformer import attention_bias
 from minigrad.engine.sparse import RowSparse, add_grads, add_into
 
@@ -275,7 +275,7 @@ class OwnedSums:
             return False
         if self.totals[leaf].dtype != var.data.dtype:
             return False
-        with _ACCUMULATE_LOCK:
+        with ACCUMULATE_LOCK:
             if var.grad is not None:
                 return False
             var.grad = self.totals.pop(leaf)

@@ -63,12 +63,12 @@ class AccumulateGrad(Node):
         var = self.variable
         if var.grad is None or grad.dtype != var.data.dtype:
             grad = own_copy(grad, var.data.dtype)  # the array an op returned may be held elsewhere
-        with _ACCUMULATE_LOCK:
+        with ACCUMULATE_LOCK:
             var.grad = grad if var.grad is None else add_grads(var.grad, grad)  # a sum is a new array
         return []
 
 
-_ACCUMULATE_LOCK = threading.Lock()
+ACCUMULATE_LOCK = threading.Lock()  # also taken by fast_ops.OwnedSums when it hands a sum to a leaf
 
 
 def own_copy(grad: Any, dtype: np.dtype) -> Any:

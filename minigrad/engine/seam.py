@@ -56,12 +56,6 @@ def fast_enabled() -> bool:
     return _fast_on
 
 
-def set_fast(on: bool) -> None:
-    global _fast_on
-    _fast_on = bool(on)
-    _resolve()
-
-
 def fast_gradient_sums() -> type | None:
     """How the backward walk sums the gradients that meet at a node when the fast paths are on
     (fast_ops.OwnedSums); None for the plain way (graph.NewArraySums)."""
@@ -106,6 +100,7 @@ class use:
     """
 
     def __init__(self, fast: bool | None = None, **ops: type[Function] | None):
+        global _fast_on
         known = known_ops()
         for name, impl in ops.items():
             if name not in known:
@@ -125,7 +120,7 @@ class use:
             else:
                 _yours[known[name]] = impl
         if fast is not None:
-            globals()["_fast_on"] = fast
+            _fast_on = fast
         _resolve()
 
     def __enter__(self) -> use:
