@@ -60,6 +60,13 @@ import minigrad as mg
 from minigrad.engine import to_dense
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.lesson_kit import setup
+from minigrad.learn.lesson_verdicts import (
+    hold,
+    near_misses_take_the_push,
+    t_interval,
+    tying_in_tinygpt,
+    tying_in_tinylm,
+)
 from minigrad.learn.train import Windows, batches, evaluate, format_rate, split_windows, train
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.models.tinygpt import Block
@@ -420,17 +427,6 @@ for seed in SEEDS:
     by_seed[seed]["matched"] = summary(h, None)
 
 # %%
-def interval(x) -> tuple[float, float]:
-    """95% t-interval of the mean of x (one value per seed)."""
-    x = np.asarray(x, dtype=np.float64)
-    half = T_975[len(x) - 1] * x.std(ddof=1) / np.sqrt(len(x))
-    return x.mean() - half, x.mean() + half
-
-
-T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}  # Student's t, 97.5% point, by degrees of freedom
-
-
-# %%
 ends = {label: np.array([r[label]["end"] for r in by_seed.values()])
         for label in ("tied", "untied", "matched")}
 ahead = {key: [r["tied"][key] - r["untied"][key] for r in by_seed.values()] for key in ("end", "best")}
@@ -441,22 +437,17 @@ for label, e in ends.items():
 same_width, same_count = ends["tied"] - ends["untied"], ends["tied"] - ends["matched"]
 for what, diff in (("untied (same width) ahead of tied", same_width),
                    ("untied (same parameters) ahead of tied", same_count)):
-    low, high = interval(diff)
+    low, high = t_interval(diff)
     print(f"{what}: {diff.min():+.3f} to {diff.max():+.3f} nats, mean {diff.mean():+.3f} "
           f"(95% interval {low:+.3f} to {high:+.3f})")
 print(f"best held-out loss, untied (same width) ahead by {min(ahead['best']):+.3f} to "
       f"{max(ahead['best']):+.3f}")
 
 # %%
-assert max(abs(a) for a in ahead["end"]) < 0.15, "in every seed the two held-out losses are close"
-if lesson.verdict_tested("tying does not improve the held-out loss at this scale, and overfits less"):
-    assert all(t < u for t, u in zip(gaps["tied"], gaps["untied"])), "every seed: the tied one overfits less"
-    assert min(ahead["best"]) > 0 and min(same_width) > 0, "every seed: untied (same width) is ahead"
-    assert max(same_width) < 0.02 * ends["tied"].min(), "and its edge at the end is under 2% of the loss"
-    assert max(same_count) < 0, "every seed: at equal parameters the sign flips, the tied model is ahead"
-    assert all(m < t for m, t in zip(gaps["matched"], gaps["tied"])), "the narrow control overfits least"
-    for diff in (same_width, same_count):  # equivalence: the 95% interval of the mean inside +-0.15 nats
-        assert -0.15 < interval(diff)[0] and interval(diff)[1] < 0.15, "within 0.15 nats (4%) either way"
+# the checks are named functions in minigrad/learn/lesson_verdicts.py; each returns its statements
+best = {label: [r[label]["best"] for r in by_seed.values()] for label in ("tied", "untied")}
+hold(tying_in_tinylm(ends, best, gaps, full_size=lesson.verdict_tested(
+    "tying does not improve the held-out loss at this scale, and overfits less")))
 
 # %%
 near = np.array([[r[label]["near"] for label in ("tied", "untied")]  # (seeds, models, k)
@@ -464,10 +455,8 @@ near = np.array([[r[label]["near"] for label in ("tied", "untied")]  # (seeds, m
 print(f"share of the output map's push on wrong rows, held-out text, min-max over {len(SEEDS)} seeds "
       f"and both models: " + ", ".join(f"top {k}: {near[..., i].min():.0%}-{near[..., i].max():.0%}"
                                        for i, k in enumerate(NEAR)))
-assert np.all(np.diff(near, axis=-1) > 0) and np.all(near[..., -1] <= 1)
-assert np.all(near[..., 1] > 0.4) and np.all(near[..., 2] > 0.75), "a few near-misses take a large share"
-if lesson.verdict_tested("the 10 likeliest wrong words take most of the push (a short run spreads it)"):
-    assert np.all(near[..., 1] > 0.6), "at full size the 10 likeliest wrong words take most of the push"
+hold(near_misses_take_the_push(near, full_size=lesson.verdict_tested(
+    "the 10 likeliest wrong words take most of the push (a short run spreads it)")))
 
 # %% [markdown]
 # The figures in this paragraph and the next three are the full-size run's (`minigrad lesson 8
@@ -666,16 +655,13 @@ for label, e in gpt_ends.items():
           f"held-out {e.min():.3f}-{e.max():.3f}")
 for other in ("untied", "matched"):
     diff = gpt_ends["tied"] - gpt_ends[other]
-    low, high = interval(diff)
+    low, high = t_interval(diff)
     print(f"{other} ahead of tied: {diff.min():+.3f} to {diff.max():+.3f}, 95% interval {low:+.3f} to "
           f"{high:+.3f}")
 
 # %%
-gpt_same_width, gpt_same_count = gpt_ends["tied"] - gpt_ends["untied"], gpt_ends["tied"] - gpt_ends["matched"]
-assert abs(gpt_counts["matched"] / gpt_counts["tied"] - 1) < 0.05, "the control has about as many parameters"
-if lesson.verdict_tested("on TinyGPT's budget the untied models are ahead of the tied one"):
-    assert interval(gpt_same_width)[0] > 0, "untied, same width: ahead beyond the 95% interval"
-    assert min(gpt_same_count) > 0, "untied, same parameter count: ahead in every seed"
+hold(tying_in_tinygpt(gpt_ends, gpt_counts, full_size=lesson.verdict_tested(
+    "on TinyGPT's budget the untied models are ahead of the tied one")))
 
 # %% [markdown]
 # At full size (three seeds, 600 steps) TinyGPT does not take the tie well. The untied

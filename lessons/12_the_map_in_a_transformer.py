@@ -60,6 +60,13 @@ from minigrad.learn.lesson_kit import (
     train_on_text,
     warmup_cosine,
 )
+from minigrad.learn.lesson_verdicts import (
+    busiest_to_quietest_on_real_text,
+    cones_in_a_transformer,
+    frequency_axes_in_a_transformer,
+    hold,
+    output_side,
+)
 from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
@@ -195,29 +202,18 @@ for key, c in cones.items():
 
 # %%
 raw = {key: c[:, 1] for key, c in cones.items()}
-output_side = {  # per seed: 0 where the tied cone equals the input map's, 1 where it equals the output map's
-    family: (raw[family, "tied table"] - raw[family, "input map E"])
-    / (raw[family, "output map W"] - raw[family, "input map E"]) for family in FAMILIES}
+way = output_side(raw)  # per seed: 0 where the tied cone is the input map's, 1 where it is the output map's
 
 # %%
 for key, c in cones.items():
     assert np.all(np.abs(c[:, 0]) < 0.01), f"{key}: random rows start with no cone"
     assert np.all(np.abs(c[:, 2]) < 0.02), f"{key}: centring removes the shared direction in every seed"
-for family in FAMILIES:
-    assert raw[family, "input map E"].max() < 0.05, f"{family}: the untied input map forms no cone"
-    assert raw[family, "output map W"].min() > 4 * raw[family, "input map E"].max(), \
-        f"{family}: in every seed the output map's cone is far narrower than the input map's"
-if lesson.verdict_tested("the cones reach their full-size widths (short runs keep the order, not the sizes)"):
-    for key in [("TinyLM", "output map W"), ("TinyGPT", "output map W"), ("TinyGPT", "tied table")]:
-        assert raw[key].min() > 0.25, f"{key}: a narrow cone in every seed"
-    for family, share in output_side.items():
-        print(f"{family}: the tied cone covers {share.min():.0%}-{share.max():.0%} of the way from the "
-              "input map's cone to the output map's")
-    assert output_side["TinyGPT"].min() > 0.8, "TinyGPT's tied cone is nearly its own output map's"
-    assert output_side["TinyLM"].max() < 0.6, "TinyLM's tied cone stops well short of its output map's"
-    gpt_input_spread = spreads["TinyGPT", "input map E"]
-    assert gpt_input_spread[:, 1].min() > 2 * gpt_input_spread[:, 0].max(), \
-        "TinyGPT's input rows have moved far from random: their cosines spread much wider"
+for family, share in way.items():
+    print(f"{family}: the tied cone covers {share.min():.0%}-{share.max():.0%} of the way from the "
+          "input map's cone to the output map's")
+# the checks: named functions in minigrad/learn/lesson_verdicts.py, returning their statements
+hold(cones_in_a_transformer(raw, spreads, full_size=lesson.verdict_tested(
+    "the cones reach their full-size widths (short runs keep the order, not the sizes)")))
 
 # %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.6), sharex=True)
@@ -285,16 +281,7 @@ for key in KEYS:
 # %%
 full_size = lesson.verdict_tested("PC1 follows log-frequency closely and TinyGPT's input map has a strong "
                                   "first axis (short runs reach neither)")
-for family in FAMILIES:
-    assert rho_pc1[family, "input map E"].max() < 0.3, f"{family}: the input map's PC1 does not follow it"
-    for table in ("output map W", "tied table"):
-        key = (family, table)
-        assert rho_pc1[key].min() > rho_other[key].max(), f"{key}: PC1 is the component that follows it"
-        if full_size:
-            assert rho_pc1[key].min() > 0.8, f"{key}: in every seed PC1 follows log-frequency closely"
-if full_size:
-    assert pc1_share["TinyGPT", "input map E"].min() > 2 * pc1_share["TinyLM", "input map E"].max(), \
-        "TinyGPT's input map has a strong first axis, TinyLM's does not"
+hold(frequency_axes_in_a_transformer(rho_pc1, rho_other, pc1_share, full_size))
 
 # %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
@@ -377,10 +364,7 @@ for text_name, tokens in (("reference manual", words), ("King James Version", KJ
 
 # %%
 for text_name, t in traffic.items():  # lesson 4's first phase: the tail is still being found
-    assert t["quietest"] == 1, f"{text_name}: some token is seen once, so the ratio is the busiest count"
-    assert t["whole"] > 3 * t["quarters"].max(), f"{text_name}: four times the text, three times the ratio"
-    assert t["whole"] < 1e6, f"{text_name}: far from a million to one"
-    assert t["top"].max() < 10_000, f"{text_name}: with the lessons' vocabulary, thousands to one"
+    hold(busiest_to_quietest_on_real_text(t), where=text_name)
 
 # %% [markdown]
 # On both texts the quietest token is one seen once, so the ratio is simply the busiest
