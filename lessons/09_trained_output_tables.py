@@ -386,8 +386,8 @@ assert np.all(neighbour_overlap(E_check, E_check) == 1)
 assert neighbour_overlap(E_check, E_check[shuffle]).mean() < 3 * NEIGHBOURS / (vocab_size - 1)
 if lesson.verdict_tested("function words share more neighbours (short runs learn none: overlaps at chance)"):
     for kind in runs:
-        tinygpt_bridged = pooled["TinyGPT"]["bridged"] if kind == "TinyGPT" else None
-        hold(function_words_share_more(by_seed_gap[kind]["overlap"], pooled[kind], tinygpt_bridged), where=kind)
+        gpt_bridged = pooled["TinyGPT"]["bridged"] if kind == "TinyGPT" else None
+        hold(function_words_share_more(by_seed_gap[kind]["overlap"], pooled[kind], gpt_bridged), where=kind)
 
 # %% [markdown]
 # "No difference" needs more than an interval that contains zero: a noisy measurement, or one

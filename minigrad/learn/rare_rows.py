@@ -133,7 +133,8 @@ def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tu
         raise ValueError("row_gradient_noise: no gradients given")
     rows = np.flatnonzero(seen >= min_seen)
     mean = total[rows] / seen[rows, None]
-    variance = (squares[rows] / seen[rows, None] - mean**2).sum(axis=1)
+    # clipped at 0: for a constant gradient rounding can leave E[g^2] - E[g]^2 a hair below 0
+    variance = np.maximum(squares[rows] / seen[rows, None] - mean**2, 0.0).sum(axis=1)
     signal = (mean**2).sum(axis=1) - variance / seen[rows]
     with np.errstate(divide="ignore", invalid="ignore"):
         return rows, np.where(signal > 0, np.sqrt(variance / np.maximum(signal, 0.0)), np.inf)

@@ -104,6 +104,14 @@ def test_a_constant_gradient_has_no_noise_so_lesson_7s_assert_would_fail():
     assert np.allclose(noise, 0.0, atol=1e-6) and not np.any(noise > 2)
 
 
+def test_a_constant_gradient_reads_zero_not_nan_when_rounding_makes_the_variance_negative():
+    # E[g^2] - E[g]^2 over 200 identical float64 values can round to a hair below zero
+    g = np.random.default_rng(0).standard_normal((30, 4))
+    grads = [mg.RowSparse(np.arange(30), g.copy(), (30, 4)) for _ in range(200)]
+    _, noise = row_gradient_noise(grads)
+    assert np.all(np.isfinite(noise)) and np.allclose(noise, 0.0, atol=1e-6)
+
+
 def test_repeated_ids_count_once_per_gradient_and_a_lost_mean_is_inf():
     rng = np.random.default_rng(2)
     grads = [mg.RowSparse([0, 0], rng.standard_normal((2, 2)), (1, 2)) for _ in range(50)]  # mean 0
