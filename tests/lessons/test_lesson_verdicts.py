@@ -169,6 +169,46 @@ def test_language_model_decay_check():
     fails_for(v.decay_in_a_language_model(reversed_sign, full_size=True), "touched-only")
 
 
+def trained_rank_correlation(weight_decay: float, seed: int, lazy: bool = False) -> float:
+    """Spearman(times read, input-row norm) of a small untied TinyLM trained on a Zipf text with
+    minigrad's AdamW (lesson 7's language-model measurement, shrunk)."""
+    from minigrad.learn.lesson_geometry import spearman
+    from minigrad.learn.train import batches, split_windows
+    from minigrad.models import TinyLM
+    from minigrad.optim import AdamW
+
+    V, rng = 120, np.random.default_rng(seed)
+    p = 1 / np.arange(1, V + 1)
+    data, _ = split_windows(rng.choice(V, 6000, p=p / p.sum()), 3, valid_fraction=0.1)
+    model = TinyLM(V, 8, 16, 3, tied=False, rng=seed)
+    optimizer = AdamW(model.parameters(), lr=1e-2, weight_decay=weight_decay, lazy=lazy)
+    stream = batches(data, 32, np.random.default_rng(seed + 1))
+    read = np.zeros(V)
+    for _ in range(40):
+        ids, targets = next(stream)
+        read += np.bincount(ids.ravel(), minlength=V)
+        loss = model.loss(ids, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return spearman(read, np.linalg.norm(model.input_table.data.astype(np.float64), axis=1))
+
+
+def test_language_model_decay_check_on_real_runs_with_decay_switched_off():
+    """The lesson pairs each decay run with a no-decay run of the same seed. With the decay
+    switched off the "dense decay" run is the no-decay run: every paired difference is exactly
+    zero, and the check's first statement fails."""
+    seeds = range(3)
+    off = np.array([trained_rank_correlation(0.0, s) - trained_rank_correlation(0.0, s) for s in seeds])
+    assert np.all(off == 0)
+    effect = {
+        "dense decay - no decay": off,
+        "touched only - lazy, no decay": np.full(3, -0.3),
+        "lazy Adam - Adam (no decay)": np.full(3, 0.25),
+    }
+    fails_for(v.decay_in_a_language_model(effect, full_size=False), "dense decay adds")
+
+
 # ---- lesson 8 -------------------------------------------------------------------------------
 
 
@@ -273,6 +313,38 @@ def test_untied_round_trip_check_with_a_real_pseudo_inverse():
     )
 
 
+def bridged_gain(E: np.ndarray, W: np.ndarray, shuffle: np.ndarray) -> float:
+    """Mean cosine of W[t] with E[t] bridged by a least-squares map fitted on the other half of
+    the tokens, minus the same for rows paired by `shuffle` (lesson 9's measure)."""
+
+    def cosines(W):
+        even = np.arange(len(E)) % 2 == 0
+        predicted = np.empty_like(W)
+        for fit in (even, ~even):
+            predicted[~fit] = E[~fit] @ np.linalg.lstsq(E[fit], W[fit], rcond=None)[0]
+        unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)  # noqa: E731
+        return np.sum(unit(predicted) * unit(W), axis=1).mean()
+
+    return cosines(W) - cosines(W[shuffle])
+
+
+def test_weak_link_check_on_real_bridges():
+    V, d = 600, 16
+    rng = np.random.default_rng(6)
+    shuffle = rng.permutation(V)
+    gains, unrelated, identical = [], [], []
+    for _ in range(3):
+        E, bridge = rng.standard_normal((V, d)), rng.standard_normal((d, d))
+        gains.append(
+            bridged_gain(E, E @ bridge + 10 * rng.standard_normal((V, d)), shuffle)
+        )  # related, weakly
+        unrelated.append(bridged_gain(E, rng.standard_normal((V, d)), shuffle))
+        identical.append(bridged_gain(E, E @ bridge, shuffle))  # one role: the bridge is exact
+    holds(v.input_and_output_rows_weakly_related(np.array(gains)))
+    fails_for(v.input_and_output_rows_weakly_related(np.array(unrelated)), "related")
+    fails_for(v.input_and_output_rows_weakly_related(np.array(identical)), "weakly")
+
+
 def tied_run(E: np.ndarray, score: np.ndarray, echo: float = 0.05) -> dict:
     """The tied round trip's per-token measures, E read and scored against `score`'s rows."""
     s = E @ score.T
@@ -324,7 +396,7 @@ def pooled_intervals(gaps_by_seed: np.ndarray, length_gap: np.ndarray, bridged_g
     }
 
 
-def test_function_word_check_and_shuffled_labels():
+def test_function_word_check_fails_when_function_words_are_drawn_like_content_words():
     rng = np.random.default_rng(3)
     function, content = function_word_measures()
     lengths, bridged = 0.3 + 0.2 * rng.standard_normal(86), -0.09 + 0.1 * rng.standard_normal(86)
