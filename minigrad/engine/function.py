@@ -2,7 +2,8 @@
 
 A `Function`'s forward and backward work on numpy arrays only. `Function.apply` is the bridge to
 tensors: it asks the seam which implementation runs, unwraps the input tensors, runs `forward`,
-wraps the result in a Tensor and, when an input requires grad, records the backward node.
+wraps the result in a Tensor and, when an input requires grad, records the backward node. As in
+PyTorch, that node is the very `ctx` the forward saved into (a `FunctionNode`): one object per op.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import grad_mode, seam
-from minigrad.engine.graph import FunctionNode, record_forward_trace
+from minigrad.engine.graph import Node, record_forward_trace
 from minigrad.engine.tensor import Tensor, share_version_with_viewed_input
 
 
@@ -78,6 +79,54 @@ def _is_view_of(array: np.ndarray, owner: np.ndarray, data: np.ndarray) -> bool:
     return (owner is data or owner is data.base) and np.may_share_memory(array, data)
 
 
+class FunctionNode(Context, Node):
+    """The backward of one call of a `Function`: the ctx its forward saved into, and the node of
+    the graph, with edges to the nodes of the inputs (as in PyTorch, `y.grad_fn` is the ctx).
+
+    Its own attributes are `op`, `function`, `next_nodes` and `grad_shape` (and Context's): a
+    forward should not save anything under those names.
+    """
+
+    forward_trace: list[str] | None = None  # set in anomaly mode
+
+    def __init__(self, op: type[Function], function: type[Function]):
+        self.op = op  # the op that was called (its name names the node)
+        self.function = function  # the implementation that ran: the op, its fast twin, or yours
+
+    @property
+    def ctx(self) -> FunctionNode:
+        """The Context its backward receives: the node itself."""
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.op.__name__ + "Backward" + seam.owner_label(self.function)
+
+    def apply(self, grad: Any, retain_graph: bool = True) -> tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError(
+                f"{self.name}: trying to backward through the graph a second time, but its "
+                "saved arrays were already freed. Pass retain_graph=True to the first "
+                "backward() if you need to backward twice."
+            )
+        if self._versions:
+            self.check_versions(self)
+        self.retain_graph = retain_graph
+        grads = self.function.backward(self, grad)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        if len(grads) != len(self.next_nodes):
+            raise RuntimeError(
+                f"{self.name}: backward returned {len(grads)} gradients but forward had "
+                f"{len(self.next_nodes)} inputs (return None for inputs that need none)."
+            )
+        return grads
+
+    @property
+    def released(self) -> bool:
+        return self._saved is None
+
+
 class Function:
     """Subclass with `forward(ctx, *arrays, **kw)` and `backward(ctx, grad)`, both static.
 
@@ -115,14 +164,15 @@ class Function:
             else:
                 arrays.append(a)
                 needs.append(False)
-        ctx = Context()
+        ctx = FunctionNode(cls, impl)  # the ctx forward saves into; the node, if one is recorded
         ctx.needs_input_grad = tuple(needs)
         result = Tensor._wrap(impl.forward(ctx, *arrays, **kwargs))
         if result.data.base is not None:  # a numpy view, maybe of an input's array
             share_version_with_viewed_input(result, tensors)
         if True in needs and grad_mode.is_grad_enabled():
-            edges = [a._grad_node() if need else None for a, need in zip(args, needs)]
-            result.grad_fn = FunctionNode(cls, impl, ctx, tuple(edges), result.data.shape)
+            ctx.next_nodes = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
+            ctx.grad_shape = result.data.shape
+            result.grad_fn = ctx
             result.requires_grad = True
             if ctx._saved:
                 tensors.append(result)
