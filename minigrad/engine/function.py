@@ -56,11 +56,10 @@ class Context:
                     versions.append((counter, i, counter.value, t.name))
         self._versions = versions
 
-    def check_versions(self, node: Any) -> None:
-        """Refuse to run the backward `node` (named in the message) on an array changed since."""
+    def check_versions(self, op: str) -> None:
+        """Refuse to run the backward of `op` (named in the message) on an array changed since."""
         for counter, i, version, name in self._versions:
             if counter.value != version:
-                op = node.name
                 label = f"'{name}'" if name else f"of shape {np.shape(self.saved[i])}"
                 raise RuntimeError(
                     f"{op}: a tensor {label} that this op saved for backward (saved input "
@@ -110,7 +109,7 @@ class FunctionNode(Context, Node):
                 "backward() if you need to backward twice."
             )
         if self._versions:
-            self.check_versions(self)
+            self.check_versions(self.name)
         self.retain_graph = retain_graph
         grads = self.function.backward(self, grad)
         if type(grads) is not tuple:
