@@ -56,13 +56,13 @@ class Context:
                     versions.append((counter, i, counter.value, t.name))
         self._versions = versions
 
-    def check_versions(self, op: str) -> None:
-        """Refuse to run the backward of `op` (named in the message) on an array changed since."""
+    def check_versions(self, node: Any) -> None:
+        """Refuse to run the backward `node` (named in the message) on an array changed since."""
         for counter, i, version, name in self._versions:
             if counter.value != version:
                 label = f"'{name}'" if name else f"of shape {np.shape(self.saved[i])}"
                 raise RuntimeError(
-                    f"{op}: a tensor {label} that this op saved for backward (saved input "
+                    f"{node.name}: a tensor {label} that this op saved for backward (saved input "
                     f"{i}) was modified in place: it is at version {counter.value}, but the op "
                     f"saved it at version {version}. Clone it before modifying, or modify it "
                     "after backward."
@@ -109,7 +109,7 @@ class FunctionNode(Context, Node):
                 "backward() if you need to backward twice."
             )
         if self._versions:
-            self.check_versions(self.name)
+            self.check_versions(self)
         self.retain_graph = retain_graph
         grads = self.function.backward(self, grad)
         if type(grads) is not tuple:
@@ -154,22 +154,25 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op on tensors (and plain values): a Tensor, with its node when one is needed."""
         impl = seam.running.get(cls, cls)  # the plain op, its fast twin, or a learner's own
-        arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
-        for a in args:
+        recording = grad_mode.is_grad_enabled()
+        arrays, needs, edges, tensors = [], [], [], []  # one pass over the inputs: unwrap, note
+        for a in args:  # who needs grad and where its gradient will go
             if isinstance(a, Tensor):
                 arrays.append(a.data)
                 needs.append(a.requires_grad)
+                edges.append(a._grad_node() if recording and a.requires_grad else None)
                 tensors.append(a)
             else:
                 arrays.append(a)
                 needs.append(False)
+                edges.append(None)
         ctx = FunctionNode(cls, impl)  # the ctx forward saves into; the node, if one is recorded
         ctx.needs_input_grad = tuple(needs)
         result = Tensor._wrap(impl.forward(ctx, *arrays, **kwargs))
         if result.data.base is not None:  # a numpy view, maybe of an input's array
             share_version_with_viewed_input(result, tensors)
-        if True in needs and grad_mode.is_grad_enabled():
-            ctx.next_nodes = tuple([a._grad_node() if need else None for a, need in zip(args, needs)])
+        if recording and True in needs:
+            ctx.next_nodes = tuple(edges)
             ctx.grad_shape = result.data.shape
             result.grad_fn = ctx
             result.requires_grad = True
