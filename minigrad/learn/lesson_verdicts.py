@@ -354,6 +354,11 @@ def tied_compromise(
     curve[(model, band)]: (seeds, ledger windows) traffic shares; moved[(model, band)]: (seeds,
     windows, 2) displacement by the classifier and by the lookup; windows[model]: the number of
     ledger windows of the model's run (the curves are cut there, then split in thirds)."""
+    short = {name: n for name, n in windows.items() if n < 3}
+    if short:
+        raise ValueError(
+            f"tied_compromise: a run needs at least 3 ledger windows to split in thirds, got {short}"
+        )
     cut = {key: np.asarray(c, dtype=float)[:, : windows[key[0]]] for key, c in curve.items()}
     cut_moved = {key: np.asarray(m, dtype=float)[:, : windows[key[0]]] for key, m in moved.items()}
     thirds = {name: np.array_split(np.arange(n), 3) for name, n in windows.items()}

@@ -498,6 +498,49 @@ def test_tied_compromise_fails_when_the_classifier_never_sent_most():
     fails_for(compromise(curve, moved, full_size=False), "at first the classifier sends most")
 
 
+def first_window_shares(text: str, seed: int) -> dict[str, np.ndarray]:
+    """The classifier's share of a tied TinyLM's gradient in three one-step ledger windows (steps
+    0, 2 and 4; lesson 10's model and batch), per band, from the real ledger (tied_share_curve), on a Zipf
+    text (exponent 1.2) or on a text where every token is equally common."""
+    from minigrad.learn.lesson_training import tied_share_curve
+    from minigrad.learn.train import split_windows
+    from minigrad.models import TinyLM
+
+    V, rng = 2000, np.random.default_rng(seed)
+    p = 1 / np.arange(1, V + 1) ** 1.2
+    ids = rng.choice(V, 20000, p=p / p.sum()) if text == "zipf" else rng.integers(0, V, 20000)
+    windows, _ = split_windows(ids, 3, valid_fraction=0.1, pieces=2)
+    bands = {"frequent": np.arange(1, 101), "rare": np.arange(1000, V)}
+    model = TinyLM(V, 64, 128, context=3, tied=True, rng=seed)
+    _, shares, _ = tied_share_curve(
+        model, windows, batch_size=128, steps=5, every=2, window=1, bands=bands, seed=seed
+    )
+    return {band: np.array(s) for band, s in shares.items()}
+
+
+def test_tied_compromise_first_window_on_real_ledgers_of_a_zipf_and_an_even_text():
+    """At first the classifier sends most of a rare row's gradient because the lookup seldom
+    reads that row. On a text where every token is equally common the "rare" band is read as
+    often as any, and the statement fails."""
+    first = "TinyLM: at first the classifier sends most to rare rows"
+    for text, expected in (("zipf", True), ("even", False)):
+        runs = [first_window_shares(text, seed) for seed in range(3)]
+        curve = {
+            (model, band): np.array([r[band] for r in runs])
+            for model in ("TinyLM", "TinyGPT")
+            for band in ("frequent", "rare")
+        }
+        moved = {key: np.stack([c, 1 - c], axis=-1) for key, c in curve.items()}
+        conditions = compromise(curve, moved, {"TinyLM": 3, "TinyGPT": 3}, full_size=False)
+        assert conditions[first + " (over 85%)"] is expected, (text, curve["TinyLM", "rare"].ravel())
+
+
+def test_tied_compromise_refuses_a_run_too_short_to_split_in_thirds():
+    curve, moved = share_curves(windows=2)
+    with pytest.raises(ValueError, match="at least 3 ledger windows"):
+        compromise(curve, moved)
+
+
 def test_paper_scale_check():
     built = np.array([4.03, 4.05, 4.04])
     holds(
