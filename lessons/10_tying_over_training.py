@@ -46,7 +46,14 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn import data
 from minigrad.learn.lesson_kit import setup, split_paths, tied_share_curve, train_on_text
-from minigrad.learn.lesson_verdicts import hold, paper_scale, tied_compromise, two_untied_maps, welch_interval
+from minigrad.learn.lesson_verdicts import (
+    hold,
+    paper_scale,
+    t_interval,
+    tied_compromise,
+    two_untied_maps,
+    welch_interval,
+)
 from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import functional as F
@@ -129,6 +136,9 @@ gpt_late = {band: late_mean["TinyGPT", band] for band in share_bands}
 for band in share_bands:  # TinyGPT's late share minus TinyLM's: 95% interval (Welch) over the seeds
     low, high = welch_interval(gpt_late[band], lm_late[band])
     print(f"TinyGPT's late share above TinyLM's, {band}: {100 * low:+.1f} to {100 * high:+.1f} points")
+    low, high = t_interval(late_moved["TinyGPT", band] - gpt_late[band])
+    print(f"  TinyGPT's moved share minus its traffic share, paired by seed: {100 * low:+.1f} to "
+          f"{100 * high:+.1f} points")
 # the checks are one named function in minigrad/learn/lesson_verdicts.py, returning its statements
 windows_run = {name: len(starts) for name, starts in curve_starts.items()}
 hold(tied_compromise(curve, moved, windows_run, FREQUENT, RARE,

@@ -398,6 +398,10 @@ def tied_compromise(
         conditions[f"TinyGPT, {band}: what AdamW moves tells the same within 5 points"] = bool(
             np.abs(late_moved["TinyGPT", band] - gpt).max() < 0.05
         )
+        paired = t_interval(late_moved["TinyGPT", band] - gpt)  # the same run's two shares: pairs
+        conditions[f"TinyGPT, {band}: what AdamW moves tells the same within 5 points (95% interval)"] = (
+            -0.05 < paired[0] and paired[1] < 0.05
+        )
         conditions[f"TinyGPT, {band}: over the run the classifier moves most of the row"] = bool(
             whole_run["TinyGPT", band].min() > 0.5
         )

@@ -492,6 +492,20 @@ def test_tied_compromise_fails_when_what_adam_moves_differs_from_the_traffic():
     fails_for(compromise(curve, moved), "moves tells the same")
 
 
+def test_tied_compromise_asks_for_an_interval_not_only_each_seed_within_5_points():
+    """Seeds each within 5 points of their traffic share, but so unlike each other that the
+    mean's interval reaches past 5: the per-seed statement holds, the interval's does not."""
+    curve, moved = share_curves(seeds=3)
+    offset = np.array([-0.049, -0.001, -0.048])[:, None]
+    moved = {
+        k: (np.stack([curve[k] + offset, 1 - curve[k] - offset], axis=-1) if k[0] == "TinyGPT" else m)
+        for k, m in moved.items()
+    }
+    conditions = compromise(curve, moved)
+    assert conditions["TinyGPT, frequent: what AdamW moves tells the same within 5 points"]
+    fails_for(conditions, "TinyGPT, frequent: what AdamW moves tells the same within 5 points (95% interval)")
+
+
 def test_tied_compromise_fails_when_the_classifier_never_sent_most():
     curve, moved = share_curves()
     curve = {k: c * 0.6 for k, c in curve.items()}  # the output gradient cut to 60% of its size
