@@ -539,6 +539,11 @@ def pretrain_and_finetune(merges: int, seed: int) -> dict:
         label = f"V = {len(bpe):,}: fine-tuning, table {'frozen' if frozen else 'trained'}, seed {seed}"
         start_end = one_pass(tuned, tune, tune_held, seed + 10, label, evaluations=1)[1]
         result["before"], result["frozen" if frozen else "trained"] = start_end[0], start_end[-1]
+        if not frozen:  # how far fine-tuning moves the table, against how far pretraining moved it
+            start, pretrained = tables["input"][0], tables["input"][-1]
+            result["moved"] = (np.linalg.norm(tuned.input_table.data - pretrained)
+                               / np.linalg.norm(pretrained - start))
+    result["tune steps"] = len(tune) // GPT_BATCH
     return result
 
 
@@ -560,10 +565,13 @@ for r in rung.values():
     print(f"{r['share'][0]:>11.1%} {r['steps'][0]:>6} {span(r['loss_done']):>10} {span(r['input structure']):>17} "
           f"{span(r['input neighbours']):>11} {span(r['output structure']):>18} {span(r['output neighbours']):>11}")
 print("Freezing: held-out loss on the New Testament (nats per piece) and the cost of freezing the input table")
-print(f"{'table share':>11} {'before':>10} {'trained':>10} {'frozen':>10} {'cost (nats)':>14} {'share of gain':>14}")
+print(f"{'table share':>11} {'steps':>6} {'before':>10} {'trained':>10} {'frozen':>10} {'cost (nats)':>14} "
+      f"{'share of gain':>14} {'table moved':>12}")
 for r in rung.values():
-    print(f"{r['share'][0]:>11.1%} {span(r['before']):>10} {span(r['trained']):>10} {span(r['frozen']):>10} "
-          f"{span(r['cost'], '{:+.3f}'):>14} {span(r['cost share'], '{:.1%}'):>14}")
+    print(f"{r['share'][0]:>11.1%} {r['tune steps'][0]:>6} {span(r['before']):>10} {span(r['trained']):>10} "
+          f"{span(r['frozen']):>10} {span(r['cost'], '{:+.3f}'):>14} {span(r['cost share'], '{:.1%}'):>14} "
+          f"{span(r['moved'], '{:.0%}'):>12}")
+print("(table moved: how far fine-tuning with the table trained moves it, as a share of how far pretraining did)")
 
 # %%
 smallest, largest = rung[LADDER[0]], rung[LADDER[-1]]
@@ -580,6 +588,9 @@ if lesson.verdict_tested("at a table share of a few percent the map settles befo
         "every seed: at a few percent, the table's structure is further along than the loss at a quarter"
     assert ahead_of_the_loss(largest["loss_done"], largest["input structure"]), \
         "every seed: at 36%, the loss is further along than the table's structure"
+    for merges, r in rung.items():
+        assert ahead_of_the_loss(r["loss_done"], r["input neighbours"]), \
+            f"{merges} merges, every seed: the neighbourhoods are less settled than the loss"
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
