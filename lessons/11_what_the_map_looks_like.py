@@ -73,7 +73,7 @@ from minigrad.learn.lesson_kit import (
 from minigrad.learn.train import Windows, split_windows
 from minigrad.models import TinyGPT, TinyLM
 
-lesson = setup(11, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
+lesson = setup(11, minutes=(2.3, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
 # unit_rows, pair_cosines, mean_cosine, cone, principal_axes and fit_scheduled live in the lesson
 # kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
