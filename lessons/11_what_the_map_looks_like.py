@@ -40,7 +40,8 @@
 # or about 0.016? After training, which of the three tables do you expect to sit in the
 # narrowest cone: the input map, the output map, or the tied table? And if a pretrained model
 # is fine-tuned on new text with its input table frozen, will the held-out loss at the end be
-# the same, a little worse, or much worse than with the table trained?
+# the same, a little worse, or much worse than with the table trained? Would your answer be
+# different for a table that is a third of the model's parameters and one that is 4%?
 
 # %%
 import os
@@ -637,7 +638,6 @@ lesson.save(fig, "settling_and_freezing_ladder.png",
 #   it moved in the whole of pretraining. It moves, and the move buys nothing; the gain is made
 #   above it. At 12% freezing gives up 15.9-20.8% of the gain (+0.042-0.056 nats) and at 36%
 #   6.6-11.6% (+0.016-0.031).
-#
 # - **How much new text.** The claim's regime has a fine-tuning text far smaller than the
 #   pretraining text. With three times as much (`MINIGRAD_FINETUNE_WORDS=45000 minigrad lesson
 #   11 --no-pause`: 45,000 words, almost a third of the pretraining text) the 3.6% table costs
@@ -646,11 +646,12 @@ lesson.save(fig, "settling_and_freezing_ladder.png",
 #   more the frozen table is missed, and the largest share no longer pays less than the middle.
 #
 # So the verdict changes with the share. In the regime the claim describes, a table a few
-# percent of the model whose every row has been read thousands of times (5,222 times for the
-# median piece here), both halves of it hold on our scale: the map is in place early and
-# freezing it costs nothing. At a third of the model, where most rows were read a few dozen
-# times (21 for the median piece), neither holds. The cost does not fall in a straight line
-# with the share: the middle rung pays the most. The vocabulary changes more than the share
+# percent of the model whose rows have been read thousands of times (the median piece 5,222
+# times here) and a new text much smaller than the old, both halves of it hold on our scale:
+# the map is in place early and freezing it costs nothing. At a third of the model, where most
+# rows were read a few dozen times (21 for the median piece), neither holds. With the default
+# new text the cost does not fall in a straight line with the share: the middle rung pays the
+# most. The vocabulary changes more than the share
 # (how often each row is read, how many steps a pass takes: 40, 23 and 15 in fine-tuning), and
 # three rungs cannot separate those.
 #
