@@ -9,9 +9,9 @@ can be rearranged without touching the layers above.
 from minigrad.engine import dtype_names, fast, fast_ops, ops, seam  # ops, fast_ops register at the seam
 from minigrad.engine.checks import check_in_range, positive_int
 from minigrad.engine.dtypes import promote, result_type
-from minigrad.engine.function import Context, Function
+from minigrad.engine.function import Context, Function, FunctionNode
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
-from minigrad.engine.graph import AccumulateGrad, FunctionNode, Node, count_dependencies
+from minigrad.engine.graph import AccumulateGrad, Node, count_dependencies
 from minigrad.engine.ops import unbroadcast
 from minigrad.engine.random import as_generator, manual_seed
 from minigrad.engine.seam import use

@@ -2,7 +2,8 @@
 
 A `Function`'s forward and backward work on numpy arrays only. `Function.apply` is the bridge to
 tensors: it asks the seam which implementation runs, unwraps the input tensors, runs `forward`,
-wraps the result in a Tensor and, when an input requires grad, records the backward node.
+wraps the result in a Tensor and, when an input requires grad, records the backward node. As in
+PyTorch, that node is the very `ctx` the forward saved into (a `FunctionNode`): one object per op.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import grad_mode, seam
-from minigrad.engine.graph import FunctionNode, record_forward_trace
+from minigrad.engine.graph import Node, record_forward_trace
 from minigrad.engine.tensor import Tensor, share_version_with_viewed_input
 
 
@@ -59,10 +60,9 @@ class Context:
         """Refuse to run the backward `node` (named in the message) on an array changed since."""
         for counter, i, version, name in self._versions:
             if counter.value != version:
-                op = node.name
                 label = f"'{name}'" if name else f"of shape {np.shape(self.saved[i])}"
                 raise RuntimeError(
-                    f"{op}: a tensor {label} that this op saved for backward (saved input "
+                    f"{node.name}: a tensor {label} that this op saved for backward (saved input "
                     f"{i}) was modified in place: it is at version {counter.value}, but the op "
                     f"saved it at version {version}. Clone it before modifying, or modify it "
                     "after backward."
@@ -76,6 +76,54 @@ class Context:
 def _is_view_of(array: np.ndarray, owner: np.ndarray, data: np.ndarray) -> bool:
     """Whether `array`, whose memory `owner` owns, is a view into `data` (numpy's word on it)."""
     return (owner is data or owner is data.base) and np.may_share_memory(array, data)
+
+
+class FunctionNode(Context, Node):
+    """The backward of one call of a `Function`: the ctx its forward saved into, and the node of
+    the graph, with edges to the nodes of the inputs (as in PyTorch, `y.grad_fn` is the ctx).
+
+    Its own attributes are `op`, `function`, `next_nodes` and `grad_shape` (and Context's): a
+    forward should not save anything under those names.
+    """
+
+    forward_trace: list[str] | None = None  # set in anomaly mode
+
+    def __init__(self, op: type[Function], function: type[Function]):
+        self.op = op  # the op that was called (its name names the node)
+        self.function = function  # the implementation that ran: the op, its fast twin, or yours
+
+    @property
+    def ctx(self) -> FunctionNode:
+        """The Context its backward receives: the node itself."""
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.op.__name__ + "Backward" + seam.owner_label(self.function)
+
+    def apply(self, grad: Any, retain_graph: bool = True) -> tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError(
+                f"{self.name}: trying to backward through the graph a second time, but its "
+                "saved arrays were already freed. Pass retain_graph=True to the first "
+                "backward() if you need to backward twice."
+            )
+        if self._versions:
+            self.check_versions(self)
+        self.retain_graph = retain_graph
+        grads = self.function.backward(self, grad)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        if len(grads) != len(self.next_nodes):
+            raise RuntimeError(
+                f"{self.name}: backward returned {len(grads)} gradients but forward had "
+                f"{len(self.next_nodes)} inputs (return None for inputs that need none)."
+            )
+        return grads
+
+    @property
+    def released(self) -> bool:
+        return self._saved is None
 
 
 class Function:
@@ -106,23 +154,27 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op on tensors (and plain values): a Tensor, with its node when one is needed."""
         impl = seam.running.get(cls, cls)  # the plain op, its fast twin, or a learner's own
-        arrays, needs, tensors = [], [], []  # one pass over the inputs: unwrap, note who needs grad
-        for a in args:
+        recording = grad_mode.is_grad_enabled()
+        arrays, needs, edges, tensors = [], [], [], []  # one pass over the inputs: unwrap, note
+        for a in args:  # who needs grad and where its gradient will go
             if isinstance(a, Tensor):
                 arrays.append(a.data)
                 needs.append(a.requires_grad)
+                edges.append(a._grad_node() if recording and a.requires_grad else None)
                 tensors.append(a)
             else:
                 arrays.append(a)
                 needs.append(False)
-        ctx = Context()
+                edges.append(None)
+        ctx = FunctionNode(cls, impl)  # the ctx forward saves into; the node, if one is recorded
         ctx.needs_input_grad = tuple(needs)
         result = Tensor._wrap(impl.forward(ctx, *arrays, **kwargs))
         if result.data.base is not None:  # a numpy view, maybe of an input's array
             share_version_with_viewed_input(result, tensors)
-        if True in needs and grad_mode.is_grad_enabled():
-            edges = [a._grad_node() if need else None for a, need in zip(args, needs)]
-            result.grad_fn = FunctionNode(cls, impl, ctx, tuple(edges), result.data.shape)
+        if recording and True in needs:
+            ctx.next_nodes = tuple(edges)
+            ctx.grad_shape = result.data.shape
+            result.grad_fn = ctx
             result.requires_grad = True
             if ctx._saved:
                 tensors.append(result)

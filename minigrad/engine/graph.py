@@ -1,7 +1,7 @@
 """The backward graph and the walk over it. This module sees nodes and arrays, never tensors.
 
-A forward op records a `FunctionNode` that knows how to send a gradient back to its inputs. A
-leaf tensor that requires grad has one `AccumulateGrad` node while a graph reads it; every op
+A forward op records a node (function.py's `FunctionNode`) that sends a gradient back to its
+inputs. A leaf tensor that requires grad has one `AccumulateGrad` node while a graph reads it; every op
 that reads that tensor points an edge at that same node, so a shared (tied) parameter is one
 node with several incoming edges, by construction.
 """
@@ -17,17 +17,17 @@ import numpy as np
 from minigrad.engine import grad_mode, seam
 from minigrad.engine.sparse import add_grads
 
-Context = Function = Any  # function.py's classes (function.py imports this module): hints only
+FunctionNode = Any  # function.py's class (function.py imports this module): hints only
 
 
 class Node:
     """One vertex of the backward graph: takes d(out) and returns d(inputs).
 
-    `shape`: the shape of the tensor whose gradient this node receives.
+    `grad_shape`: the shape of the tensor whose gradient this node receives.
     """
 
     next_nodes: tuple[Node | None, ...] = ()
-    shape: tuple[int, ...] = ()
+    grad_shape: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -56,7 +56,7 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     @property
-    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def grad_shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.variable.data.shape
 
     def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
@@ -76,52 +76,6 @@ def own_copy(grad: Any, dtype: np.dtype) -> Any:
     if isinstance(grad, (np.ndarray, np.generic)):  # a 0-d op may return a numpy scalar
         return np.array(grad, dtype=dtype, copy=True)
     return grad.astype(dtype)  # RowSparse: astype returns a fresh copy
-
-
-class FunctionNode(Node):
-    """The backward of one call of a `Function`: holds its ctx and edges to the inputs."""
-
-    forward_trace: list[str] | None = None  # set in anomaly mode
-
-    def __init__(self, op: type[Function], function: type[Function], ctx: Context,
-                 next_nodes: tuple, shape: tuple[int, ...]):
-        self.op = op  # the op that was called (its name names the node)
-        self.function = function  # the implementation that ran: the op, its fast twin, or yours
-        self.ctx = ctx
-        self.next_nodes = next_nodes
-        self.shape = shape  # the forward's result shape
-
-    @property
-    def name(self) -> str:
-        return self.op.__name__ + "Backward" + seam.owner_label(self.function)
-
-    def apply(self, grad: Any, retain_graph: bool = True) -> tuple[Any, ...]:
-        ctx = self.ctx
-        if ctx._saved is None:
-            raise RuntimeError(
-                f"{self.name}: trying to backward through the graph a second time, but its "
-                "saved arrays were already freed. Pass retain_graph=True to the first "
-                "backward() if you need to backward twice."
-            )
-        if ctx._versions:
-            ctx.check_versions(self)
-        ctx.retain_graph = retain_graph
-        grads = self.function.backward(ctx, grad)
-        if type(grads) is not tuple:
-            grads = (grads,)
-        if len(grads) != len(self.next_nodes):
-            raise RuntimeError(
-                f"{self.name}: backward returned {len(grads)} gradients but forward had "
-                f"{len(self.next_nodes)} inputs (return None for inputs that need none)."
-            )
-        return grads
-
-    def release(self) -> None:
-        self.ctx.release()
-
-    @property
-    def released(self) -> bool:
-        return self.ctx._saved is None
 
 
 def count_dependencies(start: Node) -> dict[Node, int]:
@@ -152,9 +106,10 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
     sums = gradient_sums()  # what has arrived at each node, summed
     sums.add(start, grad)
     ready = [start]
+    anomaly = grad_mode.is_anomaly_enabled()  # detect_anomaly: check every gradient for NaN/Inf
     while ready:
         node = ready.pop()
-        send_on(node, run_node(node, sums.pop(node), retain_graph), sums)
+        send_on(node, run_node(node, sums.pop(node), retain_graph, anomaly), sums)
         for child in node.next_nodes:
             if child is not None:  # an input that needs no gradient has no node
                 waiting[child] -= 1
@@ -162,14 +117,14 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
                     ready.append(child)
 
 
-def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any] | tuple[Any, ...]:
+def run_node(node: Node, total: Any, retain_graph: bool, anomaly: bool) -> list[Any] | tuple[Any, ...]:
     """The node's gradients for its inputs; all None when nothing reached it (every consumer sent
     None: nothing flows on, but its inputs stop waiting for it)."""
     if total is None:
         grads: list[Any] | tuple[Any, ...] = [None] * len(node.next_nodes)
     else:
         grads = node.apply(total, retain_graph)
-        if grad_mode.is_anomaly_enabled():  # detect_anomaly: check every gradient for NaN/Inf
+        if anomaly:
             _check_finite(node, grads)
     if not retain_graph:
         node.release()
@@ -178,17 +133,17 @@ def run_node(node: Node, total: Any, retain_graph: bool) -> list[Any] | tuple[An
 
 def send_on(node: Node, grads: list[Any] | tuple[Any, ...], sums: Any) -> None:
     """Add each gradient `node` returned to the sum of the input it is for, once checked; one
-    that goes into a leaf is shown to the recorders (the gradient ledger) first."""
-    for position, child in enumerate(node.next_nodes):
-        g = grads[position]
+    that goes into a leaf is shown to the recorders (the gradient ledger) first. (A function of
+    its own, so that no name in the walk still holds a gradient when its sum is handed on.)"""
+    for child, g in zip(node.next_nodes, grads):
         if g is None or child is None:
             continue
         try:
-            fits = g.shape == child.shape and g.dtype.kind == "f"
+            fits = g.shape == child.grad_shape and g.dtype.kind == "f"
         except AttributeError:  # not an array at all
             fits = False
         if not fits:
-            _refuse_gradient(node, position, child, g)
+            _refuse_gradient(node, child, g)
         if type(child) is AccumulateGrad:
             grad_mode.record(node, child, g)
         sums.add(child, g)
@@ -215,19 +170,21 @@ class NewArraySums:
         return self.totals.pop(node, None)
 
 
-def _refuse_gradient(node: Node, position: int, child: Node, g: Any) -> None:
+def _refuse_gradient(node: Node, child: Node, g: Any) -> None:
     """Why a gradient cannot go on: a gradient has its input's shape (a RowSparse: its dense
     shape) and a floating dtype."""
+    positions = [str(i) for i, edge in enumerate(node.next_nodes) if edge is child]
+    position = positions[0] if len(positions) == 1 else f"{' or '.join(positions)} (one tensor read twice)"
     shape, dtype = getattr(g, "shape", None), getattr(g, "dtype", None)
     if shape is None or dtype is None:
         raise TypeError(
             f"{node.name} returned a {type(g).__name__} as the gradient for input {position}; "
-            f"return a numpy array of shape {child.shape} (or None)"
+            f"return a numpy array of shape {child.grad_shape} (or None)"
         )
-    if shape != child.shape:
+    if shape != child.grad_shape:
         raise RuntimeError(
             f"{node.name} returned a gradient of shape {shape} for input {position}, "
-            f"which has shape {child.shape}"
+            f"which has shape {child.grad_shape}"
         )
     raise RuntimeError(
         f"{node.name} returned a gradient of dtype {dtype} for input {position}; "

@@ -251,7 +251,7 @@ class _Builder:
         run = runs.get(node, [node])
         forward = node.op.__name__ if isinstance(node, FunctionNode) else type(node).__name__
         lines = [forward + (f" ×{len(run)}" if len(run) > 1 else ""), node.name]
-        shape = getattr(run[0], "shape", None)
+        shape = getattr(run[0], "grad_shape", None)
         if self.show_shapes and shape is not None:
             lines.append(f"out {shape}")
         self.node(self._new_id(node, "op"), lines, shape="box", style="rounded,filled", fillcolor=OP_FILL)

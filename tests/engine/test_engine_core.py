@@ -137,6 +137,56 @@ def test_a_row_sparse_gradient_is_checked_by_its_dense_shape():
     np.testing.assert_array_equal(mg.engine.to_dense(table.grad)[1], [2.0, 2.0])
 
 
+def test_a_wrong_gradient_for_a_tensor_read_twice_names_both_positions():
+    class Square(mg.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved
+            return grad * b, (grad * a)[None]  # the second has one axis too many
+
+    x = leaf([1.0, 2.0])
+    read_twice = r"for input 0 or 1 \(one tensor read twice\), which has shape \(2,\)"
+    with pytest.raises(RuntimeError, match=read_twice):
+        Square.apply(x, x).sum().backward()
+
+
+# ---- the node is its op's ctx ----------------------------------------------------------------------
+
+def test_the_node_a_result_records_is_the_ctx_its_forward_saved_into():
+    seen = {}
+
+    class Double(mg.Function):
+        @staticmethod
+        def forward(ctx, a):
+            seen["ctx"] = ctx
+            ctx.shape = (99,)  # any name a forward likes, even one a node could have used
+            ctx.save_for_backward(a)
+            return a * 2.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            assert ctx.shape == (99,)
+            return grad * 2.0
+
+    x = leaf([1.0, 2.0, 3.0])
+    y = Double.apply(x)
+    assert y.grad_fn is seen["ctx"] and y.grad_fn.ctx is y.grad_fn
+    assert y.grad_fn.next_nodes == (x._grad_node(),) and y.grad_fn.grad_shape == (3,)
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad, 8.0 * np.array([1.0, 2.0, 3.0]))
+
+
+def test_an_op_that_records_no_node_leaves_its_ctx_unreachable():
+    x = mg.tensor([1.0, 2.0])  # needs no gradient
+    y = x * 2.0
+    assert y.grad_fn is None and not y.requires_grad
+
+
 # ---- nodes that received no gradient are released too -------------------------------------------
 
 def test_a_node_whose_consumers_all_sent_none_frees_its_saved_arrays():
