@@ -2,7 +2,8 @@
 (`warmup_cosine`, lessons 11 to 13), a tied table's gradient split by path (`split_paths`,
 `classifier_share`: lessons 6 and 10), and a language model trained on a text the way lesson 8
 trains one (`train_on_text`, `tables_of`: lessons 9 to 13) or under the warm-up + cosine
-schedule with snapshots along the way (`fit_scheduled`: lesson 11)."""
+schedule with snapshots along the way (`fit_scheduled`: lesson 11), and the checks behind lesson 11's
+settling and freezing verdicts (`freezing_cost_share`, `freezing_is_free`, `ahead_of_the_loss`)."""
 
 from __future__ import annotations
 
