@@ -83,3 +83,54 @@ def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | 
     scores = left * singular  # each row's coordinate along each component
     rho = np.array([spearman(scores[:, j], log_count) for j in range(min(k, len(singular)))])
     return scores[:, 0] * np.sign(rho[0]), np.abs(rho), float(singular[0] ** 2 / np.sum(singular**2))
+
+
+# ---- how much of a table's geometry is in place (lesson 11) ------------------------------------
+
+def centred_cosines(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(n, n) cosines among table[rows] (n rows, float64) after subtracting their mean row."""
+    picked = np.asarray(table[rows], dtype=np.float64)
+    u = unit_rows(picked - picked.mean(axis=0))
+    return u @ u.T
+
+
+def nearest_rows(cosines: np.ndarray, k: int) -> np.ndarray:
+    """Each row's k nearest other rows by cosine (itself excluded): (n, k) indices into the rows."""
+    if not 0 < k < len(cosines):
+        raise ValueError(f"nearest_rows: k={k} neighbours must be between 1 and {len(cosines) - 1} "
+                         f"(the other rows of {len(cosines)})")
+    return np.argsort(-(cosines - 2 * np.eye(len(cosines))), axis=1)[:, :k]
+
+
+def share_done(values: np.ndarray) -> np.ndarray:
+    """(v_t - v_0) / (v_end - v_0): how much of the change from the first value to the last is done
+    at each point (0 at the start, 1 at the end). An error when nothing changed."""
+    values = np.asarray(values, dtype=np.float64)
+    change = values[-1] - values[0]
+    if not np.isfinite(change) or change == 0:
+        raise ValueError(f"share_done: the values go from {values[0]} to {values[-1]}; with no finite "
+                         "change there is no share of it")
+    return (values - values[0]) / change
+
+
+def geometry_done(tables: list[np.ndarray], rows: np.ndarray, neighbours: int = 10
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """How much of a table's change in geometry is in place along a run, from the same table at
+    successive points (the first at the start, the last at the end). Over `rows`:
+
+    - structure: the correlation of the centred pairwise cosines with those of the last table;
+    - neighbours: the share of each row's `neighbours` nearest rows that are among its nearest
+      in the last table.
+
+    Returns (structure, neighbours), each (len(tables),) as share_done of the similarity: 0 at the
+    first table, 1 at the last."""
+    final = centred_cosines(tables[-1], rows)
+    final_nearest = nearest_rows(final, neighbours)
+    upper = np.triu_indices(len(final), k=1)
+    structure, overlap = [], []
+    for table in tables:
+        cosines = centred_cosines(table, rows)
+        structure.append(np.corrcoef(cosines[upper], final[upper])[0, 1])
+        kept = [len(np.intersect1d(a, b)) for a, b in zip(nearest_rows(cosines, neighbours), final_nearest)]
+        overlap.append(np.mean(kept) / neighbours)
+    return share_done(structure), share_done(overlap)

@@ -2,7 +2,8 @@
 (`warmup_cosine`, lessons 11 to 13), a tied table's gradient split by path (`split_paths`,
 `classifier_share`: lessons 6 and 10), and a language model trained on a text the way lesson 8
 trains one (`train_on_text`, `tables_of`: lessons 9 to 13) or under the warm-up + cosine
-schedule with snapshots along the way (`fit_scheduled`: lesson 11)."""
+schedule with snapshots along the way (`fit_scheduled`: lesson 11), and the checks behind lesson 11's
+settling and freezing verdicts (`freezing_cost_share`, `freezing_is_free`, `ahead_of_the_loss`)."""
 
 from __future__ import annotations
 
@@ -163,3 +164,38 @@ def fit_scheduled(model: Any, data: Windows, held_out: Windows, *, steps: int, b
         bar.update(step + 1, f"loss {loss.item():.3f}", f"valid {losses[-1]:.3f}")
     bar.close()
     return eval_steps, losses
+
+
+# ---- the verdicts on settling and freezing (lesson 11), as checks a test can try to break --------
+
+def freezing_cost_share(before: np.ndarray, trained: np.ndarray, frozen: np.ndarray) -> np.ndarray:
+    """What freezing the input table gives up, as a share of what fine-tuning gains, per seed:
+    (frozen - trained) / (before - trained), from the held-out losses before fine-tuning and after
+    it with the table trained or frozen. An error when fine-tuning with the table trained did
+    not lower the loss in some seed (then there is no gain to take a share of)."""
+    before, trained, frozen = (np.asarray(x, dtype=np.float64) for x in (before, trained, frozen))
+    if not before.shape == trained.shape == frozen.shape:
+        raise ValueError(f"freezing_cost_share: before {before.shape}, trained {trained.shape} and frozen "
+                         f"{frozen.shape} must have one loss per seed each")
+    gain = before - trained
+    if not np.all(gain > 0):
+        raise ValueError(f"freezing_cost_share: fine-tuning with the table trained must lower the held-out "
+                         f"loss in every seed; before - trained = {np.round(gain, 4).tolist()}")
+    return (frozen - trained) / gain
+
+
+def freezing_is_free(cost_share: np.ndarray, tolerance: float = 0.05) -> bool:
+    """The claim "freezing costs nothing", as a check: in every seed freezing gives up less than
+    `tolerance` of what fine-tuning gains (ending ahead counts as free). False if any share is NaN."""
+    return bool(np.all(np.asarray(cost_share, dtype=np.float64) < tolerance))
+
+
+def ahead_of_the_loss(geometry_done: np.ndarray, loss_done: np.ndarray) -> bool:
+    """The claim "the map settles early", as a check at one step: in every seed the table has made
+    a larger share of its change in geometry than the held-out loss has of its improvement
+    (both from share_done). False if any value is NaN."""
+    geometry_done, loss_done = np.asarray(geometry_done, np.float64), np.asarray(loss_done, np.float64)
+    if geometry_done.shape != loss_done.shape:
+        raise ValueError(f"ahead_of_the_loss: geometry_done {geometry_done.shape} and loss_done "
+                         f"{loss_done.shape} must have one value per seed each")
+    return bool(np.all(geometry_done > loss_done))

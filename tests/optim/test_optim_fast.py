@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import minigrad
 from minigrad import nn, optim
 from minigrad.engine import RowSparse, fast
 from minigrad.optim import optimizers
@@ -28,7 +29,8 @@ def test_adam_in_row_blocks_gives_the_plain_steps_bits(kind, lazy, sparse, small
     in_blocks = optimizers._adam_step_in_row_blocks_fast
     monkeypatch.setattr(optimizers, "_adam_step_in_row_blocks_fast",
                         lambda arrays, rule: ran_fast.append(in_blocks(arrays, rule)) or ran_fast[-1])
-    fast_result = run(kind, lazy, sparse)
+    with minigrad.use(fast=True):  # the twin against the plain step, whatever MINIGRAD_FAST_PATHS says
+        fast_result = run(kind, lazy, sparse)
     assert len(ran_fast) == 4 and all(ran_fast), "the row-block form ran at every step"
     with fast.disabled():
         plain_result = run(kind, lazy, sparse)
