@@ -77,8 +77,8 @@ OUT = lesson.out
 
 # Every size of the lesson, for the full run and for MINIGRAD_FAST=1 (the tests), in one place.
 S = lesson.sizes(
-    full=dict(vocab=2000, width=64, hidden=128, batch=128, steps=4000, race_rounds=10, race_steps=25,
-              gpt_context=32, gpt_heads=4, gpt_layers=2, gpt_batch=8, gpt_steps=600),
+    full=dict(vocab=2000, width=64, hidden=128, batch=128, steps=3000, race_rounds=10, race_steps=25,
+              gpt_context=32, gpt_heads=4, gpt_layers=2, gpt_batch=8, gpt_steps=400),
     fast=dict(vocab=500, width=32, hidden=64, batch=64, steps=300, race_rounds=6, race_steps=10,
               gpt_context=16, gpt_heads=2, gpt_layers=1, gpt_batch=8, gpt_steps=60),
 )
@@ -423,7 +423,8 @@ for seed in SEEDS:
     model = TinyLM(V, MATCHED, HIDDEN, CONTEXT, tied=False, rng=seed)
     optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
     h = train(model, optimizer, train_data, valid_data, steps=STEPS, batch_size=BATCH,
-              eval_every=max(1, STEPS // 10), rng=seed + 1, label=f"matched seed {seed}")
+              eval_every=max(1, STEPS // 10), eval_from=STEPS - 2 * max(1, STEPS // 10), rng=seed + 1,
+              label=f"matched seed {seed}")  # summary() reads only the last 3 evaluations
     by_seed[seed]["matched"] = summary(h, None)
 
 # %%
