@@ -171,9 +171,9 @@ lesson.save(fig, "tied_share_over_training.png",
 # %% [markdown]
 # The figures in this section are the full-size run's (`minigrad lesson 10 --no-pause`, three
 # seeds, min-max); the fast run prints smaller, shorter ones and says which verdicts it skips.
-# TinyLM runs 2,000 steps (two thirds of lesson 8's run: its curves are level well before
-# that), TinyGPT 3,000 (about 770,000 predicted tokens, three times TinyLM's 256,000: it learns
-# more slowly per token, and its curves need longer to level off).
+# TinyLM runs 2,000 steps (two thirds of lesson 8's run), TinyGPT 3,000 (about 770,000
+# predicted tokens, three times TinyLM's 256,000: it learns more slowly per token, and its
+# curves need longer to level off).
 #
 # The first window reproduces the early picture in both models: most of a frequent row's
 # gradient and nearly all of a rare row's come from the classifier (TinyLM 68-69% and 93-94%,
