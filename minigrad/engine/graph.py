@@ -109,7 +109,7 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
     anomaly = grad_mode.is_anomaly_enabled()  # detect_anomaly: check every gradient for NaN/Inf
     while ready:
         node = ready.pop()
-        send_on(node, run_node(node, sums.pop(node), retain_graph, anomaly), sums)
+        run_node(node, sums.pop(node), sums, retain_graph, anomaly)  # its gradients go into sums
         for child in node.next_nodes:
             if child is not None:  # an input that needs no gradient has no node
                 waiting[child] -= 1
@@ -117,24 +117,17 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
                     ready.append(child)
 
 
-def run_node(node: Node, total: Any, retain_graph: bool, anomaly: bool) -> list[Any] | tuple[Any, ...]:
-    """The node's gradients for its inputs; all None when nothing reached it (every consumer sent
-    None: nothing flows on, but its inputs stop waiting for it)."""
-    if total is None:
-        grads: list[Any] | tuple[Any, ...] = [None] * len(node.next_nodes)
-    else:
-        grads = node.apply(total, retain_graph)
-        if anomaly:
-            _check_finite(node, grads)
+def run_node(node: Node, total: Any, sums: Any, retain_graph: bool, anomaly: bool) -> None:
+    """Run `node` on `total`, the sum of what reached it, and add each gradient it returns to the
+    sum of the input it is for, once checked; one that goes into a leaf is shown to the recorders
+    (the gradient ledger) first. When nothing reached it (every consumer sent None), nothing flows
+    on. Its saved arrays are freed unless retain_graph. (A function of its own, so that no name in
+    the walk still holds a gradient when a sum is handed on.)"""
+    grads = () if total is None else node.apply(total, retain_graph)
+    if anomaly:
+        _check_finite(node, grads)
     if not retain_graph:
         node.release()
-    return grads
-
-
-def send_on(node: Node, grads: list[Any] | tuple[Any, ...], sums: Any) -> None:
-    """Add each gradient `node` returned to the sum of the input it is for, once checked; one
-    that goes into a leaf is shown to the recorders (the gradient ledger) first. (A function of
-    its own, so that no name in the walk still holds a gradient when its sum is handed on.)"""
     for child, g in zip(node.next_nodes, grads):
         if g is None or child is None:
             continue
