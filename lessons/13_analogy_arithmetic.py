@@ -70,9 +70,6 @@ from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
 lesson = setup(13, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
-# the engine's row blocks on this thread only: with two, the lesson printed the same numbers
-# for about 10% more CPU time (172 against 154 s on 2 cores shared with other jobs)
-fast.set_threads(1)
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     # the fast run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
@@ -142,6 +139,9 @@ assert set(read_in.tolist()) == {1, 2} and set(read_out.tolist()) == {0, 2, 3, 4
 # keep the step at which it has read as many words of text as TinyGPT will.
 
 # %%
+# the engine's row blocks on this thread only: with two, the lesson printed the same numbers
+# for about 10% more CPU time (172 against 154 s on 2 cores shared with other jobs)
+fast.set_threads(1)
 WINDOW, NEGATIVES, SUBSAMPLE = 5, 5, 1e-3
 SG_BATCH, SG_LR = S.sg_batch, 0.01
 CONTEXT, GPT_BATCH, GPT_LAYERS, GPT_HEADS = 32, 32, S.gpt_layers, 4
