@@ -83,7 +83,7 @@ rng = np.random.default_rng(9)
 # place of `W`: about chance, about a half, or nearly all?
 
 # %%
-S = lesson.sizes(  # lesson 8's two models, untied; lesson 8 trains TinyLM for 4,000 steps
+S = lesson.sizes(  # lesson 8's two models, untied; lesson 8 trains TinyLM for 3,000 steps
     full=dict(vocab=2000, held_out_stride=1, tied_held_out_stride=8,
               lm=dict(width=64, hidden=128, steps=2000, batch=128),
               gpt=dict(width=64, heads=4, layers=2, context=32, steps=600, batch=16)),

@@ -269,7 +269,7 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
           batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
           progress: bool = True, stream: TextIO | None = None,
           on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None,
-          max_seconds: float | None = None) -> History:
+          max_seconds: float | None = None, eval_from: int = 0) -> History:
     """Train `model` (ids (B, C) -> logits (B, V), or (B, C, V) for targets at every position)
     on mean cross-entropy for `steps` batches.
 
@@ -278,6 +278,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     max_seconds: stop early once this much training time is spent (evaluation not counted), so
                  two models can be compared at equal training time; the last step is evaluated
     eval_every:  evaluate every this many steps (default: 10 evaluations over the run)
+    eval_from:   skip those evaluations before this step (step 0 and the last step are always
+                 evaluated): a run that only needs its last few evaluations need not pay for the rest
     rng:         seed or Generator for the batch order; the same seed gives the same batches
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
@@ -287,6 +289,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     if eval_every is None:
         eval_every = max(1, steps // 10)
     eval_every = positive_int("train", "eval_every", eval_every)
+    if isinstance(eval_from, bool) or not isinstance(eval_from, (int, np.integer)) or eval_from < 0:
+        raise ValueError(f"train: eval_from must be a non-negative int, got {eval_from!r}")
     if len(valid_data) == 0:
         raise ValueError("train: valid_data has no windows")
     if batch_size > len(train_data):
@@ -330,7 +334,7 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
         history.batch_loss[step - 1] = value
         smoothed = value if smoothed is None else 0.95 * smoothed + 0.05 * value
         out_of_time = max_seconds is not None and history.train_seconds >= max_seconds
-        if step % eval_every == 0 or step == steps or out_of_time:
+        if (step % eval_every == 0 and step >= eval_from) or step == steps or out_of_time:
             record(step)
         bar.update(step, f"loss {smoothed:.3f}", f"valid {history.valid_loss[-1]:.3f}",
                    format_rate(step * batch_size * history.positions / max(history.train_seconds, 1e-9)))

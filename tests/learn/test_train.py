@@ -179,6 +179,16 @@ def test_the_last_step_is_always_evaluated():
     assert history.eval_steps == [0, 20, 40, 50]
 
 
+def test_eval_from_skips_the_early_evaluations_and_keeps_the_late_ones_identical():
+    _, every = run(steps=100)
+    _, late = run(steps=100, eval_from=60)
+    assert every.eval_steps == [0, 20, 40, 60, 80, 100]
+    assert late.eval_steps == [0, 60, 80, 100]  # step 0 and the last step always
+    assert late.valid_loss == [every.valid_loss[i] for i in (0, 3, 4, 5)]  # evaluation does not train
+    assert late.train_loss == [every.train_loss[i] for i in (0, 3, 4, 5)]
+    assert np.array_equal(late.batch_loss, every.batch_loss)
+
+
 def test_tokens_per_second_counts_predicted_positions_over_training_time():
     _, history = run(steps=30)
     assert history.steps == 30 and history.tokens == 30 * 16
@@ -229,6 +239,8 @@ def test_a_diverging_loss_names_the_step():
     ("batch_size", 2.5, r"train: batch_size must be a positive int, got 2.5"),
     ("eval_every", -1, r"train: eval_every must be a positive int, got -1"),
     ("eval_every", 0, r"train: eval_every must be a positive int, got 0"),
+    ("eval_from", -1, r"train: eval_from must be a non-negative int, got -1"),
+    ("eval_from", 2.0, r"train: eval_from must be a non-negative int, got 2.0"),
     ("batch_size", 10_000, r"train: batch_size=10000 is larger than train_data \(479 windows\)"),
 ])
 def test_train_names_a_bad_argument(argument, value, message):
