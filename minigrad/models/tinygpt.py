@@ -153,14 +153,20 @@ class TinyGPT(Module):
             raise ValueError(f"TinyGPT: ids has shape {array.shape}: sequences must have at least 1 token")
         return F.check_ids(array, self.vocab_size)
 
-    def forward(self, ids: Any) -> Tensor:
-        """ids (B, T) int, T <= context -> logits (B, T, vocab_size); logits[:, t] predicts ids[:, t+1]."""
+    def features(self, ids: Any) -> Tensor:
+        """ids (B, T) int, T <= context -> (B, T, d_model): the rows lm_head turns into logits,
+        after the blocks and ln_f. With F.linear_cross_entropy(features, output_table, targets)
+        they give the loss's numbers without keeping the (B, T, V) logits."""
         ids = self.check_ids(ids)
         t = self.transformer
         x = t.drop(t.wte(ids) + t.wpe(np.arange(ids.shape[1])))
         for block in t.h:
             x = block(x)
-        return self.lm_head(t.ln_f(x))
+        return t.ln_f(x)
+
+    def forward(self, ids: Any) -> Tensor:
+        """ids (B, T) int, T <= context -> logits (B, T, vocab_size); logits[:, t] predicts ids[:, t+1]."""
+        return self.lm_head(self.features(ids))
 
     def loss(self, ids: Any, targets: Any) -> Tensor:
         """Mean cross-entropy of every position's prediction; targets (B, T)."""

@@ -116,6 +116,29 @@ def test_float32_model_matches_torch_float32(fast_and_plain):
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("tied", [True, False])
+def test_features_and_the_fused_head_give_the_loss_and_its_gradients(tied, fast_and_plain):
+    """forward is lm_head(features); F.linear_cross_entropy on the features (how lesson 13 trains
+    TinyGPT) gives model.loss's loss and every gradient: bit for bit with the fast paths on."""
+    m = model(tied, dtype=np.float32)
+    features = m.features(IDS)
+    assert features.shape == (3, CONTEXT, D) and features.dtype == np.float32
+    np.testing.assert_array_equal(m(IDS).data, m.lm_head(features).data)
+    loss = m.loss(IDS, TARGETS)
+    loss.backward()
+    plain = {name: mg.engine.to_dense(p.grad).copy() for name, p in m.named_parameters()}
+    for p in m.parameters():
+        p.grad = None
+    fused = F.linear_cross_entropy(m.features(IDS), m.output_table, TARGETS)
+    fused.backward()
+    same = np.testing.assert_array_equal if fast_and_plain == "fast paths" else (
+        lambda a, b, err_msg: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7, err_msg=err_msg))
+    same(fused.data, loss.data, err_msg="loss")
+    for name, p in m.named_parameters():
+        same(mg.engine.to_dense(p.grad), plain[name], err_msg=name)
+    assert any(np.abs(g).max() > 0 for g in plain.values())
+
+
 def test_untied_token_table_keeps_its_row_sparse_gradient():
     m = model(tied=False)
     ids = np.array([[1, 2, 2, 7]])
