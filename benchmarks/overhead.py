@@ -4,7 +4,8 @@ With 8-element tensors the arithmetic costs nothing, so what is timed is the eng
 making a Tensor and a graph node per op in the forward, visiting each node in the backward.
 Ops alternate `x * 1.0001` and `x + 0.5`. One worker per implementation, as for the step:
     python benchmarks/overhead.py --impl minigrad --ops 10000
-prints one JSON line with the medians over repeats.
+prints one JSON line with the medians over repeats and the BLAS kernel numpy got (like every
+benchmark, it re-runs itself without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE: benchmarks/real_kernel.py).
 
 Timings on a shared machine move with its load; instruction counts do not. `--marks` builds and
 backpropagates one chain between calls of `os.getppid()`, so that callgrind can count each phase
@@ -28,6 +29,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from real_kernel import kernel, use_real_kernel
 
 
 def chain(leaf: Any, n_ops: int) -> tuple[float, float]:
@@ -90,7 +94,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--marks", action="store_true", help="one chain between os.getppid() "
                         "calls, for callgrind's --dump-before (no timing)")
     args = parser.parse_args(argv)
-    json.dump(measure(args.impl, args.ops, args.repeats, args.marks), sys.stdout)
+    use_real_kernel()  # 8-element ops never reach BLAS, but every benchmark runs on the real kernel
+    result = measure(args.impl, args.ops, args.repeats, args.marks)
+    result["blas"] = kernel()
+    json.dump(result, sys.stdout)
     print()
 
 
