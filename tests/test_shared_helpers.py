@@ -101,6 +101,15 @@ def test_anything_else_is_a_value_error_naming_the_argument(value):
         positive_int("f", "n", value)
 
 
+def test_a_count_that_may_be_zero_takes_least_0_and_says_non_negative():
+    assert positive_int("f", "n", 0, least=0) == 0
+    for value in (-1, True, 0.0):
+        with pytest.raises(ValueError, match=rf"f: n must be a non-negative int, got {value!r}"):
+            positive_int("f", "n", value, least=0)
+    with pytest.raises(ValueError, match=r"f: n must be an int >= 2, got 1"):
+        positive_int("f", "n", 1, least=2)
+
+
 def test_train_uses_the_public_size_check():
     with pytest.raises(ValueError, match=r"batches: batch_size must be a positive int, got 0"):
         next(train.batches(None, 0))

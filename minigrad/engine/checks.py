@@ -24,8 +24,10 @@ def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str
     raise IndexError(f"{who}: {item} {value} at {position} {kind} ({name} must be in [0, {size}))")
 
 
-def positive_int(who: str, name: str, value: Any) -> int:
-    """`value` as an int if it is an integer >= 1 (not a bool); else ValueError naming it."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{who}: {name} must be a positive int, got {value!r}")
+def positive_int(who: str, name: str, value: Any, least: int = 1) -> int:
+    """`value` as an int if it is an integer >= `least` (1, or 0 for a count that may be zero;
+    not a bool); else ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        kind = {1: "a positive int", 0: "a non-negative int"}.get(least, f"an int >= {least}")
+        raise ValueError(f"{who}: {name} must be {kind}, got {value!r}")
     return int(value)

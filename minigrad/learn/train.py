@@ -289,8 +289,7 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     if eval_every is None:
         eval_every = max(1, steps // 10)
     eval_every = positive_int("train", "eval_every", eval_every)
-    if isinstance(eval_from, bool) or not isinstance(eval_from, (int, np.integer)) or eval_from < 0:
-        raise ValueError(f"train: eval_from must be a non-negative int, got {eval_from!r}")
+    eval_from = positive_int("train", "eval_from", eval_from, least=0)
     if len(valid_data) == 0:
         raise ValueError("train: valid_data has no windows")
     if batch_size > len(train_data):
