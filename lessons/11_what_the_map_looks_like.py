@@ -63,21 +63,21 @@ from minigrad.learn.lesson_kit import (
     freezing_cost_share,
     freezing_is_free,
     geometry_done,
+    geometry_similarity,
     mean_cosine,
     pair_cosines,
     principal_axes,
     setup,
     share_done,
     spearman,
-    unit_rows,
 )
 from minigrad.learn.train import Windows, split_windows
 from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(11, minutes=(2.3, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
-# unit_rows, pair_cosines, mean_cosine, cone, principal_axes and fit_scheduled live in the lesson
-# kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
+# pair_cosines, mean_cosine, cone, principal_axes, geometry_similarity and fit_scheduled live in
+# the lesson kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000,
               pretrain_words=150_000, finetune_words=15_000, gpt_width=64, gpt_seeds=3),
@@ -339,18 +339,6 @@ def flat(weights: dict, names: list[str]) -> np.ndarray:
     return np.concatenate([weights[n].ravel() for n in names]).astype(np.float64)
 
 
-def centred_cosines(table: np.ndarray) -> np.ndarray:
-    """(300, 300) cosines among the frequent rows after centring them."""
-    rows = table[frequent].astype(np.float64)
-    u = unit_rows(rows - rows.mean(axis=0))
-    return u @ u.T
-
-
-def nearest(cosines: np.ndarray) -> np.ndarray:
-    """Each row's NEIGHBOURS nearest other rows: (300, NEIGHBOURS) indices."""
-    return np.argsort(-(cosines - 2 * np.eye(len(cosines))), axis=1)[:, :NEIGHBOURS]
-
-
 # %%
 def settling(run: dict) -> dict[str, np.ndarray]:
     """Per eval step: structure and neighbour overlap (E and W), distance to go (every part), progress."""
@@ -361,20 +349,12 @@ def settling(run: dict) -> dict[str, np.ndarray]:
         end, start = flat(final, names), flat(run["initial"], names)
         out[f"distance {label}"] = np.array([np.linalg.norm(flat(snaps[s], names) - end) for s in steps_])
         out[f"distance {label}"] /= np.linalg.norm(start - end)
-    upper = np.triu_indices(len(frequent), k=1)
     for label, names in list(parts.items())[:2]:
-        final_cos = centred_cosines(final[names[0]])
-        final_nn = nearest(final_cos)
-        structure, overlap = [], []
-        for s in steps_:
-            cos_t = centred_cosines(snaps[s][names[0]])
-            structure.append(np.corrcoef(cos_t[upper], final_cos[upper])[0, 1])
-            overlap.append(np.mean([len(np.intersect1d(a, b)) for a, b in zip(nearest(cos_t), final_nn)])
-                           / NEIGHBOURS)
-        for kind, values in (("structure", np.array(structure)), ("neighbours", np.array(overlap))):
+        similarity = geometry_similarity([snaps[s][names[0]] for s in steps_], frequent, NEIGHBOURS)
+        for kind, values in zip(("structure", "neighbours"), similarity):
             out[f"{kind} {label}"] = values
             # how much of the change from the random start to the end is done (0 at init, 1 at the end)
-            out[f"{kind} done {label}"] = (values - values[0]) / (values[-1] - values[0])
+            out[f"{kind} done {label}"] = share_done(values)
     valid = np.array(run["valid"])
     out["progress"] = (valid[0] - valid) / (valid[0] - valid[-1])
     return out

@@ -113,17 +113,16 @@ def share_done(values: np.ndarray) -> np.ndarray:
     return (values - values[0]) / change
 
 
-def geometry_done(tables: list[np.ndarray], rows: np.ndarray, neighbours: int = 10
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """How much of a table's change in geometry is in place along a run, from the same table at
-    successive points (the first at the start, the last at the end). Over `rows`:
+def geometry_similarity(tables: list[np.ndarray], rows: np.ndarray, neighbours: int = 10
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """How like its last state a table's geometry is along a run, from the same table at
+    successive points (the last at the end). Over `rows`:
 
     - structure: the correlation of the centred pairwise cosines with those of the last table;
     - neighbours: the share of each row's `neighbours` nearest rows that are among its nearest
       in the last table.
 
-    Returns (structure, neighbours), each (len(tables),) as share_done of the similarity: 0 at the
-    first table, 1 at the last."""
+    Returns (structure, neighbours), each (len(tables),); both are 1 at the last table."""
     final = centred_cosines(tables[-1], rows)
     final_nearest = nearest_rows(final, neighbours)
     upper = np.triu_indices(len(final), k=1)
@@ -133,4 +132,13 @@ def geometry_done(tables: list[np.ndarray], rows: np.ndarray, neighbours: int = 
         structure.append(np.corrcoef(cosines[upper], final[upper])[0, 1])
         kept = [len(np.intersect1d(a, b)) for a, b in zip(nearest_rows(cosines, neighbours), final_nearest)]
         overlap.append(np.mean(kept) / neighbours)
+    return np.array(structure), np.array(overlap)
+
+
+def geometry_done(tables: list[np.ndarray], rows: np.ndarray, neighbours: int = 10
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """How much of a table's change in geometry is in place along a run (the first table at the
+    start): geometry_similarity's (structure, neighbours) as share_done, 0 at the first table and
+    1 at the last."""
+    structure, overlap = geometry_similarity(tables, rows, neighbours)
     return share_done(structure), share_done(overlap)

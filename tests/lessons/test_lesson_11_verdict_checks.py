@@ -95,3 +95,14 @@ def test_centred_cosines_and_nearest_rows():
     assert 0 not in kit.nearest_rows(cosines, 3)[0]  # a row is never its own neighbour
     with pytest.raises(ValueError, match="k=4 neighbours must be between 1 and 3"):
         kit.nearest_rows(cosines, 4)
+
+
+def test_similarity_to_the_last_table_is_one_there_and_done_is_its_share_of_the_change():
+    tables = tables_along_a_run(settles_at=4, seed=5)
+    structure, neighbours = kit.geometry_similarity(tables, np.arange(60), neighbours=5)
+    assert structure.shape == neighbours.shape == (len(tables),)
+    assert np.allclose(structure[4:], 1) and np.allclose(neighbours[4:], 1)  # only the scale changes
+    assert np.all(structure[:4] < 0.5) and np.all(neighbours[:4] < 0.5)  # random tables are unlike it
+    done = kit.geometry_done(tables, np.arange(60), neighbours=5)
+    np.testing.assert_allclose(done[0], (structure - structure[0]) / (1 - structure[0]))
+    np.testing.assert_allclose(done[1], (neighbours - neighbours[0]) / (1 - neighbours[0]))
