@@ -7,6 +7,7 @@ from minigrad.engine import (
     RowSparse,
     Tensor,
     arange,
+    count_dependencies,
     detect_anomaly,
     dtype_names,
     enable_grad,
@@ -18,6 +19,7 @@ from minigrad.engine import (
     tensor,
     unbroadcast,
     use,
+    whose,
     zeros,
 )
 from minigrad.nn.functional import (
@@ -55,11 +57,17 @@ __version__ = "0.1.0"  # the one place the version is written (pyproject.toml re
 # Loaded on first use, so `import minigrad` does not import graphviz: `mg.draw` imports the
 # drawing module (and graphviz) the first time it is read. (safetensors waits inside io.)
 _LAZY = {"draw": "minigrad.tools.viz"}
+# Subpackages loaded on first use (`mg.models.TinyLM` after `import minigrad as mg`)
+_LAZY_MODULES = ("models", "tools")
 
 
 def __getattr__(name: str):
     if name in dtype_names.__all__:  # mg.float32, mg.long, mg.bool (read here, so this module's
         return getattr(dtype_names, name)  # own `float`, `int` and `bool` stay Python's)
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f"minigrad.{name}")
     if name in _LAZY:
         import importlib
 
@@ -70,7 +78,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(dtype_names.__all__))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES) | set(dtype_names.__all__))
 
 __all__ = [
     "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
@@ -78,5 +86,5 @@ __all__ = [
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
-    "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
+    "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
 ]

@@ -64,3 +64,22 @@ def test_an_unknown_attribute_is_still_an_attribute_error():
         mg.drawz  # noqa: B018
     with pytest.raises(AttributeError, match=r"module 'minigrad.tools' has no attribute 'nothing'"):
         mg.tools.nothing  # noqa: B018
+
+
+def test_models_and_tools_are_attributes_after_import_minigrad_as_mg():
+    # an exercise says `mg.models.TinyLM(...)`: it must work without `import minigrad.models`
+    out = run("""
+        import sys
+        import minigrad as mg
+        print('minigrad.models' in sys.modules, mg.models.TinyLM.__name__)
+    """)
+    assert out == "False TinyLM"
+
+
+def test_the_names_lessons_use_are_public():
+    import minigrad as mg
+
+    assert mg.whose("Embedding") in ("minigrad", "fast")
+    x = mg.tensor([1.0], requires_grad=True)
+    y = x * x + x
+    assert sorted(mg.count_dependencies(y.grad_fn).values()) == [0, 1, 3]  # x is read by the product twice and by the sum once

@@ -14,7 +14,7 @@ from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabl
 from minigrad.engine.graph import AccumulateGrad, Node, count_dependencies
 from minigrad.engine.ops import unbroadcast
 from minigrad.engine.random import as_generator, manual_seed
-from minigrad.engine.seam import use
+from minigrad.engine.seam import use, whose
 from minigrad.engine.sparse import RowSparse, add_grads, to_dense, zeroed
 from minigrad.engine.tensor import Tensor, arange, as_array, ones, randn, tensor, zeros
 
@@ -23,5 +23,5 @@ __all__ = [
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "dtype_names", "enable_grad", "fast", "is_grad_enabled", "manual_seed", "no_grad",
     "ones", "positive_int", "promote", "randn", "recording", "result_type", "seam", "tensor", "to_dense",
-    "unbroadcast", "use", "zeroed", "zeros", "fast_ops", "ops",
+    "unbroadcast", "use", "whose", "zeroed", "zeros", "fast_ops", "ops",
 ]
