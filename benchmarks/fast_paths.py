@@ -105,7 +105,7 @@ def step_call(V: int, d: int, H: int, N: int) -> Callable[[], None]:
 
 
 def compare(name: str, call: Callable[[], None], rounds: int) -> None:
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
 
     times: dict[str, list[float]] = {"on": [], "off": []}
     call()  # warm up: first-touch pages, the recycled buffer
@@ -115,7 +115,7 @@ def compare(name: str, call: Callable[[], None], rounds: int) -> None:
             if mode == "on":
                 call()
             else:
-                with fast.disabled():
+                with kernels.plain_only():
                     call()
             times[mode].append(time.perf_counter() - start)
     ratio = statistics.median(off / on for on, off in zip(times["on"], times["off"]))
