@@ -94,7 +94,8 @@ SAMPLES = {
     ops.Rotary: (lambda x: F.rotate_pairs(x, cos, sin), [r(3, 4)]),
     ops.ScaledDotProductAttention: (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                                     [r(1, 3, 2), r(1, 3, 2), r(1, 3, 2)]),
-    ops.SoftTargetCrossEntropy: (lambda z: F.cross_entropy(z, np.array([2, 0]), label_smoothing=0.1), [r(2, 3)]),
+    ops.SoftTargetCrossEntropy: (lambda z: F.cross_entropy(z, np.array([2, 0]), label_smoothing=0.1),
+                                 [r(2, 3)]),
     ops.NLLLoss: (lambda z: F.nll_loss(z, np.array([2, 0])), [r(2, 3)]),
 }
 
