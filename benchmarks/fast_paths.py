@@ -1,4 +1,4 @@
-"""What each fast path buys: the same work with minigrad.engine.fast on and off, side by side.
+"""What the fast kernels buy: the same work with the fast kernels and the plain ones, side by side.
 
   cross-entropy     F.cross_entropy forward + backward on (N, V) float32 logits (the recycled
                     softmax buffer, dz written over it, row blocks on two threads)

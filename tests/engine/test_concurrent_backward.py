@@ -1,7 +1,7 @@
 """Backward from several threads into one shared parameter loses nothing (issue 22, item 7).
 
-PyTorch locks the read-add-write of a leaf's .grad; so does AccumulateGrad.apply here, and so
-does the fast path's hand-over of a sum to a leaf that has no gradient yet (fast_ops.OwnedSums).
+PyTorch locks the read-add-write of a leaf's .grad; so does AccumulateGrad.apply here, also when
+it keeps a sum the walk made as a leaf's first gradient.
 """
 
 import contextlib
