@@ -47,7 +47,7 @@ def check(number: int, answers: object) -> object:
     same verdict and diagnosis); a plain script also gets the verdict printed. Loaded on
     first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.grading import check as check_lesson
+    from minigrad.learn.course.grading import check as check_lesson
 
     return check_lesson(number, answers)
 
@@ -86,5 +86,6 @@ __all__ = [
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
-    "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
+    "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum",
+    *dtype_names.__all__,
 ]

@@ -8,6 +8,11 @@ not need nn: it steps any leaf Tensor); tools import the engine and nn; models t
 nn; learn anything below it; only __main__ imports the CLI. Outside the engine, engine names
 come from the package (`from minigrad.engine import Tensor`), not from its files, which are
 being rearranged. And no import circle at all, module-level or function-local.
+
+Inside learn, by kind: the pieces beside the others (data, corpus, bpe, train, tour, extras)
+import none of them; the lesson kit (learn.kit) imports only those; the course (learn.course:
+catalog, runner, notebook, grading, pieces, checks) the kit too; the lab (learn.lab) the course
+too (the checks' diagnosis).
 """
 
 import ast
@@ -31,6 +36,15 @@ ALLOWED = {
 }
 
 
+# what each part of learn may import from learn (its own part included)
+LEARN_ALLOWED = {
+    "beside": {"beside"},
+    "kit": {"beside", "kit"},
+    "course": {"beside", "kit", "course"},
+    "lab": {"beside", "kit", "course", "lab"},
+}
+
+
 def module_files() -> dict[str, Path]:
     """{dotted module name: file} for every module under minigrad/."""
     found = {}
@@ -48,6 +62,12 @@ MODULES = module_files()
 def layer(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "minigrad"
+
+
+def learn_part(module: str) -> str:
+    """Which part of learn a module of learn belongs to: kit, course, lab, or beside them."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[2] in LEARN_ALLOWED else "beside"
 
 
 def imports(module: str) -> list[tuple[str, str, int]]:
@@ -88,6 +108,15 @@ def test_every_import_points_down_the_layers():
              for m in MODULES for target, _, line in imports(m)
              if layer(target) not in ALLOWED[layer(m)]]
     assert wrong == [], "imports against the layering:\n" + "\n".join(wrong)
+
+
+def test_inside_learn_the_kit_the_course_and_the_lab_import_down_only():
+    learn = [m for m in MODULES if layer(m) == "learn"]
+    assert {learn_part(m) for m in learn} == set(LEARN_ALLOWED), "a part of learn has no modules"
+    wrong = [f"{where(m, line)}: learn.{learn_part(m)} imports {target} (learn.{learn_part(target)})"
+             for m in learn for target, _, line in imports(m)
+             if layer(target) == "learn" and learn_part(target) not in LEARN_ALLOWED[learn_part(m)]]
+    assert wrong == [], "imports against learn's parts:\n" + "\n".join(wrong)
 
 
 def test_outside_the_engine_engine_names_come_from_the_package_not_its_files():

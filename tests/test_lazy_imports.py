@@ -82,4 +82,5 @@ def test_the_names_lessons_use_are_public():
     assert mg.whose("Embedding") in ("minigrad", "fast")
     x = mg.tensor([1.0], requires_grad=True)
     y = x * x + x
-    assert sorted(mg.count_dependencies(y.grad_fn).values()) == [0, 1, 3]  # x is read by the product twice and by the sum once
+    # x is read by the product twice and by the sum once
+    assert sorted(mg.count_dependencies(y.grad_fn).values()) == [0, 1, 3]
