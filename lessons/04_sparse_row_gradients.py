@@ -35,9 +35,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine.seam import whose
-from minigrad.learn.lesson_kit import setup
-from minigrad.learn.your_pieces import yours
+from minigrad import whose
+from minigrad.learn.course import yours
+from minigrad.learn.kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(4)  # caps BLAS threads, draws headless, makes OUT

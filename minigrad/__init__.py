@@ -48,7 +48,7 @@ def check(number: int, answers: object) -> object:
     same verdict and diagnosis); a plain script also gets the verdict printed. Loaded on
     first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.grading import check as check_lesson
+    from minigrad.learn.course.grading import check as check_lesson
 
     return check_lesson(number, answers)
 

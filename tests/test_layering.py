@@ -10,6 +10,11 @@ come from the package (`from minigrad.engine import Tensor`), not from its files
 being rearranged. No import circle, module-level or function-local, but the engine's one by
 design: Tensor's methods call the ops, whose Function.apply makes Tensors. Imports under
 `if TYPE_CHECKING:` (for type hints only, never run) do not count.
+
+Inside learn, by kind: the pieces beside the others (data, corpus, bpe, train, tour, extras)
+import none of them; the lesson kit (learn.kit) imports only those; the course (learn.course:
+catalog, runner, notebook, grading, pieces, checks) the kit too; the lab (learn.lab) the course
+too (the checks' diagnosis).
 """
 
 import ast
@@ -30,6 +35,15 @@ ALLOWED = {
     "minigrad": {"engine", "nn", "optim", "tools", "models", "learn"},
     "cli": {"engine", "nn", "optim", "tools", "models", "learn", "minigrad", "cli"},
     "__main__": {"cli"},
+}
+
+
+# what each part of learn may import from learn (its own part included)
+LEARN_ALLOWED = {
+    "beside": {"beside"},
+    "kit": {"beside", "kit"},
+    "course": {"beside", "kit", "course"},
+    "lab": {"beside", "kit", "course", "lab"},
 }
 
 
@@ -66,6 +80,12 @@ def run_time_nodes(tree: ast.AST) -> list[ast.AST]:
             else:
                 stack.append(child)
     return found
+
+
+def learn_part(module: str) -> str:
+    """Which part of learn a module of learn belongs to: kit, course, lab, or beside them."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[2] in LEARN_ALLOWED else "beside"
 
 
 def imports(module: str) -> list[tuple[str, str, int]]:
@@ -106,6 +126,15 @@ def test_every_import_points_down_the_layers():
              for m in MODULES for target, _, line in imports(m)
              if layer(target) not in ALLOWED[layer(m)]]
     assert wrong == [], "imports against the layering:\n" + "\n".join(wrong)
+
+
+def test_inside_learn_the_kit_the_course_and_the_lab_import_down_only():
+    learn = [m for m in MODULES if layer(m) == "learn"]
+    assert {learn_part(m) for m in learn} == set(LEARN_ALLOWED), "a part of learn has no modules"
+    wrong = [f"{where(m, line)}: learn.{learn_part(m)} imports {target} (learn.{learn_part(target)})"
+             for m in learn for target, _, line in imports(m)
+             if layer(target) == "learn" and learn_part(target) not in LEARN_ALLOWED[learn_part(m)]]
+    assert wrong == [], "imports against learn's parts:\n" + "\n".join(wrong)
 
 
 def test_outside_the_engine_engine_names_come_from_the_package_not_its_files():

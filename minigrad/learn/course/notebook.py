@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from minigrad.learn import figures
-from minigrad.learn.catalog import Cell, Lesson, get_lesson
-from minigrad.learn.runner import changed_files, snapshot, with_learners_paths
+from minigrad.learn.course.catalog import Cell, Lesson, get_lesson
+from minigrad.learn.course.runner import changed_files, snapshot, with_learners_paths
+from minigrad.learn.kit import figures
 
 IMAGE_SUFFIXES = {".png", ".svg", ".jpg", ".jpeg", ".gif"}
 
@@ -32,7 +32,7 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     setup = (
         f"# Added by `minigrad lesson {lesson.number} --notebook`: finds lesson {lesson.number} on this "
         "machine; figures go next to this notebook and show inline.\n"
-        "from minigrad.learn.notebook import notebook_setup\n"
+        "from minigrad.learn.course.notebook import notebook_setup\n"
         f"__file__ = notebook_setup({lesson.number})"
     )
     cells = [Cell(c.kind, with_learners_paths(c.source, lesson), c.line) if c.kind == "markdown" else c

@@ -1,9 +1,10 @@
-"""Training pieces more than one lesson uses: the warm-up + cosine learning rate
-(`warmup_cosine`, lessons 11 to 13), a tied table's gradient split by path (`split_paths`,
-`classifier_share`: lessons 6 and 10), and a language model trained on a text the way lesson 8
-trains one (`train_on_text`, `tables_of`: lessons 9 to 13) or under the warm-up + cosine
-schedule with snapshots along the way (`fit_scheduled`: lesson 11), and the checks behind lesson 11's
-settling and freezing verdicts (`freezing_cost_share`, `freezing_is_free`, `ahead_of_the_loss`)."""
+"""Training pieces more than one lesson uses: the warm-up + cosine learning rate (`warmup_cosine`,
+the optimizer layer's one schedule: lessons 11 to 13), minigrad's tie (`minigrads_tie`, lesson 6),
+a tied table's gradient split by path (`split_paths`, `classifier_share`: lessons 6 and 10), and a
+language model trained on a text the way lesson 8 trains one (`train_on_text`, `tables_of`:
+lessons 9 to 13) or under the warm-up + cosine schedule with snapshots along the way
+(`fit_scheduled`: lesson 11). (Lesson 11's verdicts on settling and freezing are in verdicts.py,
+with every other verdict.)"""
 
 from __future__ import annotations
 
@@ -13,17 +14,21 @@ import numpy as np
 
 from minigrad.engine import Tensor, no_grad
 from minigrad.learn.train import History, ProgressBar, Windows, batches, evaluate, split_windows, train
-from minigrad.optim import AdamW, lr_scheduler
+from minigrad.optim import AdamW
+from minigrad.optim.lr_scheduler import warmup_cosine
 from minigrad.tools.ledger import Ledger, ledger
 
+# ---- the tie and a tied table's gradient by path (lesson 6) -------------------------------------
 
-def warmup_cosine(step: int, total: int, peak: float) -> float:
-    """The learning rate at `step` (0-based) of `total`: linear warm-up over the first 5% of the
-    steps, then a cosine decay to peak / 10 at the end (how language models are usually trained)."""
-    return lr_scheduler.warmup_cosine(step, total, peak)  # the one schedule, in the optimizer layer
+def minigrads_tie(model: Any) -> Any:
+    """Lesson 6's piece, minigrad's side: the model's own `tie_weights()`, the tie TinyLM and
+    TinyGPT make when they are built with tied=True. Returns the model."""
+    tie = getattr(model, "tie_weights", None)
+    if not callable(tie):
+        raise TypeError(f"minigrads_tie: model must be one of minigrad's language models (TinyLM, TinyGPT), "
+                        f"which tie themselves with model.tie_weights(); got a {type(model).__name__}")
+    return tie()
 
-
-# ---- a tied table's gradient by path (lesson 6) -------------------------------------------------
 
 def split_paths(led: Ledger, table: Tensor) -> tuple[np.ndarray, Any]:
     """A tied table's gradient as the ledger recorded it: (the classifier's dense (V, d) float64
@@ -164,38 +169,3 @@ def fit_scheduled(model: Any, data: Windows, held_out: Windows, *, steps: int, b
         bar.update(step + 1, f"loss {loss.item():.3f}", f"valid {losses[-1]:.3f}")
     bar.close()
     return eval_steps, losses
-
-
-# ---- the verdicts on settling and freezing (lesson 11), as checks a test can try to break --------
-
-def freezing_cost_share(before: np.ndarray, trained: np.ndarray, frozen: np.ndarray) -> np.ndarray:
-    """What freezing the input table gives up, as a share of what fine-tuning gains, per seed:
-    (frozen - trained) / (before - trained), from the held-out losses before fine-tuning and after
-    it with the table trained or frozen. An error when fine-tuning with the table trained did
-    not lower the loss in some seed (then there is no gain to take a share of)."""
-    before, trained, frozen = (np.asarray(x, dtype=np.float64) for x in (before, trained, frozen))
-    if not before.shape == trained.shape == frozen.shape:
-        raise ValueError(f"freezing_cost_share: before {before.shape}, trained {trained.shape} and frozen "
-                         f"{frozen.shape} must have one loss per seed each")
-    gain = before - trained
-    if not np.all(gain > 0):
-        raise ValueError(f"freezing_cost_share: fine-tuning with the table trained must lower the held-out "
-                         f"loss in every seed; before - trained = {np.round(gain, 4).tolist()}")
-    return (frozen - trained) / gain
-
-
-def freezing_is_free(cost_share: np.ndarray, tolerance: float = 0.05) -> bool:
-    """The claim "freezing costs nothing", as a check: in every seed freezing gives up less than
-    `tolerance` of what fine-tuning gains (ending ahead counts as free). False if any share is NaN."""
-    return bool(np.all(np.asarray(cost_share, dtype=np.float64) < tolerance))
-
-
-def ahead_of_the_loss(geometry_done: np.ndarray, loss_done: np.ndarray) -> bool:
-    """The claim "the map settles early", as a check at one step: in every seed the table has made
-    a larger share of its change in geometry than the held-out loss has of its improvement
-    (both from share_done). False if any value is NaN."""
-    geometry_done, loss_done = np.asarray(geometry_done, np.float64), np.asarray(loss_done, np.float64)
-    if geometry_done.shape != loss_done.shape:
-        raise ValueError(f"ahead_of_the_loss: geometry_done {geometry_done.shape} and loss_done "
-                         f"{loss_done.shape} must have one value per seed each")
-    return bool(np.all(geometry_done > loss_done))

@@ -5,9 +5,10 @@ can act on: which row is off, and whether by a sign, by a missing repeat or by a
 The reference always comes from minigrad's own backward, confirmed by central differences; a
 check never looks at lessons/solutions.
 
-The lesson runner imports the checks as modules of the lessons package
-(`minigrad.learn.grading.load_check`), so a check imports this file as `from . import _common
-as common`.
+The checks are modules of this package, minigrad.learn.course.checks, imported by
+`minigrad.learn.course.grading.load_check`; a check imports this file as `from . import _common
+as common`, and the lab's answer page uses its diagnosis too. They import minigrad's layers
+(`from minigrad.engine import ...`), never the `minigrad` root, which loads the course.
 
 Other lesson helpers may add functions here (append only).
 """
@@ -21,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-import minigrad as mg
-from minigrad.engine import RowSparse, to_dense
+from minigrad.engine import Function, RowSparse, Tensor, no_grad, tensor, to_dense
 from minigrad.tools.gradcheck import numerical_gradient
 
 # A learner's float32 answer is fine; a wrong formula is off by far more than this.
@@ -65,7 +65,7 @@ def as_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.
     """
     if value is None:
         raise AssertionError(f"{what}: your function returned None; return a numpy array")
-    if isinstance(value, mg.Tensor):
+    if isinstance(value, Tensor):
         value = value.data
     if isinstance(value, RowSparse):
         value = value.to_dense()
@@ -115,7 +115,7 @@ def expect_shape(got: np.ndarray, shape: tuple[int, ...], what: str,
 
 # ---- the reference: minigrad's backward, confirmed by finite differences ------------------
 
-def reference_gradient(fn: Callable[..., mg.Tensor], inputs: Sequence[Any], wrt: int = 0,
+def reference_gradient(fn: Callable[..., Tensor], inputs: Sequence[Any], wrt: int = 0,
                        upstream: np.ndarray | None = None, eps: float = 1e-6) -> np.ndarray:
     """d sum(upstream * fn(*inputs)) / d inputs[wrt], from minigrad's backward in float64.
 
@@ -124,7 +124,7 @@ def reference_gradient(fn: Callable[..., mg.Tensor], inputs: Sequence[Any], wrt:
     trusts an unverified reference.
     """
     tensors = [
-        mg.tensor(np.asarray(x, dtype=np.float64), requires_grad=(i == wrt))
+        tensor(np.asarray(x, dtype=np.float64), requires_grad=(i == wrt))
         if np.asarray(x).dtype.kind == "f" else x
         for i, x in enumerate(inputs)
     ]
@@ -135,7 +135,7 @@ def reference_gradient(fn: Callable[..., mg.Tensor], inputs: Sequence[Any], wrt:
     analytical = np.asarray(to_dense(leaf.grad), dtype=np.float64)
 
     def loss_at() -> float:
-        with mg.no_grad():
+        with no_grad():
             return float(np.sum(weights * fn(*tensors).data))
 
     numerical = numerical_gradient(loss_at, leaf, eps)
@@ -319,7 +319,7 @@ def as_number(value: Any, what: str, integer: bool = False) -> float:
     """
     if value is None:
         raise AssertionError(f"{what}: your function returned None; return a number")
-    if isinstance(value, mg.Tensor):
+    if isinstance(value, Tensor):
         value = value.data
     array = np.asarray(value)
     if array.dtype.kind not in "biuf" or array.size != 1:
@@ -364,7 +364,7 @@ def answer_function_class(answers: ModuleType, name: str) -> type:
     found = getattr(answers, name, None)
     if found is None:
         raise AssertionError(f"the exercise file has no class named {name}; keep the stub's name")
-    if not (isinstance(found, type) and issubclass(found, mg.Function)):
+    if not (isinstance(found, type) and issubclass(found, Function)):
         raise AssertionError(f"{name} must be a class that subclasses minigrad.Function "
                              f"(class {name}(mg.Function)), as in the stub")
     return found

@@ -1,9 +1,9 @@
 """Lesson 7's pieces, minigrad's side: what runs when the learner's own are not there yet, and
 the small optimizer that runs the learner's row update on a whole table.
 
-- `adam_step_after_silence`: the change Adam makes to a row on the step its gradient returns
-  after k silent steps (minigrad's answer to the lesson's first exercise; the lesson uses the
-  learner's once it passes `minigrad check 7`).
+- `adam_step_after_silence`: the change minigrad's Adam makes to a row on the step its
+  gradient returns after k silent steps (the lesson uses the learner's once it passes
+  `minigrad check 7`). The arrival step is `Adam.step` itself, not a second copy of its rule.
 - `RowAdamW`: AdamW(lazy=True) for one table, whose per-row rule is a function given to it
   (the learner's `lazy_adamw_rows`); it keeps the moments, the step count and the step each
   row was last present, and settles owed catch-up decay on `flush()`.
@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import RowSparse, Tensor, no_grad
-from minigrad.optim import AdamW
+from minigrad.nn import Parameter
+from minigrad.optim import Adam, AdamW
 
 RowRule = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -29,18 +30,30 @@ RowRule = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 def adam_step_after_silence(m: np.ndarray, v: np.ndarray, t: int, k: int, g: np.ndarray, lr: float,
                             betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                             lazy: bool = False) -> np.ndarray:
-    """The change Adam (no weight decay) makes to one row on step t + k + 1, when the row had
-    moments m, v after step t, was absent from the gradient on the k steps after, and then
-    gets gradient g. lazy=False: an absent row counts as a zero gradient (torch.optim.Adam on
-    a dense gradient); lazy=True: it is not touched at all (torch.optim.SparseAdam's rule).
-    m, v, g: (d,) -> (d,)."""
+    """The change minigrad's Adam (no weight decay) makes to one row on step t + k + 1, when the
+    row had moments m, v after step t, was absent from the gradient on the k steps after, and
+    then gets gradient g. lazy=False: an absent row counts as a zero gradient (torch.optim.Adam
+    on a dense gradient); lazy=True: it is not touched at all (torch.optim.SparseAdam's rule).
+    m, v, g: (d,) -> (d,).
+
+    The silent steps are k zero gradients for the row (lazy: none), and a zero gradient only
+    multiplies the moments by beta: the optimizer is handed the state they leave, at step t + k,
+    so a silence of 30,000 steps costs one step. The arrival step is minigrad's `Adam.step`."""
+    m, v, g = (np.asarray(x, dtype=np.float64) for x in (m, v, g))
+    if not m.shape == v.shape == g.shape:
+        raise ValueError(f"adam_step_after_silence: m {m.shape}, v {v.shape} and g {g.shape} must be one "
+                         "row each, of one shape")
     beta1, beta2 = betas
-    if not lazy:  # each silent step multiplies the moments by beta, with nothing added
-        m, v = beta1**k * m, beta2**k * v
-    m = beta1 * m + (1 - beta1) * g
-    v = beta2 * v + (1 - beta2) * g * g
-    step = t + k + 1  # the table's step count: silent steps count too
-    return -lr * (m / (1 - beta1**step)) / (np.sqrt(v / (1 - beta2**step)) + eps)
+    silent = 0 if lazy else k  # the zero gradients the row's moments saw while it was absent
+    row = Parameter(np.zeros((1, *g.shape)))
+    optimizer = Adam([row], lr=lr, betas=betas, eps=eps, lazy=lazy)
+    state = optimizer.state_dict()
+    state["state"][0] = {"step": t + k, "last_touched": np.array([t]),
+                         "exp_avg": beta1**silent * m[None], "exp_avg_sq": beta2**silent * v[None]}
+    optimizer.load_state_dict(state)
+    row.grad = RowSparse([0], g[None], row.shape)
+    optimizer.step()
+    return row.data[0].copy()
 
 
 class RowAdamW:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-import minigrad as mg
+from minigrad.engine import Tensor, tensor
 
 X = np.array([[1.5, -2.0, 0.25], [3.0, -0.75, 0.5]])
 WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
@@ -89,7 +89,7 @@ def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
             f"is {got[worst]:.6g}, the exact central difference is {exact[worst]:.6g}")
 
 
-def _smooth(z: mg.Tensor) -> mg.Tensor:
+def _smooth(z: Tensor) -> Tensor:
     return (z.tanh() * (z * 0.5).exp()).sum()
 
 
@@ -128,11 +128,11 @@ def check(answers) -> None:
 
     # 3. a smooth function of a 3-d array, against the engine's backward
     x = np.random.default_rng(2).uniform(-1.5, 1.5, size=(2, 3, 2))
-    leaf = mg.tensor(x, requires_grad=True)
+    leaf = tensor(x, requires_grad=True)
     _smooth(leaf).backward()
 
     def smooth(z: np.ndarray) -> float:
-        return _smooth(mg.tensor(z)).item()
+        return _smooth(tensor(z)).item()
 
     got = _call(central_difference, smooth, x, 1e-6)
     worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)

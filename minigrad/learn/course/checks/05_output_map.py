@@ -11,9 +11,9 @@ from types import ModuleType
 
 import numpy as np
 
-import minigrad as mg
-from minigrad.engine import Context
+from minigrad.engine import Context, tensor
 from minigrad.nn import functional as F
+from minigrad.tools.gradcheck import gradcheck
 
 from . import _common as common
 
@@ -43,7 +43,7 @@ def _forward(cross_entropy: type, logits: np.ndarray, targets: np.ndarray, reduc
         divide = " and divide by their count" if reduction == "mean" else ""
         raise AssertionError(f"{what} returned shape {got.shape}: the loss is one number, a 0-d array "
                              f"(sum the positions{divide})")
-    expected = F.cross_entropy(mg.tensor(logits.astype(np.float64)), targets, reduction=reduction).item()
+    expected = F.cross_entropy(tensor(logits.astype(np.float64)), targets, reduction=reduction).item()
     if not common.close(got, expected):
         per_position = -np.log(np.take_along_axis(_softmax(logits), targets[..., None], axis=-1)).sum()
         if reduction == "mean" and common.close(got, per_position):
@@ -138,8 +138,8 @@ def _check_float32(cross_entropy: type, rng: np.random.Generator) -> None:
 
 def _check_finite_differences(cross_entropy: type, rng: np.random.Generator) -> None:
     targets = np.array([[1, 0], [2, 2]])
-    logits = mg.tensor(rng.standard_normal((2, 2, 3)), requires_grad=True, name="logits")
-    report = mg.gradcheck(lambda z: cross_entropy.apply(z, targets), [logits], raise_exception=False)
+    logits = tensor(rng.standard_normal((2, 2, 3)), requires_grad=True, name="logits")
+    report = gradcheck(lambda z: cross_entropy.apply(z, targets), [logits], raise_exception=False)
     if not report.ok:
         raise AssertionError(f"your CrossEntropy disagrees with finite differences:\n{report}")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
-from minigrad.learn.catalog import WORKING_FOLDER, Cell, Lesson, display_path
+from minigrad.learn.course.catalog import WORKING_FOLDER, Cell, Lesson, display_path
 
 PREDICTION_PROMPT = "Your prediction (type it, then Enter; q quits): "
 PREDICTION_AGAIN = "  Type your answer first (a word or a number is enough): committing is the point.\n"
@@ -133,7 +133,7 @@ def _lesson_environment(out_dir: Path, fast: bool = False) -> Iterator[None]:
     os.environ["MPLBACKEND"] = "Agg"
     if fast:
         os.environ["MINIGRAD_FAST"] = "1"
-    from minigrad.learn.lesson_kit import cap_blas_threads
+    from minigrad.learn.kit import cap_blas_threads
 
     limits = cap_blas_threads()
     try:
@@ -220,7 +220,7 @@ def run_lesson(
     duration = DURATION.search(lesson.path.read_text(encoding="utf-8"))
     with _lesson_environment(out_dir, fast):
         if duration:  # a long lesson: say so before it starts (its setup() then stays quiet)
-            from minigrad.learn.lesson_kit import expected_duration
+            from minigrad.learn.kit import expected_duration
 
             minutes = (float(duration.group(1)), float(duration.group(2)))
             print(expected_duration(minutes, os.environ.get("MINIGRAD_FAST") == "1") + "\n", file=stdout)

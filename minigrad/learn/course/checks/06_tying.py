@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-import minigrad as mg
+from minigrad.engine import Tensor, no_grad, to_dense
 from minigrad.models import TinyGPT, TinyLM
+from minigrad.nn import Module
 from minigrad.tools.gradcheck import numerical_gradient
+from minigrad.tools.ledger import ledger
 
 from . import _common as common
 
@@ -42,13 +44,13 @@ def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: 
     if head is table:
         return
     pair = f"{head_name} and {table_name}"
-    if isinstance(head, mg.Tensor) and np.shares_memory(head.data, table.data):
+    if isinstance(head, Tensor) and np.shares_memory(head.data, table.data):
         raise AssertionError(
             f"{name}: {pair} are two Parameters over one array. They start equal, but each gets its own "
             ".grad (the lookup's gradient and the classifier's never meet), the graph has two parameter "
             f"nodes instead of one with two edges, and an optimizer steps the memory twice per step. Assign "
             f"the Parameter itself: {head_name} = {table_name}")
-    if isinstance(head, mg.Tensor) and head.shape == table.shape and np.array_equal(head.data, table.data):
+    if isinstance(head, Tensor) and head.shape == table.shape and np.array_equal(head.data, table.data):
         raise AssertionError(
             f"{name}: you copied the table's numbers into the output map; they are equal now and part ways "
             f"at the first optimizer step. A tie makes {pair} the same Parameter object")
@@ -72,7 +74,7 @@ def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets
     """Both paths reach the table, and their sum is the gradient finite differences measure."""
     model.zero_grad()
     loss = model.loss(ids, targets)
-    with mg.ledger(names=model) as led:
+    with ledger(names=model) as led:
         loss.backward()
     paths = sorted(led.path_grads(table))
     roles = sorted(path.split(" ")[0] for path in paths)
@@ -81,11 +83,11 @@ def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets
                              f"the lookup and one from the classifier; the ledger shows {paths}")
 
     def loss_at() -> float:
-        with mg.no_grad():
+        with no_grad():
             return float(model.loss(ids, targets).data)
 
     numerical = numerical_gradient(loss_at, table, eps=1e-6)
-    analytical = np.asarray(mg.engine.to_dense(table.grad), dtype=np.float64)
+    analytical = np.asarray(to_dense(table.grad), dtype=np.float64)
     if not np.allclose(analytical, numerical, rtol=1e-4, atol=1e-7):
         worst = np.unravel_index(np.argmax(np.abs(analytical - numerical)), numerical.shape)
         raise AssertionError(
@@ -100,7 +102,7 @@ def check(answers: ModuleType) -> None:
         untied_count = sum(p.size for p in model.parameters())
         hint = f"Here model is {name}(..., tied=False); return the model after tying it"
         returned = common.call_answer(tie_weights, model, hint=hint)
-        if returned is not None and not isinstance(returned, mg.nn.Module):
+        if returned is not None and not isinstance(returned, Module):
             raise AssertionError(f"{name}: tie_weights returned a {type(returned).__name__}; return "
                                  "the model")
         tied = model if returned is None else returned

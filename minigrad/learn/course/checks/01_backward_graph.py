@@ -6,8 +6,7 @@ through (not attempted), and raises AssertionError saying what went wrong otherw
 
 import numpy as np
 
-import minigrad as mg
-from minigrad.engine import Context
+from minigrad.engine import Context, no_grad, tensor
 from minigrad.tools.gradcheck import numerical_gradient
 
 from . import _common as common
@@ -26,7 +25,7 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _run_backward(softplus: type, x: np.ndarray, upstream: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(forward values, dL/dx) for L = sum(upstream * softplus(x)), through the learner's class."""
-    leaf = mg.tensor(x, requires_grad=True, name="x")
+    leaf = tensor(x, requires_grad=True, name="x")
     out = softplus.apply(leaf)
     try:
         out.backward(upstream)
@@ -82,10 +81,10 @@ def _broadcasts(shape: tuple, target: tuple) -> bool:
 
 
 def _finite_differences(softplus: type, x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
-    probe = mg.tensor(x.copy())
+    probe = tensor(x.copy())
 
     def loss() -> float:
-        with mg.no_grad():
+        with no_grad():
             return float(np.sum(upstream * softplus.apply(probe).data))
 
     return numerical_gradient(loss, probe, eps=1e-6)

@@ -3,10 +3,14 @@ and check files, and reading the jupytext "percent" format into cells.
 
 A lesson is a jupytext "percent" script, `lessons/NN_slug.py`: cells begin with `# %%` (code)
 or `# %% [markdown]` (text written as `# ` comment lines). The same file runs as a plain
-script, opens as a notebook (minigrad.learn.notebook) and is shown step by step by
-minigrad.learn.runner. Its exercise is `lessons/exercises/NN_slug.py` (stubs that raise
-NotImplementedError), with `lessons/solutions/NN_slug.py` (reference answers, for the tests) and
-`lessons/checks/NN_slug.py` (the marking, run by minigrad.learn.grading) kept apart.
+script, opens as a notebook (minigrad.learn.course.notebook) and is shown step by step by
+minigrad.learn.course.runner. Its exercise is `lessons/exercises/NN_slug.py` (stubs that raise
+NotImplementedError), with `lessons/solutions/NN_slug.py` (reference answers, for the tests only)
+kept apart. Its check, the marking run by minigrad.learn.course.grading, is part of the package:
+`minigrad/learn/course/checks/NN_slug.py`. minigrad reads the lessons folder as files (a lesson
+is run as a script, a stub as the learner's answers); it never imports it as a package. A
+lessons folder of one's own ($MINIGRAD_LESSONS) may bring a check for a lesson the package has
+none for, as the file `checks/NN_slug.py` in that folder.
 
 The learner works on a copy: `minigrad exercise N` copies the stub into the working folder,
 `./minigrad-exercises/NN_slug.py` (`$MINIGRAD_EXERCISES` names another folder).
@@ -27,22 +31,23 @@ LESSON_FILE = re.compile(r"^(\d\d)_(\w+)\.py$")
 CELL_MARKER = re.compile(r"^# %%(.*)$")
 TITLE_LINE = re.compile(r"^# Lesson (\d+): (.+)$")
 WORKING_FOLDER = "minigrad-exercises"  # under the current directory, unless $MINIGRAD_EXERCISES
+CHECKS = Path(__file__).resolve().parent / "checks"  # the lesson checks, in the package
 
 
 # ---- finding lessons ---------------------------------------------------------------------------
 
 def lessons_root() -> Path:
-    """The folder holding NN_slug.py, exercises/, solutions/ and checks/ (see module docstring)."""
+    """The folder holding NN_slug.py, exercises/ and solutions/ (see module docstring)."""
     configured = os.environ.get("MINIGRAD_LESSONS")
     if configured:
         root = Path(configured)
         if not root.is_dir():
             raise FileNotFoundError(f"MINIGRAD_LESSONS={configured!r} is not a folder")
         return root.resolve()
-    package = Path(__file__).resolve().parent.parent  # minigrad/, above learn/
+    package = Path(__file__).resolve().parents[2]  # minigrad/, above learn/course/
     # The installed copy first: in site-packages a sibling `lessons/` could be anyone's package.
     for candidate in (package / "_lessons", package.parent / "lessons"):
-        if (candidate / "checks").is_dir() and (candidate / "exercises").is_dir():
+        if (candidate / "exercises").is_dir() and any(candidate.glob("[0-9][0-9]_*.py")):
             return candidate
     raise FileNotFoundError(
         f"no lessons folder found: looked for {package / '_lessons'} (an installed copy) and "
@@ -93,7 +98,16 @@ class Lesson:
 
     @property
     def check_path(self) -> Path:
-        return self.root / "checks" / self.path.name
+        """The lesson's check: the package's (`minigrad/learn/course/checks/NN_slug.py`) when it
+        has one for this lesson, else `checks/NN_slug.py` in a lessons folder of one's own."""
+        packaged = CHECKS / self.path.name
+        return packaged if packaged.is_file() else self.root / "checks" / self.path.name
+
+    @property
+    def check_is_packaged(self) -> bool:
+        """Whether the check is one of the package's (imported as a module of
+        minigrad.learn.course.checks) rather than a file of a lessons folder (run as a file)."""
+        return self.check_path.parent == CHECKS
 
     def cells(self) -> list[Cell]:
         return parse_cells(self.path.read_text(encoding="utf-8"))
@@ -212,16 +226,19 @@ def contract_problems(lesson: Lesson) -> list[str]:
         problems.append("no prediction cell (a markdown cell ending with a question)")
     if not re.search(rf"^lesson = setup\({lesson.number}\b", text, re.MULTILINE):
         problems.append(f"the first code cell must run `lesson = setup({lesson.number})` from "
-                        "minigrad.learn.lesson_kit (BLAS threads capped, figures in $MINIGRAD_OUT/lesson-NN)")
+                        "minigrad.learn.kit (BLAS threads capped, figures in $MINIGRAD_OUT/lesson-NN)")
     if "gradcheck" not in text:
         problems.append("no check against finite differences (minigrad.tools.gradcheck)")
     if f"minigrad check {lesson.number}" not in text:
         problems.append(f"the exercise must tell the learner to run `minigrad check {lesson.number}`")
     if re.search(r"^\s*(from|import)\s+lessons", text, re.MULTILINE):
         problems.append("a lesson must not import from the lessons folder (solutions stay apart)")
-    for path in (lesson.exercise_path, lesson.solution_path, lesson.check_path):
+    for path in (lesson.exercise_path, lesson.solution_path):
         if not path.is_file():
             problems.append(f"missing {path.relative_to(lesson.root.parent)}")
+    if not lesson.check_path.is_file():
+        problems.append(f"missing its check: {lesson.path.name} in minigrad/learn/course/checks/ (or, for a "
+                        "lessons folder of one's own, in its checks/ folder)")
     return problems
 
 

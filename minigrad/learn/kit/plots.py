@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.learn.lesson_geometry import pair_cosines
+from minigrad.learn.kit.geometry import pair_cosines
 
 
 def draw_cone(ax: Any, start: np.ndarray, end: np.ndarray, title: str) -> None:

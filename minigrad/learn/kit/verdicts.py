@@ -1,7 +1,10 @@
-"""The verdict checks of lessons 7-13, one named function per verdict.
+"""The verdict checks of lessons 7-13, one named function per verdict: every verdict check of the
+course lives here.
 
 Each function takes what a lesson measured and returns its conditions as `{statement: holds}`;
-`hold(conditions)` raises an AssertionError naming every statement that does not hold. A lesson
+`hold(conditions)` raises an AssertionError naming every statement that does not hold, and
+`holds(conditions)` says whether all of them do (for a lesson that asserts a claim fails in some
+regime: `assert not holds(freezing_is_free(...))`). A lesson
 writes `hold(decay_in_a_language_model(...))`, and tests/lessons/test_lesson_verdicts.py feeds
 the same function data with the effect present and with it removed (tied equal to untied, noise
 switched off, labels shuffled...) and checks that the verdict then fails, for the named reason.
@@ -55,6 +58,13 @@ def hold(conditions: Conditions, where: str = "") -> None:
 def failures(conditions: Conditions) -> list[str]:
     """The statements that do not hold (for tests and notes)."""
     return [statement for statement, holds in conditions.items() if not holds]
+
+
+def holds(conditions: Conditions) -> bool:
+    """Whether every statement holds (`assert holds(...)` where a lesson asserts the opposite too)."""
+    if not conditions:
+        raise ValueError("holds: no conditions given (an empty verdict proves nothing)")
+    return not failures(conditions)
 
 
 def _all(x) -> bool:
@@ -450,6 +460,44 @@ def two_untied_maps(savings: Mapping[str, tuple[float, float, float]]) -> Condit
         )
         > 0.5,
     }
+
+
+# ---- lesson 11: settling and freezing ------------------------------------------------------
+
+
+def freezing_cost_share(before: np.ndarray, trained: np.ndarray, frozen: np.ndarray) -> np.ndarray:
+    """What freezing the input table gives up, as a share of what fine-tuning gains, per seed:
+    (frozen - trained) / (before - trained), from the held-out losses before fine-tuning and after
+    it with the table trained or frozen. An error when fine-tuning with the table trained did
+    not lower the loss in some seed (then there is no gain to take a share of)."""
+    before, trained, frozen = (np.asarray(x, dtype=np.float64) for x in (before, trained, frozen))
+    if not before.shape == trained.shape == frozen.shape:
+        raise ValueError(f"freezing_cost_share: before {before.shape}, trained {trained.shape} and frozen "
+                         f"{frozen.shape} must have one loss per seed each")
+    gain = before - trained
+    if not np.all(gain > 0):
+        raise ValueError(f"freezing_cost_share: fine-tuning with the table trained must lower the held-out "
+                         f"loss in every seed; before - trained = {np.round(gain, 4).tolist()}")
+    return (frozen - trained) / gain
+
+
+def freezing_is_free(cost_share: np.ndarray, tolerance: float = 0.05) -> Conditions:
+    """The claim "freezing costs nothing": in every seed freezing gives up less than `tolerance`
+    of what fine-tuning gains (ending ahead counts as free). A NaN share never holds."""
+    share = np.asarray(cost_share, dtype=np.float64)
+    return {f"in every seed freezing gives up under {tolerance:.0%} of what fine-tuning gains":
+            _all(share < tolerance)}
+
+
+def ahead_of_the_loss(geometry_done: np.ndarray, loss_done: np.ndarray) -> Conditions:
+    """The claim "the map settles early", at one step: in every seed the table has made a larger
+    share of its change in geometry than the held-out loss has of its improvement (both from
+    share_done). A NaN never holds."""
+    geometry_done, loss_done = np.asarray(geometry_done, np.float64), np.asarray(loss_done, np.float64)
+    if geometry_done.shape != loss_done.shape:
+        raise ValueError(f"ahead_of_the_loss: geometry_done {geometry_done.shape} and loss_done "
+                         f"{loss_done.shape} must have one value per seed each")
+    return {"in every seed the geometry is further along than the loss": _all(geometry_done > loss_done)}
 
 
 # ---- lesson 12: the map in a transformer -----------------------------------------------------

@@ -1,18 +1,17 @@
 """Marking the learner's exercise: `minigrad check N`, `minigrad.check(N, globals())`, and
 `minigrad exercise N`, which copies a stub to work on.
 
-Each lesson's check, `lessons/checks/NN_slug.py`, has `check(answers)`: it returns None on
-success, lets the stub's NotImplementedError through ("not attempted") and raises
-AssertionError with a diagnosis. `minigrad check N` and `minigrad lessons` mark the learner's
-copy (see minigrad.learn.catalog) when it exists, else the stub itself; in a notebook,
-`minigrad.check(N, globals())` marks the notebook's own definitions the same way.
+Each lesson's check, `minigrad/learn/course/checks/NN_slug.py` (a module of this package), has
+`check(answers)`: it returns None on success, lets the stub's NotImplementedError through ("not
+attempted") and raises AssertionError with a diagnosis. `minigrad check N` and `minigrad lessons`
+mark the learner's copy (see minigrad.learn.course.catalog) when it exists, else the stub itself;
+in a notebook, `minigrad.check(N, globals())` marks the notebook's own definitions the same way.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -31,7 +30,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from minigrad.learn.catalog import Lesson, display_path, get_lesson
+from minigrad.learn.course.catalog import Lesson, display_path, get_lesson
 
 PASS, NOT_ATTEMPTED, FAIL = "pass", "not attempted", "fail"
 TIME_LIMIT = 30.0  # seconds a check of a file may take; the solutions take well under one
@@ -83,7 +82,7 @@ class CheckResult:
 def load_module(path: Path | str, name: str | None = None) -> ModuleType:
     """Execute a file as a fresh module (names may start with digits: no import statement needed).
 
-    The lesson runner and the lesson checks (lessons/checks/_common.py) both load with this.
+    Learners' answers and the checks of a lessons folder of one's own are loaded with this.
     """
     path = Path(path)
     if not path.is_file():
@@ -97,32 +96,16 @@ def load_module(path: Path | str, name: str | None = None) -> ModuleType:
     return module
 
 
-def _lessons_package(root: Path) -> str:
-    """Import the lessons folder as a package, so a check can import shared helpers
-    (`from lessons.checks._common import ...` or `from ._common import ...`) wherever the
-    folder lives. The package is called `lessons` unless that name belongs to another folder."""
-    root = root.resolve()
-    private = "_minigrad_lessons_" + hashlib.sha1(str(root).encode()).hexdigest()[:12]
-    for name in ("lessons", private):
-        module = sys.modules.get(name)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(
-                name, root / "__init__.py", submodule_search_locations=[str(root)]
-            )
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot import the lessons folder {root}: it needs an __init__.py")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            return name
-        if any(Path(p).resolve() == root for p in getattr(module, "__path__", [])):
-            return name
-    raise ImportError(f"cannot import {root} as a package: {private!r} is already another module")
-
-
 def load_check(lesson: Lesson) -> Callable[[ModuleType], None]:
-    package = _lessons_package(lesson.root)
-    module = importlib.import_module(f"{package}.checks.{lesson.stem}")
+    """The lesson's `check(answers)`: a module of minigrad.learn.course.checks, or for a lessons
+    folder of one's own, its `checks/NN_slug.py` run as a file (never imported as a package)."""
+    path = lesson.check_path
+    if not path.is_file():
+        raise FileNotFoundError(f"lesson {lesson.number} has no check (looked for {path})")
+    if lesson.check_is_packaged:
+        module = importlib.import_module(f"minigrad.learn.course.checks.{lesson.stem}")
+    else:
+        module = load_module(path, f"minigrad_check_{lesson.stem}_{time.perf_counter_ns()}")
     return module.check
 
 
@@ -165,7 +148,7 @@ def _learners_files(path: Path | None, answers: Any) -> Callable[[str], bool]:
         return lambda filename: Path(filename).resolve() == resolved
     defined = {value.__code__.co_filename for value in getattr(answers, "__dict__", {}).values()
                if callable(value) and hasattr(value, "__code__")}
-    package = str(Path(__file__).resolve().parent.parent)
+    package = str(Path(__file__).resolve().parents[2])  # minigrad/
     return lambda filename: filename in defined and not filename.startswith(package)
 
 
@@ -234,13 +217,13 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
 
 # The child process: the minigrad package that runs here first on its path (not the learner's
 # folder, where a file named numpy.py would shadow numpy), then mark and report.
-_CHILD_CODE = ("import sys; sys.path[0] = sys.argv[1]; "
-               "from minigrad.learn.grading import _report_from_child; _report_from_child(*sys.argv[2:])")
+_CHILD_CODE = ("import sys; sys.path[0] = sys.argv[1]; from minigrad.learn.course.grading import "
+               "_report_from_child; _report_from_child(*sys.argv[2:])")
 _OUTPUT_KEPT = 20_000  # characters of the learner's printed output shown with the verdict
 
 
 def _mark_in_child(lesson: Lesson, path: Path, timeout: float) -> CheckResult:
-    package_parent = str(Path(__file__).resolve().parents[2])
+    package_parent = str(Path(__file__).resolve().parents[3])  # the folder holding minigrad/
     with tempfile.TemporaryDirectory(prefix="minigrad-check-") as scratch:
         report = Path(scratch) / "verdict.json"
         command = [sys.executable, "-c", _CHILD_CODE, package_parent,

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-import minigrad as mg
+from minigrad.engine import RowSparse
+from minigrad.nn import Parameter
 from minigrad.optim import Adam, AdamW
 
 from . import _common as common
@@ -36,19 +37,19 @@ def _close(a: Any, b: Any) -> bool:
 def _adam_after_silence(t: int, k: int, lr: float, eps: float, lazy: bool, rng: np.random.Generator) -> tuple:
     """Run minigrad's Adam on a 2-row table: t steps with row 0 present, k with row 1 only, then
     one with row 0's gradient g. Returns (m, v, g, the change of row 0 on the last step)."""
-    table = mg.nn.Parameter(rng.standard_normal((2, D)))
+    table = Parameter(rng.standard_normal((2, D)))
     optimizer = Adam([table], lr=lr, betas=BETAS, eps=eps, lazy=lazy)
     for _ in range(t):
-        table.grad = mg.RowSparse([0, 1], rng.standard_normal((2, D)), table.shape)
+        table.grad = RowSparse([0, 1], rng.standard_normal((2, D)), table.shape)
         optimizer.step()
     state = optimizer.state_dict()["state"][0]
     m, v = state["exp_avg"][0].copy(), state["exp_avg_sq"][0].copy()
     for _ in range(k):
-        table.grad = mg.RowSparse([1], rng.standard_normal((1, D)), table.shape)
+        table.grad = RowSparse([1], rng.standard_normal((1, D)), table.shape)
         optimizer.step()
     g = rng.standard_normal(D)
     before = table.data[0].copy()
-    table.grad = mg.RowSparse([0], g[None], table.shape)
+    table.grad = RowSparse([0], g[None], table.shape)
     optimizer.step()
     return m, v, g, table.data[0] - before
 
@@ -140,17 +141,17 @@ def _check_adam_step_after_silence(function: Any, rng: np.random.Generator) -> N
 def _adamw_step(decay: str, lr: float, weight_decay: float, rng: np.random.Generator) -> tuple:
     """minigrad's AdamW(lazy=True, decay=decay) on a 5-row table for the steps in PRESENT; what the
     learner is given for the last step, and the rows, m and v after it."""
-    table = mg.nn.Parameter(rng.standard_normal((5, D)))
+    table = Parameter(rng.standard_normal((5, D)))
     optimizer = AdamW([table], lr=lr, betas=BETAS, weight_decay=weight_decay, lazy=True, decay=decay)
     for present in PRESENT[:-1]:
-        table.grad = mg.RowSparse(present, rng.standard_normal((len(present), D)), table.shape)
+        table.grad = RowSparse(present, rng.standard_normal((len(present), D)), table.shape)
         optimizer.step()
     rows = np.array(PRESENT[-1])
     state = optimizer.state_dict()["state"][0]
     given = dict(rows=table.data[rows].copy(), m=state["exp_avg"][rows].copy(),
                  v=state["exp_avg_sq"][rows].copy(), g=rng.standard_normal((rows.size, D)), t=len(PRESENT),
                  last_present=optimizer.last_touched(table)[rows].copy())
-    table.grad = mg.RowSparse(rows, given["g"], table.shape)
+    table.grad = RowSparse(rows, given["g"], table.shape)
     optimizer.step()
     state = optimizer.state_dict()["state"][0]
     return given, (table.data[rows].copy(), state["exp_avg"][rows].copy(), state["exp_avg_sq"][rows].copy())

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-import minigrad as mg
-from minigrad.engine import Context, RowSparse
+from minigrad.engine import Context, RowSparse, tensor
+from minigrad.nn import functional as F
+from minigrad.tools.gradcheck import gradcheck
 
 from . import _common as common
 
@@ -161,7 +162,7 @@ def _expected(ids: np.ndarray, upstream: np.ndarray, shape: tuple[int, ...],
     """minigrad's own lookup backward, confirmed by finite differences; the padding row (which
     the forward still reads) is then set to zero, as PyTorch's rule says."""
     table = np.random.default_rng(0).standard_normal(shape)
-    expected = common.reference_gradient(lambda e: mg.nn.functional.embedding(ids, e), [table],
+    expected = common.reference_gradient(lambda e: F.embedding(ids, e), [table],
                                          upstream=upstream)
     if padding_idx is not None:
         expected[padding_idx] = 0.0
@@ -230,8 +231,8 @@ def _check_finite_differences(embedding: type, rng: np.random.Generator) -> None
     """Through the engine, as the lesson will run it: apply, backward, and central differences."""
     ids, vocab_size, width = CASES[1]
     for sparse in (True, False):
-        table = mg.tensor(rng.standard_normal((vocab_size, width)), requires_grad=True, name="weight")
-        report = mg.gradcheck(lambda w, s=sparse: embedding.apply(w, ids, sparse=s), [table],
+        table = tensor(rng.standard_normal((vocab_size, width)), requires_grad=True, name="weight")
+        report = gradcheck(lambda w, s=sparse: embedding.apply(w, ids, sparse=s), [table],
                               raise_exception=False)
         if not report.ok:
             raise AssertionError(f"your Embedding disagrees with finite differences (sparse={sparse}):"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 # Files already displayed in this kernel, so the generated notebooks' "show new images" hook
-# (minigrad.learn.notebook.notebook_setup) does not show them twice.
+# (minigrad.learn.course.notebook.notebook_setup) does not show them twice.
 SHOWN: set[Path] = set()
 
 
@@ -26,7 +26,7 @@ def in_notebook() -> bool:
 
     The shell of a kernel has a `kernel`; asking for it, rather than for the class name
     ZMQInteractiveShell, also recognises kernels whose shell subclasses it (Google Colab's).
-    The one test for the whole package: lesson_kit and the notebook hooks import this one.
+    The one test for the whole package: the kit and the notebook hooks import this one.
     """
     ipython = sys.modules.get("IPython")  # a kernel has imported it; a script need not pay for it
     shell = ipython.get_ipython() if ipython is not None else None

@@ -4,7 +4,7 @@ from types import ModuleType
 
 import numpy as np
 
-import minigrad as mg
+from minigrad.engine import tensor
 
 from . import _common as common
 
@@ -39,7 +39,7 @@ def check(answers: ModuleType) -> None:
         onehot = _one_hot(ids, vocab_size)
         upstream = rng.standard_normal((n, width))
         table = rng.standard_normal((vocab_size, width))
-        expected = common.reference_gradient(lambda e, o=onehot: mg.tensor(o) @ e, [table], upstream=upstream)
+        expected = common.reference_gradient(lambda e, o=onehot: tensor(o) @ e, [table], upstream=upstream)
 
         hint = (f"Shapes here: one_hot is (N, V) = {onehot.shape}, upstream is (N, d) = {upstream.shape}, "
                 f"and dL/dE must be (V, d) = {(vocab_size, width)}: which product of the two has that shape?")

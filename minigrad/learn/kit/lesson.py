@@ -20,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from minigrad.learn.figures import in_notebook, show_file
+from minigrad.learn.kit.figures import in_notebook, show_file
 
 DEFAULT_BLAS_THREADS = 1
 

@@ -103,7 +103,7 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
     answers: a module, namespace or dict (a notebook's `globals()`) to mark instead of the file.
     announce: print the verdict (a lesson always does; tests and `minigrad lessons` may not).
     """
-    from minigrad.learn import catalog
+    from minigrad.learn.course import catalog
 
     if number not in PIECES:
         raise LookupError(f"lesson {number} has no piece of yours to run (lessons with one: "
@@ -124,7 +124,7 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
 
 def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
     """Run the lesson's check on the learner's copy (or `answers`) and keep what it defines."""
-    from minigrad.learn import catalog, grading
+    from minigrad.learn.course import catalog, grading
 
     if answers is None:
         path = lesson.working_copy
