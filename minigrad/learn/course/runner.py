@@ -15,6 +15,7 @@ import re
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,17 +123,17 @@ class LessonRun:
 
 
 @contextlib.contextmanager
-def _lesson_environment(out_dir: Path, fast: bool = False) -> Iterator[None]:
-    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_FAST with `fast`, MINIGRAD_RUNNER, BLAS threads
+def _lesson_environment(out_dir: Path, small: bool = False) -> Iterator[None]:
+    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_SMALL with `small`, MINIGRAD_RUNNER, BLAS threads
     capped; all restored afterwards."""
     # threadpoolctl sets KMP_DUPLICATE_LIB_OK when first imported: the run leaves no trace either way
-    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_FAST", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
+    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_SMALL", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
     saved = {key: os.environ.get(key) for key in keys}
     os.environ["MINIGRAD_RUNNER"] = "1"  # the runner has said how long the lesson takes
     os.environ["MINIGRAD_OUT"] = str(out_dir)
     os.environ["MPLBACKEND"] = "Agg"
-    if fast:
-        os.environ["MINIGRAD_FAST"] = "1"
+    if small:
+        os.environ["MINIGRAD_SMALL"] = "1"
     from minigrad.learn.kit import cap_blas_threads
 
     limits = cap_blas_threads()
@@ -197,15 +198,22 @@ def run_lesson(
     pause: bool = False,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
-    fast: bool = False,
+    small: bool = False,
+    *,
+    fast: bool | None = None,
 ) -> LessonRun:
     """Show the markdown cells and run the code cells of `lesson`, in order, in one namespace.
 
     With `pause`, wait for Enter after each markdown cell that leads into code (the learner
     reads, then sees); after a question, ask for a prediction and show it back once the code
     that answers it has run. What the code prints is marked (OUTPUT_MARK) to set it apart from
-    the text. Figures go under `out_dir` (exported as MINIGRAD_OUT); `fast` sets MINIGRAD_FAST=1.
+    the text. Figures go under `out_dir` (exported as MINIGRAD_OUT); `small` sets MINIGRAD_SMALL=1
+    (`fast`: its deprecated spelling).
     """
+    if fast is not None:
+        warnings.warn("run_lesson(fast=...) is deprecated and will be removed in the next release; use "
+                      "run_lesson(small=...)", DeprecationWarning, stacklevel=2)
+        small = fast
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     out_dir = Path(out_dir).resolve()
@@ -218,12 +226,12 @@ def run_lesson(
     predictions: list[str] = []
     pending: str | None = None  # a prediction waiting for the code that answers it
     duration = DURATION.search(lesson.path.read_text(encoding="utf-8"))
-    with _lesson_environment(out_dir, fast):
+    with _lesson_environment(out_dir, small):
         if duration:  # a long lesson: say so before it starts (its setup() then stays quiet)
-            from minigrad.learn.kit import expected_duration
+            from minigrad.learn.kit import expected_duration, small_mode
 
             minutes = (float(duration.group(1)), float(duration.group(2)))
-            print(expected_duration(minutes, os.environ.get("MINIGRAD_FAST") == "1") + "\n", file=stdout)
+            print(expected_duration(minutes, small_mode(announce=False)) + "\n", file=stdout)
         for index, cell in enumerate(cells):
             if cell.kind == "markdown":
                 if pending is not None:
