@@ -196,43 +196,48 @@ def _analytical_gradients(out: Tensor, weights: np.ndarray, leaves: list[Any], c
     and dtype first; an input with a problem, or every input when the backward raised, is left
     out of the comparison (comparing a (1, 3) gradient with a (3,) one would broadcast).
     """
-    problems: list[str] = []
-    flagged: set[int] = set()
-    position = {id(leaves[i]): i for i in checked}
+    edges = _EdgeCheck(leaves, checked, names)
+    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
+        try:
+            with recording(edges):
+                (out * Tensor(weights)).sum().backward()
+        except Exception as exc:  # a bug in a backward is a failed check, not a crash
+            edges.problems.append(f"backward raised {type(exc).__name__}: {exc}")
+            return edges.problems, {}
+    analytical = {}
+    for i in checked:
+        if i in edges.flagged:
+            continue
+        grad = leaves[i].grad
+        problem = None if grad is None else _gradient_problem(grad, leaves[i])
+        if problem:  # reached .grad without passing an edge we saw
+            edges.problems.append(f"{names[i]}.grad is {problem}, but {names[i]} has shape {leaves[i].shape}")
+            continue
+        analytical[i] = np.zeros(leaves[i].shape) if grad is None else np.asarray(to_dense(grad), np.float64)
+    return edges.problems, analytical
 
-    def check_edge(sender: Any, receiver: Any, grad: Any) -> None:
-        i = position.get(id(getattr(receiver, "variable", None)))
-        if i is None:
-            return
-        problem = _gradient_problem(grad, leaves[i])
+
+class _EdgeCheck:
+    """Called by the engine for every gradient an edge carries during the backward: a gradient
+    into a checked input that has the wrong shape or dtype is a problem naming the op, its input
+    slot and both shapes, and that input is flagged (left out of the comparison)."""
+
+    def __init__(self, leaves: list[Any], checked: list[int], names: dict[int, str]):
+        self.leaves, self.names = leaves, names
+        self.position = {id(leaves[i]): i for i in checked}
+        self.problems: list[str] = []
+        self.flagged: set[int] = set()
+
+    def __call__(self, sender: Any, receiver: Any, grad: Any) -> None:
+        i = self.position.get(id(getattr(receiver, "variable", None)))
+        problem = None if i is None else _gradient_problem(grad, self.leaves[i])
         if problem:
             slots = [j for j, node in enumerate(sender.next_nodes) if node is receiver]
             slot = " or ".join(str(j) for j in slots)
-            problems.append(f"{sender.name} returned {problem} for its input {slot} "
-                            f"({names[i]}, shape {leaves[i].shape}, dtype {leaves[i].dtype})")
-            flagged.add(i)
-
-    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
-        try:
-            with recording(check_edge):
-                (out * Tensor(weights)).sum().backward()
-        except Exception as exc:  # a bug in a backward is a failed check, not a crash
-            problems.append(f"backward raised {type(exc).__name__}: {exc}")
-            return problems, {}
-    analytical = {}
-    for i in checked:
-        grad = leaves[i].grad
-        if i in flagged:
-            continue
-        if grad is None:
-            analytical[i] = np.zeros(leaves[i].shape)
-            continue
-        problem = _gradient_problem(grad, leaves[i])
-        if problem:  # reached .grad without passing an edge we saw
-            problems.append(f"{names[i]}.grad is {problem}, but {names[i]} has shape {leaves[i].shape}")
-            continue
-        analytical[i] = np.asarray(to_dense(grad), dtype=np.float64)
-    return problems, analytical
+            leaf = self.leaves[i]
+            self.problems.append(f"{sender.name} returned {problem} for its input {slot} "
+                                 f"({self.names[i]}, shape {leaf.shape}, dtype {leaf.dtype})")
+            self.flagged.add(i)
 
 
 def _gradient_problem(grad: Any, x: Tensor) -> str | None:
