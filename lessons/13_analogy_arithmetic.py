@@ -44,7 +44,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine import fast
 from minigrad.learn.corpus import (
     ANALOGY_PAIRS,
     analogy_questions,
@@ -144,7 +143,7 @@ assert set(read_in.tolist()) == {1, 2} and set(read_out.tolist()) == {0, 2, 3, 4
 # %%
 # the engine's row blocks on this thread only: with two, the lesson printed the same numbers
 # for about 10% more CPU time (172 against 154 s on 2 cores shared with other jobs)
-fast.set_threads(1)
+mg.kernels.set_threads(1)
 WINDOW, NEGATIVES, SUBSAMPLE = 5, 5, 1e-3
 SG_BATCH, SG_LR = S.sg_batch, 0.01
 CONTEXT, GPT_BATCH, GPT_LAYERS, GPT_HEADS = 32, 32, S.gpt_layers, 4

@@ -147,9 +147,6 @@ def test_the_labs_answer_page_diagnoses_without_importing_lessons(no_lessons_pac
 
 ENGINE_MODULES = {path.stem for path in (PACKAGE / "engine").iterdir()  # its files and subpackages
                   if path.suffix == ".py" or (path / "__init__.py").is_file()} - {"__init__"}
-# Lesson 13 sets the fast kernels' thread count through minigrad.engine.fast until the kernel
-# interface (minigrad.kernels.set_threads) lands with the engine's half of issue 30.
-NOT_YET = {("13_analogy_arithmetic.py", "minigrad.engine.fast")}
 
 
 def engine_submodule_imports(path: Path) -> list[str]:
@@ -161,7 +158,7 @@ def engine_submodule_imports(path: Path) -> list[str]:
         if parts[:2] == ["minigrad", "engine"] and len(parts) > 2 and parts[2] in ENGINE_MODULES:
             found.append((".".join(parts[:3]), line))
     shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
-    return sorted({f"{shown}:{line}: {name}" for name, line in found if (path.name, name) not in NOT_YET})
+    return sorted({f"{shown}:{line}: {name}" for name, line in found})
 
 
 def test_lessons_exercises_and_solutions_import_no_engine_submodule():

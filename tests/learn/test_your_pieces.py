@@ -92,7 +92,7 @@ def test_an_op_piece_is_put_in_place_with_minigrad_use(folder):
     import numpy as np
 
     import minigrad as mg
-    from minigrad.engine.seam import whose
+    from minigrad import whose
 
     _copy(4, folder)
     pieces = yours(4, announce=False)

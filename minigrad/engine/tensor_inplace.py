@@ -1,46 +1,50 @@
-"""In-place updates and views: the part of Tensor that keeps a graph right when memory changes.
+"""In-place updates, mixed into Tensor (tensor.py): add_, sub_, mul_, div_, +=, -=, *=, /=, zero_,
+copy_ and item assignment, kept right when a graph reads the tensor.
 
 Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
 self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values and
 a node whose edge goes to the old grad_fn; the values are written into self.data (so every alias
 sees them) and self.grad_fn becomes that node. Either way the version is bumped, so a backward
-that saved the old values refuses to use them. A view (indexing, reshape, transpose that share
-memory) remembers its base and how it was made from it, so an in-place change of the base remakes
-the view's node too (PyTorch regenerates a view's grad_fn the same way).
+that saved the old values refuses to use them.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minigrad.engine import grad_mode
+from minigrad.engine import grad_mode, ops
 from minigrad.engine.arguments import check_can_require_grad
+from minigrad.engine.arrays import Array, ArrayHolder, as_array, index_array
 from minigrad.engine.dtypes import can_cast, float_dtype, is_number, result_type
-from minigrad.engine.seam import ops
 
-Tensor = Any  # the class this is mixed into (tensor.py), named for the hints only
+if TYPE_CHECKING:
+    from minigrad.engine.function import Function
+    from minigrad.engine.tensor import Tensor
 
 
-class InPlaceAndViews:
-    """Mixed into Tensor: add_, sub_, mul_, div_, zero_, copy_, item assignment, and views."""
+class TensorInPlace(ArrayHolder):
+    """Mixed into Tensor."""
 
-    data: np.ndarray
-    _views: list[weakref.ref] | None = None
-    _base: Tensor | None = None
-    _from_base: Callable[[Tensor], Tensor] | None = None
+    __slots__ = ()
     # True when Function.apply found this tensor's array to be a view of an input's memory (as
     # numpy's .base says); a copy that numpy gives a .base of its own (y[:, [0, 2]]) is not one
     _views_input = False
 
-    # Without a graph to keep (no_grad, or nothing requires grad) an in-place op just writes into
-    # self.data. With one, it is rebased as in PyTorch: the out-of-place op computes the new values
-    # and a node whose edge goes to the old grad_fn; the values are written into self.data (so
-    # every alias sees them) and self.grad_fn becomes that node. Either way the version is bumped,
-    # so a backward that saved the old values refuses to use them.
+    if TYPE_CHECKING:  # what the class this is mixed into provides
+        requires_grad: bool
+        grad_fn: Any
+        _version: int
+
+        def _new(self, array: Any) -> Tensor: ...
+        def _remake_views(self) -> None: ...
+        @property
+        def is_leaf(self) -> bool: ...
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> np.dtype[Any]: ...
 
     def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
         return self._add("add_", other, alpha)
@@ -75,7 +79,7 @@ class InPlaceAndViews:
         return self._copy("copy_", other)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        index = _index_array(index)
+        index = index_array(index)
         if self._records_in_place("__setitem__", value):
             self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
                          index=index)
@@ -96,7 +100,7 @@ class InPlaceAndViews:
                    casting="unsafe")
         return self._bumped()
 
-    def _scale(self, op: str, function: type, ufunc: np.ufunc, other: Any) -> Tensor:
+    def _scale(self, op: str, function: type[Function], ufunc: np.ufunc, other: Any) -> Tensor:
         self._check_result_fits(op, other, floating=function is ops.Div)
         if self._records_in_place(op, other):  # Mul's and Div's backward read the old values: a copy
             return self._rebase(op, function, self._history(copy=True), self._operand(other))
@@ -107,7 +111,7 @@ class InPlaceAndViews:
         """The operand of an in-place op with no graph to keep: a number in this tensor's dtype
         (wrapping around as PyTorch: a uint8 tensor += -3 is -3 mod 256), an array as it is (numpy
         computes in the wider dtype, then stores in this one)."""
-        return np.asarray(other).astype(self.data.dtype) if is_number(other) else _array_of(other)
+        return np.asarray(other).astype(self.data.dtype) if is_number(other) else as_array(other)
 
     def _check_result_fits(self, op: str, other: Any, floating: bool = False) -> None:
         """Refuse, as PyTorch does, a result of a higher kind than this tensor's dtype: an int
@@ -140,7 +144,7 @@ class InPlaceAndViews:
                 "wrap the update in `with minigrad.no_grad():`"
             )
         if not (self.requires_grad
-                or any(isinstance(s, InPlaceAndViews) and s.requires_grad for s in sources)):
+                or any(isinstance(s, ArrayHolder) and s.requires_grad for s in sources)):
             return False
         if self._views_input:
             raise RuntimeError(
@@ -163,12 +167,12 @@ class InPlaceAndViews:
 
     def _operand(self, other: Any) -> Any:
         """A tensor stays a tensor (its gradient is recorded); anything else takes self's dtype."""
-        return other if isinstance(other, InPlaceAndViews) else np.asarray(other, dtype=self.dtype)
+        return other if isinstance(other, ArrayHolder) else np.asarray(other, dtype=self.dtype)
 
-    def _plain(self, other: Any) -> np.ndarray:
-        return np.asarray(_array_of(other), dtype=self.dtype)
+    def _plain(self, other: Any) -> Array:
+        return np.asarray(as_array(other), dtype=self.dtype)
 
-    def _rebase(self, op: str, function: type, *inputs: Any, **kwargs: Any) -> Tensor:
+    def _rebase(self, op: str, function: type[Function], *inputs: Any, **kwargs: Any) -> Tensor:
         result = function.apply(*inputs, **kwargs)
         if result.shape != self.shape:
             raise ValueError(
@@ -184,47 +188,3 @@ class InPlaceAndViews:
     def _bumped(self) -> Tensor:
         self._version += 1
         return self
-
-
-
-    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
-        """make(self), remembered as a view when it shares self's memory: an in-place op that
-        rebases the base's history then remakes the view's node from the new history (as PyTorch
-        regenerates a view's grad_fn), so reading the view never uses a stale graph."""
-        out = make(self)
-        if out.data.base is not None and np.may_share_memory(out.data, self.data):
-            if self._base is None:
-                out._base, out._from_base = self, make
-            else:  # a view of a view: remade from the first base, through both ops
-                parent = self._from_base
-                out._base, out._from_base = self._base, lambda base: make(parent(base))
-            views = out._base._views
-            if views is None:
-                views = out._base._views = []
-            views.append(weakref.ref(out))
-            if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
-                views[:] = out._base._live_views()
-        return out
-
-    def _live_views(self) -> list[weakref.ref]:
-        return [ref for ref in self._views or () if ref() is not None]
-
-    def _remake_views(self) -> None:
-        for ref in self._live_views():
-            view = ref()
-            if view is not None:
-                remade = view._from_base(self)
-                view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
-
-
-def _array_of(x: Any) -> Any:
-    return x.data if isinstance(x, InPlaceAndViews) else x  # every Tensor is an InPlaceAndViews
-
-
-def _index_array(index: Any) -> Any:
-    """Tensors inside an index become their arrays (an index has no gradient)."""
-    if isinstance(index, tuple):
-        return tuple(_index_array(i) for i in index)
-    if isinstance(index, list):
-        return np.asarray(index)
-    return _array_of(index)
