@@ -199,9 +199,9 @@ def differences(live: Any, recorded: Any, where: str = "result") -> list[str]:
         if len(live) != len(recorded):
             return [f"{where}: {len(live)} items now, {len(recorded)} recorded"]
         return [d for i, (a, b) in enumerate(zip(live, recorded)) for d in differences(a, b, f"{where}[{i}]")]
-    if isinstance(live, dict):
-        if list(live) != list(recorded):
-            return [f"{where}: keys {list(live)} now, {list(recorded)} recorded"]
+    if isinstance(live, dict):  # in any order: some answers (a file's names) come in no fixed order
+        if sorted(live) != sorted(recorded):
+            return [f"{where}: keys {sorted(live)} now, {sorted(recorded)} recorded"]
         return [d for k in live for d in differences(live[k], recorded[k], f"{where}[{k!r}]")]
     if isinstance(live, (np.ndarray, np.generic)):
         if live.dtype != recorded.dtype or live.shape != recorded.shape:

@@ -4,6 +4,7 @@ plain fused op kept for the common case, and bad arguments refused."""
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
@@ -36,55 +37,58 @@ CASES = {
 NLL_CASES = [name for name, (t, kw) in CASES.items() if t.dtype.kind == "i" and "label_smoothing" not in kw]
 
 
-def _torch_kwargs(torch, kw):
-    return {k: torch.tensor(v) if k == "weight" else v for k, v in kw.items()}
+def torch_loss(loss, logits, targets, kw):
+    """TF.<loss> of logits (log-softmaxed first for nll_loss) with the options `kw`; then the
+    backward of G, G drawn in the loss's shape (returned too)."""
+    theirs = torch.tensor(logits, requires_grad=True)
+    options = {k: torch.tensor(v) if k == "weight" else v for k, v in kw.items()}
+    inputs = theirs.log_softmax(-1) if loss == "nll_loss" else theirs
+    out = getattr(TF, loss)(inputs, torch.tensor(targets), **options)
+    g = np.random.default_rng(1).normal(size=tuple(out.shape))
+    out.backward(torch.tensor(g))
+    return out, g, theirs.grad
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_cross_entropy_matches_torch(name):
-    torch = pytest.importorskip("torch")
+def test_cross_entropy_matches_torch(name, oracle):
     targets, kw = CASES[name]
+    out_t, g, grad_t = oracle(torch_loss, "cross_entropy", LOGITS, targets, kw)
     ours = mg.tensor(LOGITS, requires_grad=True)
-    theirs = torch.tensor(LOGITS, requires_grad=True)
     out_m = F.cross_entropy(ours, targets, **kw)
-    out_t = torch.nn.functional.cross_entropy(theirs, torch.tensor(targets), **_torch_kwargs(torch, kw))
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
-    g = rng.normal(size=out_m.shape)
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12, atol=1e-14)
     out_m.backward(g)
-    out_t.backward(torch.tensor(g))
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", NLL_CASES)
-def test_nll_loss_matches_torch(name):
-    torch = pytest.importorskip("torch")
+def test_nll_loss_matches_torch(name, oracle):
     targets, kw = CASES[name]
+    out_t, g, grad_t = oracle(torch_loss, "nll_loss", LOGITS, targets, kw)
     ours = mg.tensor(LOGITS, requires_grad=True)
-    theirs = torch.tensor(LOGITS, requires_grad=True)
     out_m = F.nll_loss(ours.log_softmax(-1), targets, **kw)
-    out_t = torch.nn.functional.nll_loss(theirs.log_softmax(-1), torch.tensor(targets),
-                                         **_torch_kwargs(torch, kw))
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
-    g = rng.normal(size=out_m.shape)
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12, atol=1e-14)
     out_m.backward(g)
-    out_t.backward(torch.tensor(g))
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
 
 
-def test_classes_on_the_last_axis_of_a_batch_of_sequences():
-    torch = pytest.importorskip("torch")
-    logits = rng.normal(size=(2, 3, C))
-    targets = np.array([[0, 1, -100], [4, 4, 2]])
-    ours = mg.tensor(logits, requires_grad=True)
+def torch_classes_on_axis_1(logits, targets):
     theirs = torch.tensor(logits, requires_grad=True)
-    out_m = F.cross_entropy(ours, targets, label_smoothing=0.1, reduction="none")
     # PyTorch wants the classes on axis 1 for rank 3
-    out_t = torch.nn.functional.cross_entropy(theirs.permute(0, 2, 1), torch.tensor(targets),
-                                              label_smoothing=0.1, reduction="none")
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12)
+    out = TF.cross_entropy(theirs.permute(0, 2, 1), torch.tensor(targets), label_smoothing=0.1,
+                           reduction="none")
+    out.sum().backward()
+    return out, theirs.grad
+
+
+def test_classes_on_the_last_axis_of_a_batch_of_sequences(oracle):
+    logits = np.random.default_rng(2).normal(size=(2, 3, C))
+    targets = np.array([[0, 1, -100], [4, 4, 2]])
+    out_t, grad_t = oracle(torch_classes_on_axis_1, logits, targets)
+    ours = mg.tensor(logits, requires_grad=True)
+    out_m = F.cross_entropy(ours, targets, label_smoothing=0.1, reduction="none")
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12)
     out_m.sum().backward()
-    out_t.sum().backward()
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -103,15 +107,18 @@ def test_nll_loss_gradcheck(name):
     assert report.ok, str(report)
 
 
+def torch_one_position(z, y, kw):
+    return TF.cross_entropy(torch.tensor(z), torch.tensor(y), **kw)
+
+
 @pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.2}, {"reduction": "none"}])
-def test_one_position_with_a_zero_d_target(kw):
-    torch = pytest.importorskip("torch")
+def test_one_position_with_a_zero_d_target(kw, oracle):
     z, y = LOGITS[0], np.array(3)
     assert mg.gradcheck(lambda z: F.cross_entropy(z, y, **kw), [mg.tensor(z, requires_grad=True)]).ok
     ours = F.cross_entropy(mg.tensor(z), y, **kw)
-    theirs = torch.nn.functional.cross_entropy(torch.tensor(z), torch.tensor(y), **kw)
-    assert ours.shape == tuple(theirs.shape) == ()
-    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+    theirs = oracle(torch_one_position, z, y, kw)
+    assert ours.shape == theirs.shape == ()
+    np.testing.assert_allclose(ours.data, theirs, rtol=1e-12)
 
 
 def test_the_common_case_keeps_the_fused_op():
