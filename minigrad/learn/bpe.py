@@ -67,47 +67,65 @@ class _Greater:
         return self.pair > other.pair
 
 
+class _PairIndex:
+    """While merges are learned: how often each adjacent pair occurs over the pre-tokens
+    (`counts`), which pre-tokens hold it (`containing`), so a merge revisits only those, and which
+    pairs' counts moved since `moved()` was last asked."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.containing: dict[tuple, set[tuple]] = defaultdict(set)
+        self._moved: set[tuple] = set()
+
+    def add(self, token: tuple, pieces: tuple, n: int) -> None:
+        """Count the pairs of `token`, split into `pieces`, which occurs n times."""
+        for pair in _pairs(pieces):
+            self.counts[pair] += n
+            self.containing[pair].add(token)
+            self._moved.add(pair)
+
+    def remove(self, token: tuple, pieces: tuple, n: int) -> None:
+        """Take back what add(token, pieces, n) counted."""
+        for pair in _pairs(pieces):
+            self.counts[pair] -= n
+            if self.counts[pair] == 0:
+                del self.counts[pair]
+            if pair in self.containing:
+                self.containing[pair].discard(token)
+            self._moved.add(pair)
+
+    def moved(self) -> set[tuple]:
+        moved, self._moved = self._moved, set()
+        return moved
+
+
 def learn_merges(counts: Mapping[tuple, int], merges: int) -> list[tuple]:
     """Up to `merges` merges learned from pre-tokens: `counts` maps each pre-token, written as the
     tuple of its first pieces (characters, or single bytes), to how often it occurs. Returns the
     merged pairs in the order learned (fewer if every pre-token becomes one piece).
 
     The best pair comes off a heap of (-count, pair) with stale entries left in it: a count that
-    changes is pushed again, and an entry whose count is no longer the pair's is skipped."""
+    moves is pushed again, and an entry whose count is no longer the pair's is skipped."""
     split = {token: token for token in counts}  # each pre-token as its current pieces
-    pair_counts: Counter = Counter()
-    containing: dict[tuple, set[tuple]] = defaultdict(set)  # pair -> pre-tokens with it
+    pairs = _PairIndex()
     for token, n in counts.items():
-        for pair in _pairs(token):
-            pair_counts[pair] += n
-            containing[pair].add(token)
-    heap = [(-n, _Greater(pair)) for pair, n in pair_counts.items()]
+        pairs.add(token, token, n)
+    heap = [(-n, _Greater(pair)) for pair, n in pairs.counts.items()]
     heapq.heapify(heap)
+    pairs.moved()
     learned = []
     while len(learned) < merges and heap:
         minus_n, entry = heapq.heappop(heap)
+        if pairs.counts.get(entry.pair) != -minus_n:
+            continue  # stale: the pair's count moved (or it is gone) since this entry was pushed
         best = entry.pair
-        if pair_counts.get(best) != -minus_n:
-            continue  # stale: the pair's count changed (or it is gone) since this entry was pushed
         learned.append(best)
-        changed = set()
-        for token in containing.pop(best):
-            n, old = counts[token], split[token]
-            for pair in _pairs(old):  # take the old pairs out ...
-                pair_counts[pair] -= n
-                changed.add(pair)
-                if pair in containing:
-                    containing[pair].discard(token)
-            split[token] = merge_pair(old, best)
-            for pair in _pairs(split[token]):  # ... and the new ones in
-                pair_counts[pair] += n
-                changed.add(pair)
-                containing[pair].add(token)
-        for pair in changed:
-            if pair_counts[pair] > 0:
-                heapq.heappush(heap, (-pair_counts[pair], _Greater(pair)))
-            else:
-                del pair_counts[pair]
+        for token in pairs.containing.pop(best):
+            pairs.remove(token, split[token], counts[token])  # take the old pairs out ...
+            split[token] = merge_pair(split[token], best)
+            pairs.add(token, split[token], counts[token])  # ... and the new ones in
+        for pair in pairs.moved() & pairs.counts.keys():
+            heapq.heappush(heap, (-pairs.counts[pair], _Greater(pair)))
     return learned
 
 
@@ -275,25 +293,29 @@ class ByteTokenizer:
                  special_tokens: Iterable[str] | None = None):
         self.vocab = {int(i): bytes(b) for i, b in vocab.items()}
         self.ids = {b: i for i, b in self.vocab.items()}
+        self.merges = [(bytes(a), bytes(b)) for a, b in merges]
+        self._check_vocab_and_merges()
+        self.rank = {pair: r for r, pair in enumerate(self.merges)}
+        self.special_tokens = _special_tokens("ByteTokenizer", special_tokens)
+        for token in map(str.encode, self.special_tokens):  # one missing gets the next free id
+            if token not in self.ids:
+                self.ids[token] = max(self.vocab) + 1
+                self.vocab[self.ids[token]] = token
+        self.id_limit = max(self.vocab) + 1  # ids are in [0, id_limit)
+        self._cache: dict[str, list[int]] = {}
+
+    def _check_vocab_and_merges(self) -> None:
+        """Refuse a vocab that cannot encode every text, or merges of pieces it does not have."""
         if len(self.ids) != len(self.vocab):
             raise ValueError("ByteTokenizer: vocab maps two ids to the same bytes")
         missing = [b for b in range(256) if bytes([b]) not in self.ids]
         if missing:
             raise ValueError(f"ByteTokenizer: vocab has no id for the single bytes {missing[:5]}, so some "
                              "text could not be encoded")
-        self.merges = [(bytes(a), bytes(b)) for a, b in merges]
         for r, (a, b) in enumerate(self.merges):
             if not {a, b, a + b} <= self.ids.keys():
                 raise ValueError(f"ByteTokenizer: merges[{r}] = {(a, b)!r} joins pieces the vocab does not "
                                  "have (each side and the joined piece must be in it)")
-        self.rank = {pair: r for r, pair in enumerate(self.merges)}
-        self.special_tokens = _special_tokens("ByteTokenizer", special_tokens)
-        for token in self.special_tokens:
-            if token.encode("utf-8") not in self.ids:
-                self.ids[token.encode("utf-8")] = max(self.vocab) + 1
-                self.vocab[self.ids[token.encode("utf-8")]] = token.encode("utf-8")
-        self.id_limit = max(self.vocab) + 1  # ids are in [0, id_limit)
-        self._cache: dict[str, list[int]] = {}
 
     @classmethod
     def train(cls, text: str, vocab_size: int, special_tokens: Iterable[str] | None = None) -> ByteTokenizer:
