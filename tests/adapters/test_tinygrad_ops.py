@@ -1,6 +1,6 @@
 """tinygrad's own op tests (its test_ops.py: each op forward and backward against PyTorch, with
 shapes and dtypes checked) run against minigrad through an adapter that only renames
-(tests/helpers/tinygrad_names.py). The tests are read from a tinygrad checkout, never copied
+(tests/adapters/tinygrad_names.py). The tests are read from a tinygrad checkout, never copied
 here: set MINIGRAD_TINYGRAD to one (`git clone https://github.com/tinygrad/tinygrad`); without
 it, or without torch, this file skips.
 
