@@ -162,6 +162,18 @@ def test_binary_losses_compute_half_in_float32(oracle):
     np.testing.assert_allclose(float(ours.item()), float(theirs), rtol=1e-3)
 
 
+def torch_binary_loss_dtypes(x, y):
+    return TF.binary_cross_entropy_with_logits(torch.tensor(x), torch.tensor(y))
+
+
+def test_binary_losses_promote_their_input_and_target_as_torch(oracle):
+    x, y = np.array([0.5, -1.0], np.float32), np.array([1.0, 0.25], np.float64)
+    ours = F.binary_cross_entropy_with_logits(mg.tensor(x), y)
+    theirs = oracle(torch_binary_loss_dtypes, x, y)
+    assert ours.dtype == theirs.dtype == np.float64
+    np.testing.assert_allclose(ours.data, theirs, rtol=1e-6)
+
+
 BINARY_ERRORS = [
     (lambda: F.binary_cross_entropy(mg.tensor(PROBS), TARGETS[:2]), mg.ShapeError,
      r"binary_cross_entropy: target has shape \(2, 3\), expected the input's shape \(4, 3\)"),

@@ -104,7 +104,8 @@ class Prod(Function):
     def forward(ctx: Context, a: np.ndarray, axis: int | None = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
         ctx.save_for_backward(a)
-        return np.asarray(a.prod(axis=axis, keepdims=keepdims))
+        product_dtype = np.int64 if a.dtype.kind in "biu" else None  # as PyTorch (numpy: uint64)
+        return np.asarray(a.prod(axis=axis, keepdims=keepdims, dtype=product_dtype))
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
