@@ -439,6 +439,21 @@ def check_padding_idx(padding_idx: Any, num_embeddings: int) -> int | None:
     return int(padding_idx) % num_embeddings
 
 
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """(...) int class ids -> (..., num_classes) int64 rows, 1 at each id (as PyTorch's one_hot;
+    num_classes=-1 takes the largest id + 1). No gradient: ids are not differentiable."""
+    ids = np.asarray(as_array(tensor))
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: ids must be integers, got dtype {ids.dtype}")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1 if ids.size else 0
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be -1 (from the ids) or >= 0, got {num_classes}")
+    check_in_range(ids, num_classes, who="one_hot", item="class id", name="tensor",
+                   range_of=f"num_classes={num_classes}")
+    return Tensor((np.arange(num_classes) == ids[..., None]).astype(np.int64))
+
+
 # ---- transformer pieces (TinyGPT) -------------------------------------------------------------
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
