@@ -243,31 +243,38 @@ def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckRepor
     report = GradcheckReport(ok=True, mode="full", eps=eps, atol=atol, rtol=rtol)
     for i in analytical:
         numerical = numerical_gradient(loss_at, leaves[i], eps)
-        ana = analytical[i]
-        if ana.size == 0:
-            report.inputs.append(InputCheck(names[i], leaves[i].shape, 0.0, 0.0, None, 0.0, 0.0, True))
-            continue
-        with np.errstate(invalid="ignore"):  # inf - inf: NaN is what we want, and it fails
-            error = np.abs(numerical - ana)
-        finite = np.isfinite(numerical) & np.isfinite(ana)
-        # written as "within", not "error > tol": a comparison with NaN is False either way, and
-        # an inf numerical value would make the tolerance itself inf
-        within = finite & (error <= atol + rtol * np.abs(numerical))
-        rel = error / np.maximum(np.abs(numerical), 1e-12)
-        # name the first non-finite element, else the worst failing one, else the largest error
-        if not finite.all():
-            worst = tuple(np.argwhere(~finite)[0])
-        else:
-            worst = np.unravel_index(np.argmax(np.where(within, -1, error) if not within.all() else error),
-                                     error.shape)
-        check = InputCheck(
-            names[i], leaves[i].shape, float(error.max()), float(rel.max()),
-            tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), bool(within.all()),
-            nonfinite_note(names[i], analytical=ana, numerical=numerical),
-        )
+        check = compare_gradients(names[i], numerical, analytical[i], atol, rtol)
         report.inputs.append(check)
         report.ok &= check.ok
     return report
+
+
+def compare_gradients(name: str, numerical: np.ndarray, analytical: np.ndarray, atol: float = 1e-5,
+                      rtol: float = 1e-3) -> InputCheck:
+    """How `analytical` compares with `numerical` (same shape), element by element: passes when
+    every |num - ana| <= atol + rtol * |num| and both are finite."""
+    ana = np.asarray(analytical, dtype=np.float64)
+    numerical = np.asarray(numerical, dtype=np.float64)
+    if ana.size == 0:
+        return InputCheck(name, ana.shape, 0.0, 0.0, None, 0.0, 0.0, True)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN is what we want, and it fails
+        error = np.abs(numerical - ana)
+    finite = np.isfinite(numerical) & np.isfinite(ana)
+    # written as "within", not "error > tol": a comparison with NaN is False either way, and
+    # an inf numerical value would make the tolerance itself inf
+    within = finite & (error <= atol + rtol * np.abs(numerical))
+    rel = error / np.maximum(np.abs(numerical), 1e-12)
+    # name the first non-finite element, else the worst failing one, else the largest error
+    if not finite.all():
+        worst = tuple(np.argwhere(~finite)[0])
+    else:
+        worst = np.unravel_index(np.argmax(np.where(within, -1, error) if not within.all() else error),
+                                 error.shape)
+    return InputCheck(
+        name, ana.shape, float(error.max()), float(rel.max()),
+        tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), bool(within.all()),
+        nonfinite_note(name, analytical=ana, numerical=numerical),
+    )
 
 
 def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:

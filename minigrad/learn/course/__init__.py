@@ -4,6 +4,8 @@
 - `runner`: running a lesson step by step (`minigrad lesson N`)
 - `notebook`: a lesson as a Jupyter notebook (`minigrad lesson N --notebook`)
 - `grading`: marking exercises and copying stubs (`minigrad check N`, `exercise N`)
+- `learner`: the learner's code in a process of its own (probes, `Answers`), and `wire`, the data
+  that crosses between it and the check
 - `pieces`: the learner's pieces a lesson runs once they pass their check (`yours(N)`)
 - `checks/`: each lesson's check, `checks/NN_slug.py`, and the diagnosis they share
   (`checks/_common.py`). They live in the package: minigrad never imports the lessons folder,
@@ -36,6 +38,7 @@ from minigrad.learn.course.grading import (
     check_answers,
     copy_exercise,
     load_check,
+    load_check_module,
     load_module,
 )
 from minigrad.learn.course.notebook import IMAGE_SUFFIXES, notebook_json, notebook_setup, write_notebook
@@ -59,6 +62,6 @@ __all__ = [
     "PIECES", "Piece", "YourPieces", "status_line", "yours",
     "Cell", "CheckResult", "Lesson", "LessonRun", "ask_prediction", "check", "check_answers",
     "contract_problems", "copy_exercise", "display_path", "echo_code", "find_lessons", "get_lesson",
-    "lessons_root", "load_check", "load_module", "notebook_json", "notebook_setup", "parse_cells",
-    "render_markdown", "run_lesson", "with_learners_paths", "working_folder", "write_notebook",
+    "lessons_root", "load_check", "load_check_module", "load_module", "notebook_json", "notebook_setup",
+    "parse_cells", "render_markdown", "run_lesson", "with_learners_paths", "working_folder", "write_notebook",
 ]

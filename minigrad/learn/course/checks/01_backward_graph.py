@@ -7,6 +7,7 @@ through (not attempted), and raises AssertionError saying what went wrong otherw
 import numpy as np
 
 from minigrad.engine import Context, no_grad, tensor
+from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.tools.gradcheck import numerical_gradient
 
 from . import _common as common
@@ -23,29 +24,50 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.allclose(a, b, rtol=1e-5, atol=1e-8))
 
 
-def _run_backward(softplus: type, x: np.ndarray, upstream: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(forward values, dL/dx) for L = sum(upstream * softplus(x)), through the learner's class."""
+@probe
+def softplus_through_the_engine(answers, x: np.ndarray, upstream: np.ndarray) -> tuple:
+    """(forward values, dL/dx or None) for L = sum(upstream * softplus(x)), through the learner's
+    class and the engine (in the learner's process)."""
     leaf = tensor(x, requires_grad=True, name="x")
-    out = softplus.apply(leaf)
+    out = answers.Softplus.apply(leaf)
+    out.backward(upstream)
+    return out.data, leaf.grad
+
+
+@probe
+def softplus_backward_called(answers, x: np.ndarray, upstream: np.ndarray) -> object:
+    """What the learner's backward returns, called directly: the engine may refuse a gradient of
+    the wrong shape before the check could say what is wrong with it."""
+    ctx = Context()
+    answers.Softplus.forward(ctx, x.copy())
+    grads = answers.Softplus.backward(ctx, upstream.copy())
+    return grads[0] if isinstance(grads, tuple) and len(grads) == 1 else grads
+
+
+def _finite_differences(x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
+    """Central differences of sum(upstream * softplus(x)) at x, here, on the true softplus (the
+    learner's forward is checked to compute it)."""
+    point = tensor(x.copy())
+
+    def loss() -> float:
+        with no_grad():
+            return float(np.sum(upstream * np.logaddexp(0.0, point.data)))
+
+    return numerical_gradient(loss, point, eps=1e-6)
+
+
+def _run_backward(answers, x: np.ndarray, upstream: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(forward values, dL/dx) for L = sum(upstream * softplus(x)), through the learner's class."""
     try:
-        out.backward(upstream)
-    except NotImplementedError:  # the stub: not attempted yet
-        raise
-    except RuntimeError as error:  # the engine checks every gradient's shape and dtype
+        values, grad = run(answers, softplus_through_the_engine, x, upstream)
+    except LearnerRaised as error:
+        if error.kind != "RuntimeError":  # the engine checks every gradient's shape and dtype
+            raise
         raise AssertionError(f"{error}: Softplus.backward must return an array shaped like x") from None
-    assert leaf.grad is not None, (
+    assert grad is not None, (
         "Softplus.backward returned None: return the gradient for x (an array shaped like x)"
     )
-    return out.data, np.asarray(leaf.grad)
-
-
-def _returned(softplus: type, x: np.ndarray, upstream: np.ndarray) -> object:
-    """What the learner's backward returns, called directly: the engine may refuse a gradient of
-    the wrong shape before this check could say what is wrong with it."""
-    ctx = Context()
-    softplus.forward(ctx, x.copy())
-    grads = softplus.backward(ctx, upstream.copy())
-    return grads[0] if isinstance(grads, tuple) and len(grads) == 1 else grads
+    return np.asarray(values), np.asarray(grad)
 
 
 def _shape_problem(grad: object, x: np.ndarray) -> str | None:
@@ -80,16 +102,6 @@ def _broadcasts(shape: tuple, target: tuple) -> bool:
         return False
 
 
-def _finite_differences(softplus: type, x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
-    probe = tensor(x.copy())
-
-    def loss() -> float:
-        with no_grad():
-            return float(np.sum(upstream * softplus.apply(probe).data))
-
-    return numerical_gradient(loss, probe, eps=1e-6)
-
-
 def _diagnose(x: np.ndarray, values: np.ndarray, got: np.ndarray, expected: np.ndarray) -> str:
     """Name the mistake whose fingerprint the wrong gradient carries, else the worst element."""
     g = UPSTREAM
@@ -118,27 +130,26 @@ def _diagnose(x: np.ndarray, values: np.ndarray, got: np.ndarray, expected: np.n
 
 def check(answers) -> None:
     assert hasattr(answers, "Softplus"), "your file has no class named Softplus"
-    softplus = answers.Softplus
 
-    problem = _shape_problem(_returned(softplus, X, UPSTREAM), X)
+    problem = _shape_problem(run(answers, softplus_backward_called, X, UPSTREAM), X)
     assert problem is None, problem
-    values, got = _run_backward(softplus, X, UPSTREAM)
+    values, got = _run_backward(answers, X, UPSTREAM)
     assert _close(values, np.logaddexp(0.0, X)), (
         "Softplus.forward no longer computes log(1 + e^x); restore it (the exercise is the backward)"
     )
-    expected = _finite_differences(softplus, X, UPSTREAM)
+    expected = _finite_differences(X, UPSTREAM)
     assert _close(got, expected), _diagnose(X, values, got, expected)
 
     ones = np.ones_like(X_FAR)
     with np.errstate(all="ignore"):
-        _, far = _run_backward(softplus, X_FAR, ones)
+        _, far = _run_backward(answers, X_FAR, ones)
     bad = ~np.isfinite(far)
     assert not bad.any(), (
         f"at x = {X_FAR[bad][0]:g} your backward gave {far[bad][0]}: np.exp overflowed to inf "
         "(and inf / inf is nan). Write the derivative with e^-|x|, which never overflows, "
         "choosing the form per element with np.where."
     )
-    far_expected = _finite_differences(softplus, X_FAR, ones)
+    far_expected = _finite_differences(X_FAR, ones)
     assert _close(far, far_expected), (
         f"for very large |x| (x = {X_FAR.tolist()}) your backward gave {far.tolist()} but the slope "
         f"there is {np.round(far_expected, 6).tolist()}: check the tails of your formula"

@@ -15,6 +15,9 @@ from collections.abc import Callable
 import numpy as np
 
 from minigrad.engine import Tensor, tensor
+from minigrad.learn.course.learner import probe, run
+
+from . import _common as common
 
 X = np.array([[1.5, -2.0, 0.25], [3.0, -0.75, 0.5]])
 WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
@@ -29,11 +32,30 @@ def _name(index: tuple) -> str:
     return "x[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
-def _call(central_difference: Callable, f: Callable, x: np.ndarray, eps: float) -> np.ndarray:
+def _smooth(z: Tensor) -> Tensor:
+    return (z.tanh() * (z * 0.5).exp()).sum()
+
+
+# The functions the learner's central_difference is given, by name (a probe gets data only).
+FUNCTIONS: dict[str, Callable[[np.ndarray], float]] = {
+    "quadratic": lambda z: float(np.sum(WEIGHTS * z**2)),
+    "cubic": lambda z: float(np.sum(WEIGHTS[0] * z**3)),
+    "smooth": lambda z: _smooth(tensor(z)).item(),
+}
+
+
+@probe
+def central_difference_of(answers, function: str, x: np.ndarray, eps: float) -> tuple:
+    """(what the learner's central_difference returns for FUNCTIONS[function] at x, x afterwards)."""
+    got = answers.central_difference(FUNCTIONS[function], x, eps)
+    return got, x
+
+
+def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
     """Call the learner's function on a copy of x; check x comes back untouched and the shape."""
-    x = x.copy()
     before = x.copy()
-    got = central_difference(f, x, eps)
+    got, x = run(answers, central_difference_of, function, x.copy(), eps)
+    x = np.asarray(x)
     moved = np.argwhere(x != before)
     if len(moved):
         index = tuple(moved[0])
@@ -46,7 +68,7 @@ def _call(central_difference: Callable, f: Callable, x: np.ndarray, eps: float) 
             "otherwise every later estimate is taken at the wrong point, and so is the caller's."
         )
     assert got is not None, "central_difference returned None: return the gradient array"
-    got = np.asarray(got, dtype=np.float64)
+    got = common.as_array(got, "central_difference's estimate")
     assert got.shape != (), (
         f"your function returned one number ({float(got):g}) for an x of shape {x.shape}: that is the "
         "slope along (1, 1, ..., 1), from nudging all of x at once. Nudge one element at a time and "
@@ -89,19 +111,11 @@ def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
             f"is {got[worst]:.6g}, the exact central difference is {exact[worst]:.6g}")
 
 
-def _smooth(z: Tensor) -> Tensor:
-    return (z.tanh() * (z * 0.5).exp()).sum()
-
-
 def check(answers) -> None:
     assert hasattr(answers, "central_difference"), "your file has no function named central_difference"
-    central_difference = answers.central_difference
 
     # 1. quadratic, large eps: the central difference equals the derivative 2 w x exactly
-    def quadratic(z: np.ndarray) -> float:
-        return float(np.sum(WEIGHTS * z**2))
-
-    got = _call(central_difference, quadratic, X, BIG_EPS)
+    got = _call(answers, "quadratic", X, BIG_EPS)
     exact = 2 * WEIGHTS * X
     assert _close(got, exact), _diagnose_quadratic(got, exact, BIG_EPS)
 
@@ -109,11 +123,7 @@ def check(answers) -> None:
     eps = 0.1
     x = X[0]
     w = WEIGHTS[0]
-
-    def cubic(z: np.ndarray) -> float:
-        return float(np.sum(w * z**3))
-
-    got = _call(central_difference, cubic, x, eps)
+    got = _call(answers, "cubic", x, eps)
     expected = 3 * w * x**2 + w * eps**2
     if not _close(got, expected, rtol=1e-8):
         assert not _close(got, 3 * w * x**2, rtol=1e-5), (
@@ -130,11 +140,7 @@ def check(answers) -> None:
     x = np.random.default_rng(2).uniform(-1.5, 1.5, size=(2, 3, 2))
     leaf = tensor(x, requires_grad=True)
     _smooth(leaf).backward()
-
-    def smooth(z: np.ndarray) -> float:
-        return _smooth(tensor(z)).item()
-
-    got = _call(central_difference, smooth, x, 1e-6)
+    got = _call(answers, "smooth", x, 1e-6)
     worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
     assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
         f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
