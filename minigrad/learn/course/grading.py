@@ -191,7 +191,8 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
     sends what is not data is a FAIL that says so.
     """
     if answers is not None:
-        program, path = learner.notebook_program(answers), None
+        wanted = exercise_functions(lesson, classes=True) or None  # the stub's names, and what they read
+        program, path = learner.notebook_program(answers, wanted), None
     else:
         path = Path(file) if file is not None else lesson.answers_path
         if not path.is_file():

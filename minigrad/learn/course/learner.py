@@ -306,31 +306,30 @@ class Program:
         return {"sources": [list(s) for s in self.sources], "values": wire.encode(self.values)}
 
 
-def notebook_program(answers: Any) -> Program:
+def notebook_program(answers: Any, wanted: list[str] | None = None) -> Program:
     """A notebook's definitions (a dict such as globals(), a namespace or a module) as a
-    Program: a module with a file is run as that file; otherwise each function and class defined
-    in the notebook goes as its source, each imported module or function as its import, and each
-    number, string or array as data, together with the globals those definitions read. What
-    cannot be sent is listed in `skipped`."""
+    Program: a module with a file is run as that file. Otherwise the names in `wanted` (every
+    public name when None) go, each function and class as its source (a lambda as its
+    expression), each imported module or function as its import, each number, string or array
+    as data, together with the globals those definitions read. What they need that cannot be
+    sent is listed in `skipped`."""
     if isinstance(answers, types.ModuleType) and getattr(answers, "__file__", None):
         return Program(file=Path(answers.__file__))
     namespace = dict(answers if isinstance(answers, dict) else vars(answers))
+    if wanted is None:
+        wanted = [name for name in namespace if not name.startswith("_") and name not in _NOTEBOOK_NAMES]
     program = Program()
     imports: list[tuple[str, int, str]] = []
     definitions: list[tuple[str, int, str]] = []
-    names = [name for name in namespace if not name.startswith("_") and name not in _NOTEBOOK_NAMES]
+    queue = [(name, namespace[name]) for name in wanted if name in namespace]
     sent: set[str] = set()
-    while names:
-        name = names.pop(0)
+    while queue:
+        name, value = queue.pop(0)
         if name in sent:
             continue
         sent.add(name)
-        value = namespace[name]
         _add_to_program(program, name, value, imports, definitions)
-        for needed, found in _globals_read_by(value).items():  # helpers the definitions call
-            if needed not in namespace:
-                namespace[needed] = found
-                names.append(needed)
+        queue += list(_globals_read_by(value).items())  # the helpers and values the definition reads
     program.sources = imports + definitions
     return program
 
@@ -351,39 +350,66 @@ def _add_to_program(program: Program, name: str, value: Any, imports: list, defi
         if found is None:
             program.skipped.append(f"{name} (its source could not be found)")
             return
-        definitions.append(found)
-        if value.__name__ != name:
-            definitions.append(("<aliases>", 1, f"{name} = {value.__name__}"))
+        filename, first, source = found
+        if value.__name__ == "<lambda>":
+            source = f"{name} = {source}"
+        elif value.__name__ != name:
+            source += f"\n{name} = {value.__name__}\n"
+        definitions.append((filename, first, source))
         return
-    if isinstance(wire.encode(value), dict) and "object" in wire.encode(value):
+    encoded = wire.encode(value)
+    if isinstance(encoded, dict) and "object" in encoded:
         program.skipped.append(f"{name} (a {type(value).__name__}: not data, not a definition)")
         return
     program.values[name] = value
 
 
 def _source_of(value: Any) -> tuple[str, int, str] | None:
-    """(file name, first line, source) of a function or class, at the left margin. A class
-    defined in a notebook cell has no file inspect can find: its source is then read from the
-    cell of one of its methods."""
+    """(file name, first line, source) of a function or class, at the left margin; of a lambda,
+    its expression. A class defined in a notebook cell has no file inspect can find: its source
+    is then read from the cell of one of its methods."""
     try:
         lines, first = inspect.getsourcelines(value)
-        filename = inspect.getsourcefile(value) or inspect.getfile(value)
-        if isinstance(value, types.FunctionType):
-            filename = value.__code__.co_filename
-        return filename, max(first, 1), textwrap.dedent("".join(lines))
     except (OSError, TypeError):
-        pass
-    if not isinstance(value, type):
-        return None
-    for member in vars(value).values():
+        return _class_source_from_a_method(value) if isinstance(value, type) else None
+    filename = value.__code__.co_filename if isinstance(value, types.FunctionType) else inspect.getfile(value)
+    source = textwrap.dedent("".join(lines))
+    if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>":
+        source = _lambda_expression(source, value.__code__)
+        if source is None:
+            return None
+    return filename, max(first, 1), source
+
+
+def _lambda_expression(source: str, code: types.CodeType) -> str | None:
+    """The text of the lambda in `source` (the lines around it) that compiles to `code`."""
+    for text in (source, f"(\n{source}\n)"):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Lambda):
+                continue
+            segment = ast.get_source_segment(text, node) or ""
+            with contextlib.suppress(SyntaxError):
+                compiled = compile(segment, "<lambda>", "eval")
+                inner = [c for c in compiled.co_consts if isinstance(c, types.CodeType)]
+                if inner and inner[0].co_code == code.co_code and inner[0].co_names == code.co_names:
+                    return segment
+    return None
+
+
+def _class_source_from_a_method(cls: type) -> tuple[str, int, str] | None:
+    for member in vars(cls).values():
         code = getattr(getattr(member, "__func__", member), "__code__", None)
         if code is None:
             continue
         cell = "".join(linecache.getlines(code.co_filename))
         with contextlib.suppress(SyntaxError):
             for node in ast.walk(ast.parse(cell)):
-                if (isinstance(node, ast.ClassDef) and node.name == value.__name__
-                        and node.lineno <= code.co_firstlineno <= node.end_lineno):
+                if (isinstance(node, ast.ClassDef) and node.name == cls.__name__
+                        and node.lineno <= code.co_firstlineno <= (node.end_lineno or 0)):
                     start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
                     source = "".join(cell.splitlines(keepends=True)[start - 1:node.end_lineno])
                     return code.co_filename, start, textwrap.dedent(source)

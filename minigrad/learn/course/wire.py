@@ -61,28 +61,56 @@ def encode(value: Any, depth: int = 0) -> Any:
     """`value` as JSON-ready data (see the module docstring); what is not data becomes an Opaque."""
     if depth > MAX_DEPTH:
         return _opaque(value, "(nested too deeply to send)")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic) and np.dtype(type(value)).kind in NUMERIC_KINDS:
-        data = np.asarray(value)  # np.float64 is a float too: its dtype is kept
-        return {"scalar": [data.dtype.str, _bytes(data)]}
-    if isinstance(value, int):  # an int subclass (Tensor.size) sends its value, whatever it overrides
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS and value.dtype.fields is None:
-        return {"array": _array(value)}
-    if isinstance(value, Tensor):
-        return {"Tensor": [encode(value.data, depth + 1), bool(value.requires_grad)]}
-    if isinstance(value, RowSparse):
-        return {"RowSparse": [encode(value.indices, depth + 1), encode(value.values, depth + 1),
-                              list(value.shape), bool(value.coalesced)]}
-    if type(value) in (list, tuple):
-        items = [encode(item, depth + 1) for item in value]
-        return items if type(value) is list else {"tuple": items}
-    if type(value) is dict:
-        return {"dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in value.items()]}
+    for kinds, write in _WRITERS:
+        if isinstance(value, kinds):
+            written = write(value, depth)
+            if written is not _NOT_DATA:
+                return written
     return _opaque(value)
+
+
+_NOT_DATA = object()
+
+
+def _scalar(value: np.generic, depth: int) -> Any:
+    data = np.asarray(value)  # np.float64 is a float too: its dtype is kept
+    return {"scalar": [data.dtype.str, _bytes(data)]} if data.dtype.kind in NUMERIC_KINDS else _NOT_DATA
+
+
+def _ndarray(value: np.ndarray, depth: int) -> Any:
+    if value.dtype.kind not in NUMERIC_KINDS or value.dtype.fields is not None:
+        return _NOT_DATA
+    return {"array": _array(value)}
+
+
+def _sequence(value: Any, depth: int) -> Any:
+    if type(value) not in (list, tuple):  # a subclass may carry more than its items
+        return _NOT_DATA
+    items = [encode(item, depth + 1) for item in value]
+    return items if type(value) is list else {"tuple": items}
+
+
+def _mapping(value: dict, depth: int) -> Any:
+    if type(value) is not dict:
+        return _NOT_DATA
+    return {"dict": [[encode(key, depth + 1), encode(item, depth + 1)] for key, item in value.items()]}
+
+
+# (types, writer) in order: a numpy number before int and float (np.float64 is a float), a bool
+# before int. An int or float subclass (Tensor.size) sends its plain value, whatever it overrides.
+_WRITERS: list[tuple[Any, Any]] = [
+    ((bool, str, type(None)), lambda value, depth: value),
+    (np.generic, _scalar),
+    (int, lambda value, depth: int.__int__(value)),
+    (float, lambda value, depth: float.__float__(value)),
+    (np.ndarray, _ndarray),
+    (Tensor, lambda value, depth: {"Tensor": [encode(value.data, depth + 1), bool(value.requires_grad)]}),
+    (RowSparse, lambda value, depth: {"RowSparse": [encode(value.indices, depth + 1),
+                                                    encode(value.values, depth + 1),
+                                                    list(value.shape), bool(value.coalesced)]}),
+    ((list, tuple), _sequence),
+    (dict, _mapping),
+]
 
 
 def _array(value: np.ndarray) -> list:
