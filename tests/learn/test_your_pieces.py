@@ -139,3 +139,15 @@ def test_the_lessons_list_shows_the_pieces_you_have_built(folder, capsys):
     assert "    you build tie_weights: the lesson runs yours\n" in out
     assert "    you build Embedding: the lesson runs minigrad's until yours passes\n" in out
     assert out.count("    you build ") == len(PIECES)
+
+
+def test_get_without_a_fallback_gives_minigrads_own_version(folder):
+    from minigrad.learn.kit import minigrads_tie
+    from minigrad.learn.kit.rare_rows import adam_step_after_silence
+
+    assert yours(6, announce=False).get("tie_weights") is minigrads_tie
+    pieces = yours(7, announce=False)
+    assert pieces.get("adam_step_after_silence") is adam_step_after_silence
+    assert pieces.get("lazy_adamw_rows", None) is None  # None is a fallback like any other
+    with pytest.raises(LookupError, match="the piece lazy_adamw_rows names no version of minigrad's own"):
+        pieces.get("lazy_adamw_rows")

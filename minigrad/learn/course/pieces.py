@@ -35,6 +35,7 @@ from typing import Any
 MINIGRAD, YOURS = "minigrad", "yours"
 OP, FUNCTION = "op", "function"  # a Function swapped in with minigrad.use; anything get() hands out
 REASON_LENGTH = 240  # the first line of a diagnosis is cut here in the one-line verdict
+_ITS_OWN = object()  # get()'s default: the piece's own version in minigrad
 
 
 @dataclass(frozen=True)
@@ -102,15 +103,15 @@ class YourPieces:
             return f"using your {names(self.pieces)} ({self.source})"
         return f"using minigrad's {names(self.pieces)}: {self.reason}"
 
-    def get(self, name: str, minigrad_version: Any = None) -> Any:
+    def get(self, name: str, minigrad_version: Any = _ITS_OWN) -> Any:
         """Your `name` when your copy passes its check, else `minigrad_version` (by default the
-        piece's own version in minigrad, `Piece.minigrads`)."""
+        piece's own version in minigrad, `Piece.minigrads`; None is a value like any other)."""
         piece = {piece.name: piece for piece in self.pieces}.get(name)
         if piece is None:
             raise KeyError(f"lesson {self.lesson} builds {names(self.pieces)}, not {name!r}")
         if self.are_yours:
             return self.found[name]
-        return piece.minigrads_own() if minigrad_version is None else minigrad_version
+        return piece.minigrads_own() if minigrad_version is _ITS_OWN else minigrad_version
 
     def overrides(self) -> dict[str, Any]:
         """{op name: your Function} for the ops to swap in (empty when minigrad's run)."""
