@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Context, tensor
+from minigrad.engine import Context, Tensor, tensor
 from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.nn import functional as F
 
@@ -31,6 +31,12 @@ CASES = [
 def _softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def _reference_loss(logits: Tensor, targets: np.ndarray, reduction: str = "mean") -> Tensor:
+    """minigrad's loss for the exercise's layout, the classes on the last axis: every position
+    one row (F.cross_entropy, as PyTorch's, reads the classes of a 3-d input on axis 1)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
 
 
 # ---- in the learner's process: their CrossEntropy on the check's inputs ------------------------
@@ -83,7 +89,7 @@ def _forward(answers: Any, logits: np.ndarray, targets: np.ndarray, reduction: s
         divide = " and divide by their count" if reduction == "mean" else ""
         raise AssertionError(f"{what} returned shape {got.shape}: the loss is one number, a 0-d array "
                              f"(sum the positions{divide})")
-    expected = F.cross_entropy(tensor(logits.astype(np.float64)), targets, reduction=reduction).item()
+    expected = _reference_loss(tensor(logits.astype(np.float64)), targets, reduction).item()
     if not common.close(got, expected):
         per_position = -np.log(np.take_along_axis(_softmax(logits), targets[..., None], axis=-1)).sum()
         if reduction == "mean" and common.close(got, per_position):
@@ -151,7 +157,7 @@ def _check_case(answers: Any, targets: np.ndarray, classes: int, reduction: str,
     key = _forward(answers, logits, targets, reduction)
     got = _backward(answers, key, upstream, logits.shape)
     expected = upstream * common.reference_gradient(
-        lambda z: F.cross_entropy(z, targets, reduction=reduction), [logits])
+        lambda z: _reference_loss(z, targets, reduction), [logits])
     common.assert_matches(got, expected, f"dL/dlogits (reduction={reduction!r}, grad={upstream:g})",
                           _mistakes(logits, targets, reduction, upstream, expected), by_rows=False)
 
@@ -161,7 +167,7 @@ def _check_large_logits(answers: Any) -> None:
     targets = np.array([1, 2])
     key = _forward(answers, logits, targets, "mean")
     got = _backward(answers, key, 1.0, logits.shape)
-    expected = common.reference_gradient(lambda z: F.cross_entropy(z, targets), [logits])
+    expected = common.reference_gradient(lambda z: _reference_loss(z, targets), [logits])
     common.assert_matches(got, expected, "dL/dlogits for logits in the hundreds", by_rows=False)
 
 
@@ -181,7 +187,7 @@ def _check_through_the_engine(answers: Any, rng: np.random.Generator) -> None:
     which central differences confirm."""
     targets = np.array([[1, 0], [2, 2]])
     logits = rng.standard_normal((2, 2, 3))
-    expected = common.reference_gradient(lambda z: F.cross_entropy(z, targets), [logits])
+    expected = common.reference_gradient(lambda z: _reference_loss(z, targets), [logits])
     loss, grad = run(answers, loss_through_the_engine, logits, targets)
     report = common.finite_difference_report("logits", grad, expected)
     if report:
