@@ -173,7 +173,7 @@ def test_what_the_forgeries_get_is_said_plainly(which, tmp_path):
         "its own channel closed": "your code ended Python before the check could finish",
         "a forged reply": "dL/dE: your function returned a PASS (PASS), not an array of numbers",
         "minigrad's own piece": "table_grad_from_one_hot is minigrad's own "
-                                "(minigrad.learn.course.checks._common.table_grad_from_one_hot)",
+                                "(minigrad.learn.course.checks._common.reference_gradient)",
     }[which]
     assert done.returncode == 1 and expected in done.stdout, done.stdout
 

@@ -137,3 +137,24 @@ def test_right_answer_passes_and_stub_is_not_attempted():
 def test_missing_function_is_reported():
     with pytest.raises(AssertionError, match="no function named central_difference"):
         CHECK(SimpleNamespace())
+
+
+def test_an_estimate_that_costs_more_than_two_evaluations_per_element_is_named():
+    def one_more(f, x, eps):
+        f(x)  # a look at f(x) first: right numbers, one evaluation too many
+        return right(f, x, eps)
+
+    with pytest.raises(AssertionError, match=r"called f 13 times for an x of 6 element\(s\)"):
+        CHECK(SimpleNamespace(central_difference=one_more))
+
+
+def test_a_number_is_an_input_too():
+    def by_length(f, x, eps):
+        grad = np.zeros(x.shape)
+        for i in range(len(x)):  # len() of a 0-d array raises
+            grad[i] = right(f, x[i:i + 1], eps) if x.ndim == 1 else right(f, x, eps)[i]
+        return grad
+
+    with pytest.raises(AssertionError, match="len"):
+        CHECK(SimpleNamespace(central_difference=lambda f, x, eps: right(f, x, eps) if x.ndim else
+                              by_length(f, x, eps)))

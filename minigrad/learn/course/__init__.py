@@ -42,7 +42,7 @@ from minigrad.learn.course.grading import (
     load_module,
 )
 from minigrad.learn.course.notebook import IMAGE_SUFFIXES, notebook_json, notebook_setup, write_notebook
-from minigrad.learn.course.pieces import PIECES, Piece, YourPieces, status_line, yours
+from minigrad.learn.course.pieces import PIECES, Piece, YourPieces, map_lines, yours
 from minigrad.learn.course.runner import (
     ECHO_LINES,
     PREDICTION_AGAIN,
@@ -59,7 +59,7 @@ from minigrad.learn.course.runner import (
 __all__ = [
     "CELL_MARKER", "ECHO_LINES", "FAIL", "IMAGE_SUFFIXES", "LESSON_FILE", "NOT_ATTEMPTED", "PASS",
     "PREDICTION_AGAIN", "PREDICTION_PROMPT", "STEP_PROMPT", "TITLE_LINE", "WORKING_FOLDER",
-    "PIECES", "Piece", "YourPieces", "status_line", "yours",
+    "PIECES", "Piece", "YourPieces", "map_lines", "yours",
     "Cell", "CheckResult", "Lesson", "LessonRun", "ask_prediction", "check", "check_answers",
     "contract_problems", "copy_exercise", "display_path", "echo_code", "find_lessons", "get_lesson",
     "lessons_root", "load_check", "load_check_module", "load_module", "notebook_json", "notebook_setup",

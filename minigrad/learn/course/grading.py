@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from minigrad.learn.course import learner
+from minigrad.learn.course import cache, learner
 from minigrad.learn.course.catalog import Lesson, display_path, get_lesson
 from minigrad.learn.course.learner import load_check_module, load_module  # noqa: F401 (this module's API too)
 
@@ -105,10 +105,10 @@ def _minigrads_own(lesson: Lesson, answers: learner.Answers) -> str | None:
     """Why the answers are not the learner's when a piece the exercise asks for is minigrad's own
     (imported from minigrad, not written), else None."""
     for name in exercise_functions(lesson, classes=True):
-        module = answers.defined_in(name)
+        module, own_name = answers.origin(name)
         if module == "minigrad" or module.startswith("minigrad."):
-            return (f"{name} is minigrad's own ({module}.{name}), imported rather than written: the exercise "
-                    "is to write yours")
+            return (f"{name} is minigrad's own ({module}.{own_name}), imported rather than written: the "
+                    "exercise is to write yours")
     return None
 
 
@@ -219,6 +219,8 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
     finally:
         printed = process.close()
     result.output = printed
+    if path is not None:
+        cache.remember(lesson, path, result.status, result.message)  # for the map of `minigrad lessons`
     if program.skipped and not result.passed:
         result.message += "\n(not sent to the check: " + "; ".join(program.skipped) + ")"
     return result

@@ -165,9 +165,11 @@ class Answers:
     def __dir__(self) -> list[str]:
         return sorted(self._names)
 
-    def defined_in(self, name: str) -> str:
-        """The module the learner's `name` was defined in ('' when unknown or not defined)."""
-        return self._names.get(name, ("", "", ""))[2]
+    def origin(self, name: str) -> tuple[str, str]:
+        """(the module the learner's `name` was defined in, the name it has there); ('', name)
+        when unknown or not defined."""
+        _, own_name, module = self._names.get(name, ("", name, ""))
+        return module, own_name
 
     def run(self, probe_function: Callable, *args: Any, **kwargs: Any) -> Any:
         """probe_function(the learner's module, *args, **kwargs), run where the learner's code

@@ -67,6 +67,12 @@ class Piece:
 
 # The pieces each lesson's exercise builds, in the order the lesson uses them.
 PIECES: dict[int, tuple[Piece, ...]] = {
+    1: (Piece("backward_walk", FUNCTION, "minigrad.engine.graph:backward",
+              what="the backward walk: dependency counting, summing what arrives"),),
+    2: (Piece("central_difference", FUNCTION, "minigrad.tools.gradcheck:central_difference",
+              what="the central difference gradcheck's full check runs on"),),
+    3: (Piece("table_grad_from_one_hot", FUNCTION, "minigrad.learn.kit.walks:table_grad_by_backward",
+              what="the table's gradient of a one-hot product"),),
     4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed"),),
     5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward"),),
     6: (Piece("tie_weights", FUNCTION, "minigrad.learn.kit.training:minigrads_tie",
@@ -144,9 +150,10 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
     pieces = PIECES[number]
     if answers is None and not lesson.working_copy.is_file():
         copy = catalog.display_path(lesson.working_copy)
+        looked = f"; looked for the folder at {_places(catalog.SEARCHED)}" if catalog.SEARCHED else ""
         result = YourPieces(number, pieces, MINIGRAD,
                             f"you have not built yours yet (`minigrad exercise {number}` copies the "
-                            f"stub to {copy}; `minigrad check {number}` marks it)", "")
+                            f"stub to {copy}; `minigrad check {number}` marks it{looked})", "")
     else:
         result = _marked(lesson, pieces, answers)
     if announce:
@@ -167,9 +174,7 @@ def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
         verdict = grading.check_answers(lesson, answers=answers)
     number = lesson.number
     if not verdict.passed:
-        first = verdict.message.strip().splitlines()[0] if verdict.message.strip() else verdict.status
-        if len(first) > REASON_LENGTH:
-            first = first[: REASON_LENGTH - 3] + "..."
+        first = _first_line(verdict.message) or verdict.status
         status = "not attempted: " if verdict.status == grading.NOT_ATTEMPTED else ""
         reason = (f"your copy does not pass yet ({status}{first}; `minigrad check {number}` "
                   "says more)")
@@ -180,15 +185,42 @@ def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
     return YourPieces(number, pieces, YOURS, "", source, found)
 
 
+def _places(places: list[Any]) -> str:
+    """'a, b and c', or the first three and how many more (a search up to the root is long)."""
+    shown = [str(place) for place in places]
+    if len(shown) > 4:
+        return ", ".join(shown[:3]) + f" and {len(shown) - 3} folders above"
+    return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+
+
 def _namespace(answers: Any) -> Any:
     return SimpleNamespace(**answers) if isinstance(answers, dict) else answers
 
 
-def status_line(number: int, copy_passes: bool) -> str:
-    """What `minigrad lessons` shows about lesson `number`'s pieces, given whether the learner's
-    copy passes its check: '' for a lesson without a piece, else e.g.
-    'you build Embedding: the lesson runs yours'."""
-    if number not in PIECES:
-        return ""
-    runs = "the lesson runs yours" if copy_passes else "the lesson runs minigrad's until yours passes"
-    return f"you build {names(PIECES[number])}: {runs}"
+def map_lines(number: int, status: str, reason: str, marked_a_copy: bool) -> list[str]:
+    """What `minigrad lessons` shows under lesson `number` about its pieces, given the verdict
+    on the learner's copy (`status`: pass, fail or not attempted, with the first line of the
+    diagnosis as `reason`; `marked_a_copy` False when there is no copy and the stub was marked):
+    the pieces to build, their state, whose the lesson runs, and the later lessons that run on
+    them. No lines for a lesson without pieces."""
+    pieces = PIECES.get(number, ())
+    if not pieces:
+        return []
+    lines = [f"you build {piece.name}: {piece.what}" if piece.what else f"you build {piece.name}"
+             for piece in pieces]
+    if status == "pass" and marked_a_copy:
+        state = "yours passes: the lesson runs yours"
+    elif status == "fail" and marked_a_copy:
+        state = f"yours fails: {_first_line(reason)} (the lesson runs minigrad's until yours passes)"
+    else:
+        state = "not attempted yet (the lesson runs minigrad's until yours passes)"
+    lines.append(f"  {state}")
+    later = sorted({n for piece in pieces for n in piece.later})
+    if later:
+        lines.append(f"  lessons {', '.join(map(str, later))} run on it too")
+    return lines
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= REASON_LENGTH else first[: REASON_LENGTH - 3] + "..."

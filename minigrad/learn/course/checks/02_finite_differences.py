@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from minigrad.engine import Tensor, tensor
-from minigrad.learn.course.learner import probe, run
+from minigrad.learn.course.learner import LearnerRaised, probe, run
 
 from . import _common as common
 
@@ -41,20 +41,35 @@ FUNCTIONS: dict[str, Callable[[np.ndarray], float]] = {
     "quadratic": lambda z: float(np.sum(WEIGHTS * z**2)),
     "cubic": lambda z: float(np.sum(WEIGHTS[0] * z**3)),
     "smooth": lambda z: _smooth(tensor(z)).item(),
+    "cube of a number": lambda z: float(z**3),
 }
 
 
 @probe
 def central_difference_of(answers, function: str, x: np.ndarray, eps: float) -> tuple:
-    """(what the learner's central_difference returns for FUNCTIONS[function] at x, x afterwards)."""
-    got = answers.central_difference(FUNCTIONS[function], x, eps)
-    return got, x
+    """(what the learner's central_difference returns for FUNCTIONS[function] at x, x afterwards,
+    how many times it called the function)."""
+    calls = [0]
+
+    def counted(z: np.ndarray) -> float:
+        calls[0] += 1
+        return FUNCTIONS[function](z)
+
+    got = answers.central_difference(counted, x, eps)
+    return got, x, calls[0]
 
 
 def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
     """Call the learner's function on a copy of x; check x comes back untouched and the shape."""
     before = x.copy()
-    got, x = run(answers, central_difference_of, function, x.copy(), eps)
+    try:
+        got, x, calls = run(answers, central_difference_of, function, x.copy(), eps)
+    except NotImplementedError:
+        raise
+    except LearnerRaised as error:
+        shape = "a 0-d x, one number," if x.shape == () else f"an x of shape {x.shape}"
+        raise AssertionError(f"central_difference raised {error.kind}: {error} (given {shape} and eps = "
+                             f"{eps:g}): it must work for an x of any shape") from error
     x = np.asarray(x)
     moved = np.argwhere(x != before)
     if len(moved):
@@ -69,7 +84,7 @@ def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
         )
     assert got is not None, "central_difference returned None: return the gradient array"
     got = common.as_array(got, "central_difference's estimate")
-    assert got.shape != (), (
+    assert got.shape != () or x.shape == (), (
         f"your function returned one number ({float(got):g}) for an x of shape {x.shape}: that is the "
         "slope along (1, 1, ..., 1), from nudging all of x at once. Nudge one element at a time and "
         "return an array shaped like x."
@@ -78,7 +93,20 @@ def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
         f"your gradient has shape {got.shape} but x has shape {x.shape}: return one estimate per "
         "element of x, arranged like x"
     )
+    _CALLS.append((calls, x.size))
     return got
+
+
+_CALLS: list[tuple[int, int]] = []  # (calls of f, elements of x) of each probe, checked last
+
+
+def _check_cost() -> None:
+    """Every estimate right: now the cost, two evaluations of f per element."""
+    for calls, elements in _CALLS:
+        assert calls == 2 * elements, (
+            f"your function called f {calls} times for an x of {elements} element(s); a central "
+            "difference needs exactly two evaluations per element, f(x + eps e_i) and f(x - eps e_i) "
+            "(the cost gradcheck counts on, and lesson 2 measures)")
 
 
 def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
@@ -113,6 +141,7 @@ def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
 
 def check(answers) -> None:
     assert hasattr(answers, "central_difference"), "your file has no function named central_difference"
+    _CALLS.clear()
 
     # 1. quadratic, large eps: the central difference equals the derivative 2 w x exactly
     got = _call(answers, "quadratic", X, BIG_EPS)
@@ -146,3 +175,11 @@ def check(answers) -> None:
         f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
         f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
     )
+
+    # 4. a 0-d x, a number: its gradient is a number too, shaped ()
+    got = _call(answers, "cube of a number", np.array(2.0), 0.1)
+    assert _close(got, 3 * 2.0**2 + 0.1**2, rtol=1e-9), (
+        f"for f(x) = x**3 at a 0-d x = 2.0 with eps = 0.1 your estimate is {float(got):.8g}, the central "
+        f"difference is {12.01:.8g}"
+    )
+    _check_cost()

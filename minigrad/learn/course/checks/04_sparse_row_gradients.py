@@ -26,6 +26,12 @@ CASES = [
     (np.array([4, 1, 4, 4, 0]), 6, 2),                   # a flat batch of ids (T,), row 4 three times
 ]
 PADDING = (np.array([[4, 2, 4, 0, 2]]), 6, 3, 2)          # (ids, V, d, padding_idx): row 2 is padding
+# the edges of "ids of shape S": one id (S = ()), and batches that read nothing
+EDGES = [
+    (np.array(3), 6, 2, "a single id (ids of shape ())"),
+    (np.zeros(0, dtype=np.int64), 5, 3, "an empty batch (ids of shape (0,))"),
+    (np.zeros((2, 0), dtype=np.int64), 4, 2, "a batch of empty sequences (ids of shape (2, 0))"),
+]
 
 
 class _CoalesceRefused(AssertionError):
@@ -92,19 +98,25 @@ def lookup_through_the_engine(answers, table: np.ndarray, ids: np.ndarray, upstr
 
 # ---- here: the check --------------------------------------------------------------------------
 
-def _learners(answers: Any, probe_function: Any, *args: Any) -> Any:
-    """A probe's result; the check's refusal of coalesce(), raised there, becomes its diagnosis."""
+def _learners(answers: Any, probe_function: Any, *args: Any, on: str = "") -> Any:
+    """A probe's result; the check's refusal of coalesce(), raised there, becomes its diagnosis,
+    and an error on one of the edge cases (`on`) says which."""
     try:
         return run(answers, probe_function, *args)
+    except NotImplementedError:
+        raise
     except LearnerRaised as error:
         if error.kind == _CoalesceRefused.__name__:
             raise AssertionError(error.message) from error
+        if on:
+            raise AssertionError(f"your Embedding raised {error.kind} on {on}: {error}; ids can be one id, "
+                                 "or a batch with no positions at all") from error
         raise
 
 
-def _forward(answers: Any, weight: np.ndarray, ids: np.ndarray, **options: Any) -> str:
+def _forward(answers: Any, weight: np.ndarray, ids: np.ndarray, on: str = "", **options: Any) -> str:
     """Run the learner's forward (kept in their process for the backward); check its output."""
-    out = _learners(answers, lookup_forward, "lookup", weight, ids, options)
+    out = _learners(answers, lookup_forward, "lookup", weight, ids, options, on=on)
     expected = weight[ids]
     got = common.as_array(out, "Embedding.forward's output")
     if got.shape != expected.shape:
@@ -116,9 +128,10 @@ def _forward(answers: Any, weight: np.ndarray, ids: np.ndarray, **options: Any) 
     return "lookup"
 
 
-def _backward(answers: Any, key: str, upstream: np.ndarray, next_batch: np.ndarray | None = None) -> Any:
+def _backward(answers: Any, key: str, upstream: np.ndarray, next_batch: np.ndarray | None = None,
+              on: str = "") -> Any:
     """The table's gradient from the learner's backward, after checking what else it returned."""
-    grads = _learners(answers, lookup_backward, key, upstream, next_batch)
+    grads = _learners(answers, lookup_backward, key, upstream, next_batch, on=on)
     return common.float_input_gradient(grads, "Embedding", "dL/dweight", "ids",
                                        "integer positions in the table")
 
@@ -241,14 +254,14 @@ def _compare(got: np.ndarray, expected: np.ndarray, ids: np.ndarray, upstream: n
 
 
 def _check_case(answers: Any, ids: np.ndarray, vocab_size: int, width: int, rng: np.random.Generator,
-                dtype: Any = np.float64) -> None:
+                dtype: Any = np.float64, on: str = "") -> None:
     shape = (vocab_size, width)
     upstream = rng.standard_normal((*ids.shape, width)).astype(dtype)
     expected = _expected(ids, upstream.astype(np.float64), shape)
     for sparse in (True, False):
         weight = rng.standard_normal(shape).astype(dtype)
-        key = _forward(answers, weight, ids.copy(), sparse=sparse)
-        got = _check_layout(_backward(answers, key, upstream), ids, shape, upstream, sparse)
+        key = _forward(answers, weight, ids.copy(), on=on, sparse=sparse)
+        got = _check_layout(_backward(answers, key, upstream, on=on), ids, shape, upstream, sparse)
         _compare(got, expected, ids, upstream)
 
 
@@ -312,3 +325,5 @@ def check(answers: ModuleType) -> None:
     _check_ids_are_kept(answers, rng)
     _check_padding(answers, rng)
     _check_through_the_engine(answers, rng)
+    for ids, vocab_size, width, on in EDGES:  # last: a mistake in the common case is named first
+        _check_case(answers, ids, vocab_size, width, rng, on=on)

@@ -91,15 +91,32 @@ def _forward(answers: Any, logits: np.ndarray, targets: np.ndarray, reduction: s
                              f"(sum the positions{divide})")
     expected = _reference_loss(tensor(logits.astype(np.float64)), targets, reduction).item()
     if not common.close(got, expected):
-        per_position = -np.log(np.take_along_axis(_softmax(logits), targets[..., None], axis=-1)).sum()
-        if reduction == "mean" and common.close(got, per_position):
-            raise AssertionError(f"{what} returned the sum over the {targets.size} positions; "
-                                 "reduction='mean' divides it by their count")
-        common.assert_number(got, expected, what)
+        common.assert_number(got, expected, what, _loss_mistakes(logits, targets, reduction))
     if np.asarray(loss).dtype != logits.dtype:
         raise AssertionError(f"{what} returned a {np.asarray(loss).dtype} loss for {logits.dtype} logits; "
                              "return it in the logits' dtype")
     return "loss"
+
+
+def _loss_mistakes(logits: np.ndarray, targets: np.ndarray, reduction: str) -> list[tuple[float, str]]:
+    """The losses the usual forward slips give, each with its diagnosis."""
+    def loss(p: np.ndarray, divide: bool) -> float:
+        picked = -np.log(np.take_along_axis(p, targets[..., None], axis=-1)).sum()
+        return float(picked / targets.size if divide else picked)
+
+    mean = reduction == "mean"
+    mistakes = []
+    if mean:
+        mistakes.append((loss(_softmax(logits), False), f"that is the sum over the {targets.size} positions; "
+                                                        "reduction='mean' divides it by their count"))
+    for axis in range(logits.ndim - 1):  # every axis but the classes'
+        positions = "the positions" if logits.ndim == 2 else f"axis {axis}, not the classes"
+        one = " (along an axis of length 1 every probability is 1, so the loss comes out 0)" \
+            if logits.shape[axis] == 1 else ""
+        mistakes.append((loss(_softmax(logits, axis=axis), mean),
+                         f"the softmax runs over the wrong axis ({positions}){one}: the probabilities are "
+                         "over the classes, the last axis (axis=-1)"))
+    return mistakes
 
 
 def _backward(answers: Any, key: str, upstream: float, shape: tuple[int, ...],
@@ -171,6 +188,32 @@ def _check_large_logits(answers: Any) -> None:
     common.assert_matches(got, expected, "dL/dlogits for logits in the hundreds", by_rows=False)
 
 
+def _check_kept_arrays(answers: Any, rng: np.random.Generator) -> None:
+    """After forward the caller writes the next batch into the logits and targets arrays it
+    passed (a training loop reusing its buffers): the backward must still give the gradient of
+    the loss forward computed."""
+    targets, classes = np.array([2, 0, 1]), 4
+    logits = rng.standard_normal((targets.size, classes))
+    next_logits, next_targets = rng.standard_normal(logits.shape), (targets + 1) % classes
+    key = _forward(answers, logits, targets, "mean")
+    got = _backward(answers, key, 1.0, logits.shape, next_logits=next_logits, next_targets=next_targets)
+    reference = {(a, b): common.reference_gradient(lambda z, t=t: _reference_loss(z, t), [z0])
+                 for a, z0 in (("kept", logits), ("next", next_logits))
+                 for b, t in (("kept", targets), ("next", next_targets))}
+    if common.close(got, reference["kept", "kept"]):
+        return
+    changed = {"logits": ("next", "kept"), "targets": ("kept", "next"),
+               "logits and targets": ("next", "next")}
+    kept = [name for name, which in changed.items() if common.close(got, reference[which])]
+    if kept:
+        raise AssertionError(
+            f"after forward, the caller wrote the next batch into the {kept[0]} arrays it had passed, and "
+            "your backward used the new values: forward must keep its own copy of what backward needs (the "
+            "probabilities it computed, targets.copy()), not the caller's arrays")
+    common.assert_matches(got, reference["kept", "kept"],
+                          "dL/dlogits (the caller's arrays changed after forward)", by_rows=False)
+
+
 def _check_float32(answers: Any, rng: np.random.Generator) -> None:
     logits = rng.standard_normal((3, 4)).astype(np.float32)
     targets = np.array([0, 3, 1])
@@ -219,5 +262,6 @@ def check(answers: ModuleType) -> None:
     if overflow:
         raise AssertionError(overflow)
     _check_large_logits(answers)
+    _check_kept_arrays(answers, rng)
     _check_float32(answers, rng)
     _check_through_the_engine(answers, rng)

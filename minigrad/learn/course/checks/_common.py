@@ -333,13 +333,17 @@ def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple
     if np.isclose(value, want, rtol=rtol, atol=0.0):
         return
     numbers = f"(expected {want:.6g}, got {value:.6g})"
-    for wrong, diagnosis in mistakes:
-        if np.isclose(value, wrong, rtol=rtol, atol=0.0):
+    for wrong, diagnosis in mistakes:  # a mistake's value may be 0 (up to rounding): an atol too
+        if np.isclose(value, wrong, rtol=rtol, atol=1e-12):
             raise AssertionError(f"{what}: {diagnosis} {numbers}")
     if np.isclose(value, -want, rtol=rtol, atol=0.0):
         raise AssertionError(f"{what} has the wrong sign {numbers}")
-    raise AssertionError(f"{what} is off by a factor {value / want:.6g} {numbers}" if want
-                         else f"{what} should be 0, got {value:.6g}")
+    if not want:
+        raise AssertionError(f"{what} should be 0, got {value:.6g}")
+    factor = value / want
+    if abs(factor) < 1e-3 or abs(factor) > 1e3:  # no factor to speak of: say how far off it is
+        raise AssertionError(f"{what} is off by {value - want:+.6g} {numbers}")
+    raise AssertionError(f"{what} is off by a factor {factor:.6g} {numbers}")
 
 
 # ---- answers that are one number (added for lessons 8 and 11) ---------------------------------
