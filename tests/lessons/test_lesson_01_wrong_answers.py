@@ -145,3 +145,40 @@ def test_minigrads_own_walk_is_refused_as_an_answer(tmp_path):
     result = runner.check_answers(LESSON, mine)
     assert not result.passed
     assert "backward_walk is minigrad's own (minigrad.engine.graph.backward)" in result.message
+
+
+SET_COUNT = kahn().replace(COUNT, """
+def count_consumers(root):
+    consumers, to_visit = {root: set()}, [root]
+    while to_visit:
+        node = to_visit.pop()
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            if child not in consumers:
+                consumers[child] = set()
+                to_visit.append(child)
+            consumers[child].add(node)  # a node that reads its input twice counts once
+    return {node: len(readers) for node, readers in consumers.items()}
+""")
+ONCE = "if waiting[child] <= 0 and child not in done:\n                    done.add(child)"
+SET_COUNT = SET_COUNT.replace("if waiting[child] == 0:", ONCE)
+SET_COUNT = SET_COUNT.replace("ready = [root]", "ready, done = [root], set()")
+
+
+def test_counting_readers_instead_of_edges_is_caught():
+    expected = r"on y = x \* w; loss = \(y \* y \+ \(y \+ y\)\)\.sum\(\), MulBackward #\d ran before"
+    with pytest.raises(AssertionError, match=expected):
+        CHECK(walk(SET_COUNT))
+
+
+def test_setting_grad_instead_of_adding_to_it_is_caught():
+    sets = kahn(run="() if total is None else (setattr(node.variable, 'grad', total) or () "
+                    "if hasattr(node, 'variable') else node.apply(total))")
+    with pytest.raises(AssertionError, match=r"a.grad was set but a's AccumulateGrad never ran: let the"):
+        CHECK(walk(sets))
+
+
+def test_a_sum_that_cannot_add_a_row_sparse_gradient_is_named():
+    with pytest.raises(AssertionError, match="RowSparse from the lookup"):
+        CHECK(walk(kahn(add="arrived[child] = g if child not in arrived else np.add(arrived[child], g)")))

@@ -82,6 +82,26 @@ def _layer() -> tuple:
     return (h * h).sum() + (h @ v).sum(), [x, W, v], 0.5
 
 
+def _read_twice_by_two() -> tuple:
+    x, w = _leaf([0.7, -0.3], "x"), _leaf([1.2, 0.5], "w")
+    y = x * w  # y's node has four edges into it: two from y * y, two from y + y
+    return (y * y + (y + y)).sum(), [x, w], 1.0
+
+
+def _second_backward() -> tuple:
+    x = _leaf([1.0, -2.0, 3.0], "x")
+    x.grad = np.array([0.5, 0.5, 0.5])  # left by an earlier backward: gradients add up
+    return (x * x).sum(), [x], 1.0
+
+
+def _tied_table() -> tuple:
+    from minigrad.nn import functional as F
+
+    table = _leaf(np.random.default_rng(2).standard_normal((5, 3)), "E")
+    h = F.embedding(np.array([1, 3, 1]), table)  # its gradient: a RowSparse of rows 1 and 3
+    return (h @ table.T).tanh().sum(), [table], 1.0  # and a dense one from the product
+
+
 def _deep() -> tuple:
     x = _leaf(0.5, "x")
     y = x
@@ -101,6 +121,10 @@ GRAPHS: dict[str, tuple[Callable[[], tuple], str]] = {
     "a path that sends nothing": (_silent, "y = x * 2; loss = stop(y).sum() + (w * w).sum(), where stop's "
                                            "backward sends None"),
     "a layer": (_layer, "h = tanh(x @ W); loss = (h * h).sum() + (h @ v).sum(), seeded with grad = 0.5"),
+    "read twice by two ops": (_read_twice_by_two, "y = x * w; loss = (y * y + (y + y)).sum()"),
+    "a second backward": (_second_backward, "loss = (x * x).sum(), x.grad holding [0.5, 0.5, 0.5] already"),
+    "a tied table": (_tied_table, "h = embedding([1, 3, 1], E); loss = tanh(h @ E.T).sum(): E gets a "
+                                  "RowSparse from the lookup and a dense gradient from the product"),
     "deep": (_deep, f"a chain of {DEPTH} multiplications"),
 }
 
@@ -203,6 +227,11 @@ def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list
     on = f"on {GRAPHS[graph][1]}"
     counts, wanted = Counter(got["runs"]), Counter(expected["runs"])
     for name in expected["runs"]:
+        leaf = name.removesuffix("'s AccumulateGrad")
+        if counts[name] == 0 and leaf != name and got["grads"].get(leaf) is not None:
+            raise AssertionError(
+                f"{on}, {leaf}.grad was set but {name} never ran: let the leaf's node do it, node.apply(g), "
+                "which adds g into .grad (it may hold an earlier gradient) in the leaf's own dtype")
         if counts[name] == 0:
             raise AssertionError(
                 f"{on}, {name} never ran. A node runs once every node that sends it a gradient has run: "

@@ -46,9 +46,13 @@ FUNCTIONS: dict[str, Callable[[np.ndarray], float]] = {
 
 
 @probe
-def central_difference_of(answers, function: str, x: np.ndarray, eps: float) -> tuple:
+def central_difference_of(answers, function: str, x: np.ndarray, eps: float,
+                          column_major: bool = False) -> tuple:
     """(what the learner's central_difference returns for FUNCTIONS[function] at x, x afterwards,
-    how many times it called the function)."""
+    how many times it called the function). `column_major`: x laid out column by column, as a
+    transposed array is (data is sent in row order: the layout is made here)."""
+    if column_major:
+        x = np.asfortranarray(x)
     calls = [0]
 
     def counted(z: np.ndarray) -> float:
@@ -59,11 +63,11 @@ def central_difference_of(answers, function: str, x: np.ndarray, eps: float) -> 
     return got, x, calls[0]
 
 
-def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
+def _call(answers, function: str, x: np.ndarray, eps: float, column_major: bool = False) -> np.ndarray:
     """Call the learner's function on a copy of x; check x comes back untouched and the shape."""
     before = x.copy()
     try:
-        got, x, calls = run(answers, central_difference_of, function, x.copy(), eps)
+        got, x, calls = run(answers, central_difference_of, function, x.copy(), eps, column_major)
     except NotImplementedError:
         raise
     except LearnerRaised as error:
@@ -77,7 +81,8 @@ def _call(answers, function: str, x: np.ndarray, eps: float) -> np.ndarray:
         steps = (x[index] - before[index]) / eps
         offset = f"{steps:+g} eps" if abs(steps - round(steps)) < 1e-9 else f"{x[index] - before[index]:+g}"
         raise AssertionError(
-            f"after your function returned, {_name(index)} was {x[index]:g} instead of {before[index]:g} "
+            f"after your function returned, {_name(index)} was {float(x[index])!r} instead of "
+            f"{float(before[index])!r} "
             f"(it moved by {offset}), and {len(moved)} element(s) of x changed in all. Put each element "
             "back to its original value after evaluating f around it (or nudge a copy of x): "
             "otherwise every later estimate is taken at the wrong point, and so is the caller's."
@@ -176,7 +181,19 @@ def check(answers) -> None:
         f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
     )
 
-    # 4. a 0-d x, a number: its gradient is a number too, shaped ()
+    # 4. the same, x laid out column by column (a transposed array): x.reshape(-1) is then a copy
+    got = _call(answers, "smooth", x, 1e-6, column_major=True)
+    assert not (np.all(got == 0) and np.any(leaf.grad)), (
+        "for an x laid out column by column (such as a transposed array) every estimate is 0: your nudges "
+        "did not reach x. x.reshape(-1) or x.ravel() of such an array is a copy, so f saw x unchanged; "
+        "nudge x[index] itself, with index from np.ndindex(x.shape)"
+    )
+    assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
+        "for an x laid out column by column (such as a transposed array) your estimates differ from the "
+        "derivative; nudge x[index] itself, with index from np.ndindex(x.shape)"
+    )
+
+    # 5. a 0-d x, a number: its gradient is a number too, shaped ()
     got = _call(answers, "cube of a number", np.array(2.0), 0.1)
     assert _close(got, 3 * 2.0**2 + 0.1**2, rtol=1e-9), (
         f"for f(x) = x**3 at a 0-d x = 2.0 with eps = 0.1 your estimate is {float(got):.8g}, the central "
