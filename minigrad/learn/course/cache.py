@@ -2,10 +2,10 @@
 
 A verdict is stored under a hash of everything it depends on: the lesson, the bytes of the
 marked file, the bytes of the lesson's check and of the course's checking code, and minigrad's
-version. Change any of them and the entry no longer applies. `minigrad check N`, `minigrad.check`
-and a lesson's `yours(N)` always check afresh (and store what they found); only the map that
-`minigrad lessons` prints reads the store. A verdict that depends on the machine's load (a time
-limit reached) is not stored.
+version (the bytes of its `__init__.py`). Change any of them and the entry no longer applies.
+`minigrad check N`, `minigrad.check` and a lesson's `yours(N)` always check afresh (and store
+what they found); only the map that `minigrad lessons` prints reads the store. A verdict that
+depends on the machine's load (a time limit reached) is not stored.
 
 The store is one JSON file, `$MINIGRAD_CACHE/verdicts.json`, else
 `$XDG_CACHE_HOME/minigrad/verdicts.json`, else `~/.cache/minigrad/verdicts.json`. It is the
@@ -41,12 +41,11 @@ def store_path() -> Path:
 
 def key(lesson: Lesson, path: Path) -> str:
     """The hash of everything the verdict on `path` for `lesson` depends on."""
-    from minigrad import __version__
-
-    digest = hashlib.sha256(f"{__version__}|{lesson.number}|".encode())
+    digest = hashlib.sha256(f"{lesson.number}|".encode())
     course = Path(__file__).resolve().parent
+    package = course.parents[1]  # minigrad/: its __init__.py holds the version
     for part in (Path(path), lesson.check_path, course / "checks" / "_common.py", course / "learner.py",
-                 course / "wire.py", course / "grading.py"):
+                 course / "wire.py", course / "grading.py", package / "__init__.py"):
         with contextlib.suppress(OSError):
             digest.update(part.read_bytes())
         digest.update(b"|")

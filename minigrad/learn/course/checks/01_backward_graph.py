@@ -171,14 +171,19 @@ def walk_recorded(walk: Callable, graph: str) -> dict:
 
     with watching(seen):
         walk(out.grad_fn, np.asarray(seed, dtype=np.float64))
+    return {"runs": [name for name, _, _ in runs], "arrived": [g for _, g, _ in runs],
+            "sent": [s for _, _, s in runs], "consumers": _consumers(names),
+            "grads": {leaf.name: None if leaf.grad is None else _values(leaf.grad) for leaf in leaves}}
+
+
+def _consumers(names: dict[Node, str]) -> dict[str, list[str]]:
+    """For each node's name, the names of the nodes that send it a gradient (one per edge)."""
     consumers: dict[str, list[str]] = {name: [] for name in names.values()}
     for node, name in names.items():
         for child in node.next_nodes:
             if child is not None:
                 consumers[names[child]].append(name)
-    return {"runs": [name for name, _, _ in runs], "arrived": [g for _, g, _ in runs],
-            "sent": [s for _, _, s in runs], "consumers": consumers,
-            "grads": {leaf.name: None if leaf.grad is None else _values(leaf.grad) for leaf in leaves}}
+    return consumers
 
 
 @probe
@@ -224,19 +229,12 @@ def _raised(error: LearnerRaised, graph: str) -> AssertionError:
 
 
 def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list[str]]) -> None:
+    """Every node minigrad runs ran, once, after every node that sends it a gradient."""
     on = f"on {GRAPHS[graph][1]}"
     counts, wanted = Counter(got["runs"]), Counter(expected["runs"])
     for name in expected["runs"]:
-        leaf = name.removesuffix("'s AccumulateGrad")
-        if counts[name] == 0 and leaf != name and got["grads"].get(leaf) is not None:
-            raise AssertionError(
-                f"{on}, {leaf}.grad was set but {name} never ran: let the leaf's node do it, node.apply(g), "
-                "which adds g into .grad (it may hold an earlier gradient) in the leaf's own dtype")
         if counts[name] == 0:
-            raise AssertionError(
-                f"{on}, {name} never ran. A node runs once every node that sends it a gradient has run: "
-                "count the edges into each node first, and count one down for every edge, even when the "
-                "gradient sent on it is None")
+            raise AssertionError(f"{on}, {_never_ran(name, got)}")
     for name, count in counts.items():
         if count > wanted[name]:
             senders = len(consumers.get(name, ()))
@@ -244,7 +242,12 @@ def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list
                    "their sum (running it on every arrival follows each path separately, and the work grows "
                    "with the number of paths)") if senders > 1 else "run each node once"
             raise AssertionError(f"{on}, {name} ran {common.times(count)}: {why}")
-    position = {name: i for i, name in enumerate(got["runs"])}
+    _check_order(on, got["runs"], consumers)
+
+
+def _check_order(on: str, runs: list[str], consumers: dict[str, list[str]]) -> None:
+    """Each node ran after every node that sends it a gradient."""
+    position = {name: i for i, name in enumerate(runs)}
     for name, senders in consumers.items():
         early = [s for s in senders if s in position and name in position and position[s] > position[name]]
         if early:
@@ -254,12 +257,24 @@ def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list
                 "reaches 0)")
 
 
+def _never_ran(name: str, got: dict) -> str:
+    """Why a node minigrad runs may not have run in the learner's walk."""
+    leaf = name.removesuffix("'s AccumulateGrad")
+    if leaf != name and got["grads"].get(leaf) is not None:
+        return (f"{leaf}.grad was set but {name} never ran: let the leaf's node do it, node.apply(g), which "
+                "adds g into .grad (it may hold an earlier gradient) in the leaf's own dtype")
+    return (f"{name} never ran. A node runs once every node that sends it a gradient has run: count the "
+            "edges into each node first, and count one down for every edge, even when the gradient sent on "
+            "it is None")
+
+
 def _parts(expected: dict, name: str) -> list[np.ndarray]:
     """The gradients minigrad's walk sent to `name`, one per edge (None left out)."""
     return [g for sent in expected["sent"] for target, g in sent if target == name and g is not None]
 
 
 def _check_arrivals(graph: str, got: dict, expected: dict) -> None:
+    """Each node ran on the sum of what was sent to it, the output's node on the walk's `grad`."""
     on = f"on {GRAPHS[graph][1]}"
     arrived = dict(zip(got["runs"], got["arrived"]))
     wanted = dict(zip(expected["runs"], expected["arrived"]))
@@ -269,23 +284,24 @@ def _check_arrivals(graph: str, got: dict, expected: dict) -> None:
                              f"gradient given to the walk ({common.short(wanted[root])}): start from `grad`")
     for name in expected["runs"]:
         got_sum, want = np.asarray(arrived[name]), np.asarray(wanted[name])
-        if got_sum.shape == want.shape and common.close(got_sum, want):
-            continue
-        parts = _parts(expected, name)
-        if len(parts) > 1 and any(common.close(got_sum, part) for part in parts):
-            raise AssertionError(
-                f"{on}, {name} ran on one of the {len(parts)} gradients sent to it, not on their sum: when a "
+        if got_sum.shape != want.shape or not common.close(got_sum, want):
+            raise AssertionError(f"{on}, {_wrong_sum(name, got_sum, want, expected, wanted)}")
+
+
+def _wrong_sum(name: str, got_sum: np.ndarray, want: np.ndarray, expected: dict, wanted: dict) -> str:
+    """What went wrong with the sum a node ran on: one gradient kept, a sum changed in place."""
+    parts = _parts(expected, name)
+    if len(parts) > 1 and any(common.close(got_sum, part) for part in parts):
+        return (f"{name} ran on one of the {len(parts)} gradients sent to it, not on their sum: when a "
                 "gradient arrives at a node that already has one, add the two")
-        others = [other for other in wanted if other != name and np.shape(wanted[other]) == got_sum.shape
-                  and common.close(got_sum, wanted[other])]
-        if others:
-            raise AssertionError(
-                f"{on}, {name} ran on {common.short(got_sum)}, which is what {others[0]} should "
-                "receive: a sum was changed in place (+=) in an array that an op had also sent along "
-                "another edge (AddBackward sends one array to both its inputs). Make each sum a new array: "
-                "total = total + g")
-        raise AssertionError(f"{on}, {name} ran on {common.short(got_sum)}, but the gradients sent to it "
-                             f"add up to {common.short(want)}")
+    others = [other for other in wanted if other != name and np.shape(wanted[other]) == got_sum.shape
+              and common.close(got_sum, wanted[other])]
+    if others:
+        return (f"{name} ran on {common.short(got_sum)}, which is what {others[0]} should receive: a sum was "
+                "changed in place (+=) in an array that an op had also sent along another edge (AddBackward "
+                "sends one array to both its inputs). Make each sum a new array: total = total + g")
+    return (f"{name} ran on {common.short(got_sum)}, but the gradients sent to it add up to "
+            f"{common.short(want)}")
 
 
 def _check_leaves(graph: str, got: dict, expected: dict) -> None:
