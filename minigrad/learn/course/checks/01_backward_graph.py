@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import AccumulateGrad, Function, Node, Tensor, tensor, to_dense
+from minigrad.engine import AccumulateGrad, Node, Tensor, ops, tensor, to_dense
 from minigrad.engine import graph as engine_graph
 from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.learn.kit.walks import watching
@@ -26,18 +26,6 @@ from minigrad.learn.kit.walks import watching
 from . import _common as common
 
 DEPTH = 3000  # a chain deeper than Python's recursion limit
-
-
-class Stop(Function):
-    """The identity, whose backward sends nothing back: a path no gradient travels."""
-
-    @staticmethod
-    def forward(ctx, x: np.ndarray) -> np.ndarray:
-        return x.copy()
-
-    @staticmethod
-    def backward(ctx, grad: np.ndarray) -> None:
-        return None
 
 
 def _leaf(values: Any, name: str) -> Tensor:
@@ -69,9 +57,9 @@ def _one_array_two_inputs(x_first: bool) -> tuple:
 
 
 def _silent() -> tuple:
-    x, w = _leaf([1.0, 2.0], "x"), _leaf([0.5, -1.0], "w")
-    y = x * 2.0  # its only consumer, Stop, sends it nothing
-    return Stop.apply(y).sum() + (w * w).sum(), [x, w], 1.0
+    x, w = _leaf(np.ones((2, 4)), "x"), _leaf([[0.3, 0.2], [0.1, 0.5]], "w")
+    cos, sin = w * 1.0, w * 2.0  # the rotation treats its angles as constants: it sends them None
+    return ops.Rotary.apply(x, cos, sin, style="halves").sum() + (w * w).sum(), [x, w], 1.0
 
 
 def _layer() -> tuple:
@@ -118,8 +106,8 @@ GRAPHS: dict[str, tuple[Callable[[], tuple], str]] = {
     "one array, two inputs": (lambda: _one_array_two_inputs(False), "loss = ((x + z) + x * 3.0).sum()"),
     "one array, two inputs (swapped)": (lambda: _one_array_two_inputs(True),
                                         "loss = (x * 3.0 + (x + z)).sum()"),
-    "a path that sends nothing": (_silent, "y = x * 2; loss = stop(y).sum() + (w * w).sum(), where stop's "
-                                           "backward sends None"),
+    "a path that sends nothing": (_silent, "loss = rotate(x, w * 1.0, w * 2.0).sum() + (w * w).sum(), where "
+                                           "the rotation sends None to its angles"),
     "a layer": (_layer, "h = tanh(x @ W); loss = (h * h).sum() + (h @ v).sum(), seeded with grad = 0.5"),
     "read twice by two ops": (_read_twice_by_two, "y = x * w; loss = (y * y + (y + y)).sum()"),
     "a second backward": (_second_backward, "loss = (x * x).sum(), x.grad holding [0.5, 0.5, 0.5] already"),
@@ -224,8 +212,8 @@ def _raised(error: LearnerRaised, graph: str) -> AssertionError:
     on = f"on {GRAPHS[graph][1]}"
     for matches, advice in RAISED:
         if matches(error.kind, str(error)):
-            return AssertionError(f"{on}, {advice} ({error.kind}: {error})")
-    return AssertionError(f"backward_walk raised {error.kind}: {error} ({on})")
+            return AssertionError(f"{on}, {advice}\n({error.kind}: {error})")
+    return AssertionError(f"{on}, backward_walk raised {error.kind}: {error}")
 
 
 def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list[str]]) -> None:

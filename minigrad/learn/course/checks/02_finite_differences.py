@@ -72,8 +72,8 @@ def _call(answers, function: str, x: np.ndarray, eps: float, column_major: bool 
         raise
     except LearnerRaised as error:
         shape = "a 0-d x, one number," if x.shape == () else f"an x of shape {x.shape}"
-        raise AssertionError(f"central_difference raised {error.kind}: {error} (given {shape} and eps = "
-                             f"{eps:g}): it must work for an x of any shape") from error
+        raise AssertionError(f"given {shape} and eps = {eps:g}, central_difference raised {error.kind}: "
+                             f"{error}\nit must work for an x of any shape") from error
     x = np.asarray(x)
     moved = np.argwhere(x != before)
     if len(moved):

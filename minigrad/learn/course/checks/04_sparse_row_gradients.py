@@ -109,7 +109,7 @@ def _learners(answers: Any, probe_function: Any, *args: Any, on: str = "") -> An
         if error.kind == _CoalesceRefused.__name__:
             raise AssertionError(error.message) from error
         if on:
-            raise AssertionError(f"your Embedding raised {error.kind} on {on}: {error}; ids can be one id, "
+            raise AssertionError(f"on {on}, your Embedding raised {error.kind}: {error}\nids can be one id, "
                                  "or a batch with no positions at all") from error
         raise
 
