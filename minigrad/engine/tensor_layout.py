@@ -10,17 +10,33 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
 from minigrad.engine.arrays import ArrayHolder, as_array, index_array
-from minigrad.engine.checks import ShapeError, check_in_range
+from minigrad.engine.checks import ArgumentError, ShapeError, check_in_range
 
 if TYPE_CHECKING:
     from minigrad.engine.tensor import Tensor
+
+
+class Sorted(NamedTuple):
+    """What sort and topk return: the values and where each was (as torch.return_types)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _sort_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The stable order along `axis`, NaN last (first when descending). Descending: sort the
+    reversed array, then reverse the order, so equal entries still keep their first-come order."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    order = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
+    return a.shape[axis] - 1 - order
 
 
 class TensorLayout(ArrayHolder):
@@ -253,6 +269,70 @@ class TensorLayout(ArrayHolder):
         check_in_range(idx, self.shape[dim], who="gather", item="index", name="index",
                        range_of=f"dim {dim} of size {self.shape[dim]}")
         return ops.Gather.apply(self, index=idx, axis=dim)
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
+        """Each entry `repeats` times in a row along `dim` (of the flattened tensor when None), as
+        torch's: [a, b] with 2 is [a, a, b, b] (repeat tiles instead: [a, b, a, b]). repeats: an
+        int, or one count per entry along dim. The gradient sums over each entry's copies."""
+        if dim is None or self.ndim == 0:
+            return self.reshape(-1).repeat_interleave(repeats, 0)
+        dim = check_dim("repeat_interleave", dim, self.shape)
+        counts = np.asarray(as_array(repeats))
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"repeat_interleave(): repeats must be an int or ints, got dtype {counts.dtype}")
+        if counts.ndim > 1 or counts.ndim == 1 and counts.shape[0] != self.shape[dim]:
+            raise ShapeError(f"repeat_interleave(): repeats has shape {counts.shape}; expected an int or "
+                             f"one count per entry along dim {dim} ({self.shape[dim]})")
+        if (counts < 0).any():
+            raise ValueError(f"repeat_interleave(): repeats must not be negative, got {counts.tolist()}")
+        picks = np.repeat(np.arange(self.shape[dim]), counts)
+        return self[(slice(None),) * dim + (picks,)]
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """Entries moved `shifts` places along `dims`, those pushed off the end coming back at the
+        start (torch.roll); with dims None, along the flattened tensor, then reshaped back."""
+        if dims is None:
+            flat_shift = shifts if np.ndim(shifts) == 0 else tuple(shifts)
+            if np.ndim(flat_shift) and len(flat_shift) != 1:
+                raise ArgumentError(f"roll(): shifts {flat_shift} with dims None must be one number")
+            return self.reshape(-1).roll(flat_shift, 0).reshape(self.shape)
+        shifts, dims = np.atleast_1d(shifts).tolist(), np.atleast_1d(dims).tolist()
+        if len(shifts) != len(dims):
+            raise ArgumentError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
+        out = self
+        for shift, d in zip(shifts, dims):
+            d = check_dim("roll", d, self.shape)
+            size = self.shape[d]
+            if size:
+                out = out[(slice(None),) * d + ((np.arange(size) - shift) % size,)]
+        return out
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
+        """(values, indices) along `dim`, smallest first (largest with descending), as torch.sort.
+        Equal entries keep their order (a stable sort, whatever `stable` says); NaN counts as the
+        largest. The values are self.gather(dim, indices): G goes back to where each came from."""
+        dim = check_dim("sort", dim, self.shape or (1,))
+        order = _sort_order(self.data if self.ndim else self.data.reshape(1), dim, descending)
+        if self.ndim == 0:
+            order = order.reshape(())
+        return Sorted(self.gather(dim, order), self._new(order))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """The indices that sort along `dim` (sort()'s second part)."""
+        return self.sort(dim, descending, stable).indices
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:
+        """(values, indices) of the k largest entries along `dim` (smallest with largest=False),
+        in order, as torch.topk; the values pass G back to where they came from."""
+        dim = check_dim("topk", dim, self.shape or (1,))
+        size = self.shape[dim] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise ArgumentError(f"topk(): k={k} is out of range for dim {dim} of size {size} "
+                                f"(shape {self.shape})")
+        values, indices = self.sort(dim, descending=largest)
+        if self.ndim == 0:
+            return Sorted(values, indices)
+        return Sorted(values.narrow(dim, 0, k), indices.narrow(dim, 0, k))
 
     def dim(self) -> int:
         return self.data.ndim

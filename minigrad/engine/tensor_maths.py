@@ -300,6 +300,71 @@ class TensorMaths(ArrayHolder):
     def rsqrt(self) -> Tensor:
         return ops.Rsqrt.apply(self)
 
+    def tan(self) -> Tensor:
+        return ops.Tan.apply(self)
+
+    def sinh(self) -> Tensor:
+        return ops.Sinh.apply(self)
+
+    def cosh(self) -> Tensor:
+        return ops.Cosh.apply(self)
+
+    def asin(self) -> Tensor:
+        return ops.Asin.apply(self)
+
+    def acos(self) -> Tensor:
+        return ops.Acos.apply(self)
+
+    def atan(self) -> Tensor:
+        return ops.Atan.apply(self)
+
+    def asinh(self) -> Tensor:
+        return ops.Asinh.apply(self)
+
+    def acosh(self) -> Tensor:
+        return ops.Acosh.apply(self)
+
+    def atanh(self) -> Tensor:
+        return ops.Atanh.apply(self)
+
+    def log10(self) -> Tensor:
+        return ops.Log10.apply(self)
+
+    def floor(self) -> Tensor:
+        """The largest whole number <= each entry; its gradient is 0 (a step function)."""
+        return ops.Round.apply(self, how="floor")
+
+    def ceil(self) -> Tensor:
+        return ops.Round.apply(self, how="ceil")
+
+    def trunc(self) -> Tensor:
+        """Each entry with its fraction dropped (towards 0)."""
+        return ops.Round.apply(self, how="trunc")
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Each entry to `decimals` places, a half to the even neighbour (2.5 -> 2), as PyTorch."""
+        return ops.Round.apply(self, how="round", decimals=int(decimals))
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """self + weight (end - self): weight 0 gives self, 1 gives end (torch.lerp)."""
+        return self + weight * (end - self)
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """log(e^self + e^other), without overflow: both are shifted by the larger one first (the
+        shift is a constant, so the gradient is e^self / (e^self + e^other), as without it)."""
+        a, b = (x if isinstance(x, ArrayHolder) else self._new(x)
+                for x in promote(self, _check_tensor_like("logaddexp", other), floating=True))
+        with np.errstate(invalid="ignore"):
+            shift = np.fmax(a.data, b.data)
+        shift = np.where(np.isfinite(shift), shift, 0).astype(shift.dtype)  # inf - inf would be NaN
+        return ((a - shift).exp() + (b - shift).exp()).log() + shift
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        """|self - other| <= atol + rtol |other|, entry by entry (a bool tensor, no gradient)."""
+        return self._new(np.asarray(np.isclose(self.data, np.asarray(as_array(other)), rtol=rtol,
+                                               atol=atol, equal_nan=equal_nan)))
+
     def sign(self) -> Tensor:
         return ops.Sign.apply(self)
 

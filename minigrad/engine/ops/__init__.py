@@ -5,7 +5,8 @@
     reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var, Cumsum
     elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
-                    PowTensor, Cast
+                    PowTensor, Cast; Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh,
+                    Log10, Round
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
                     Flip, Expand, Repeat, Gather
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
@@ -68,6 +69,17 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Minimum                   the smaller of a and b      G to the winner, G / 2 each at a tie          -
     PowTensor                 a^b, both tensors           G b a^(b-1), G a^b log a                      -
     Cast                      a as another float dtype    G in a's dtype                                -
+    Tan                       tan a                       G (1 + tan^2 a)                               -
+    Sinh                      sinh a                      G cosh a                                      -
+    Cosh                      cosh a                      G sinh a                                      -
+    Asin                      asin a                      G / sqrt(1 - a^2)                             -
+    Acos                      acos a                      -G / sqrt(1 - a^2)                            -
+    Atan                      atan a                      G / (1 + a^2)                                 -
+    Asinh                     asinh a                     G / sqrt(a^2 + 1)                             -
+    Acosh                     acosh a                     G / sqrt(a^2 - 1)                             -
+    Atanh                     atanh a                     G / (1 - a^2)                                 -
+    Log10                     log10 a                     G / (a ln 10)                                 -
+    Round                     floor/ceil/trunc/round a    0 (flat between the steps)                    -
     Reshape                   a in another shape          G reshaped back                               4
     Permute                   a's axes reordered          G permuted back                               4
     GetItem                   a[index]                    G scattered back (a repeated index gets both) 4
@@ -105,27 +117,38 @@ from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, N
 from minigrad.engine.ops.elementwise import (
     GELU,
     Abs,
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
     Cast,
     Clamp,
     Cos,
+    Cosh,
     Erf,
     Exp,
     Exp2,
     LeakyReLU,
     Log,
     Log2,
+    Log10,
     LogSigmoid,
     Maximum,
     Minimum,
     PowTensor,
     ReLU,
+    Round,
     Rsqrt,
     Sigmoid,
     Sign,
     SiLU,
     Sin,
+    Sinh,
     Softplus,
     Sqrt,
+    Tan,
     Tanh,
 )
 from minigrad.engine.ops.losses import (
@@ -174,6 +197,7 @@ __all__ = [
     "SoftTargetCrossEntropy", "Var",
     # issue 33: more of PyTorch's
     "BCE", "BCEWithLogits", "Cumsum", "Gather", "Repeat",
+    "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Log10", "Round", "Sinh", "Tan",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -219,6 +243,17 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Minimum: ("the smaller of a and b", "G to the winner, G / 2 each at a tie", "-"),
     PowTensor: ("a^b, both tensors", "G b a^(b-1), G a^b log a", "-"),
     Cast: ("a as another float dtype", "G in a's dtype", "-"),
+    Tan: ("tan a", "G (1 + tan^2 a)", "-"),
+    Sinh: ("sinh a", "G cosh a", "-"),
+    Cosh: ("cosh a", "G sinh a", "-"),
+    Asin: ("asin a", "G / sqrt(1 - a^2)", "-"),
+    Acos: ("acos a", "-G / sqrt(1 - a^2)", "-"),
+    Atan: ("atan a", "G / (1 + a^2)", "-"),
+    Asinh: ("asinh a", "G / sqrt(a^2 + 1)", "-"),
+    Acosh: ("acosh a", "G / sqrt(a^2 - 1)", "-"),
+    Atanh: ("atanh a", "G / (1 - a^2)", "-"),
+    Log10: ("log10 a", "G / (a ln 10)", "-"),
+    Round: ("floor/ceil/trunc/round a", "0 (flat between the steps)", "-"),
     Reshape: ("a in another shape", "G reshaped back", "4"),
     Permute: ("a's axes reordered", "G permuted back", "4"),
     GetItem: ("a[index]", "G scattered back (a repeated index gets both)", "4"),

@@ -410,3 +410,161 @@ class Cast(Function):
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
             return grad.astype(ctx.in_dtype)
+
+
+# ---- more of PyTorch's: tan, the hyperbolic and inverse functions, log10, and the rounding ones -----
+
+class Tan(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        out = np.tan(as_float(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tan a = G (1 + tan^2 a)
+        (out,) = ctx.saved
+        return grad * (1 + out * out)
+
+
+class Sinh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.sinh(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sinh a = G cosh a
+        (a,) = ctx.saved
+        return grad * np.cosh(a)
+
+
+class Cosh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.cosh(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d cosh a = G sinh a
+        (a,) = ctx.saved
+        return grad * np.sinh(a)
+
+
+class Asin(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            return np.arcsin(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d asin a = G / sqrt(1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):  # at |a| >= 1: inf or NaN, as PyTorch
+            return grad / np.sqrt(1 - a * a)
+
+
+class Acos(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            return np.arccos(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d acos a = -G / sqrt(1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -grad / np.sqrt(1 - a * a)
+
+
+class Atan(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.arctan(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d atan a = G / (1 + a^2)
+        (a,) = ctx.saved
+        return grad / (1 + a * a)
+
+
+class Asinh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.arcsinh(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d asinh a = G / sqrt(a^2 + 1)
+        (a,) = ctx.saved
+        return grad / np.sqrt(a * a + 1)
+
+
+class Acosh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            return np.arccosh(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d acosh a = G / sqrt(a^2 - 1)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):  # below 1: NaN, as PyTorch
+            return grad / np.sqrt(a * a - 1)
+
+
+class Atanh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):  # +-1: +-inf; beyond: NaN (PyTorch's)
+            return np.arctanh(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d atanh a = G / (1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore"):
+            return grad / (1 - a * a)
+
+
+class Log10(Function):
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        return np.log10(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log10 a = G / (a ln 10)
+        (a,) = ctx.saved
+        return grad / (a * math.log(10))
+
+
+class Round(Function):
+    """floor, ceil, trunc or round (half to even, as PyTorch), by `how`. A step function: flat
+    between its jumps, so every input receives G 0 (PyTorch's choice at the jumps too). Integer
+    inputs are whole already and keep their dtype."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, how: str = "round", decimals: int = 0) -> np.ndarray:
+        if a.dtype.kind in "biu":
+            return a.copy()
+        if how == "round":
+            return np.round(a, decimals)
+        return getattr(np, how)(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        return np.zeros_like(grad)
