@@ -334,6 +334,79 @@ class TensorLayout(ArrayHolder):
             return Sorted(values, indices)
         return Sorted(values.narrow(dim, 0, k), indices.narrow(dim, 0, k))
 
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The entries (i, i + offset) of the dim1 x dim2 matrices, on a new last axis, as
+        torch.diagonal (offset > 0: above the main diagonal); G goes back to the diagonal."""
+        dim1, dim2 = check_dim("diagonal", dim1, self.shape), check_dim("diagonal", dim2, self.shape)
+        if dim1 == dim2:
+            raise ArgumentError(f"diagonal(): dim1 and dim2 are both axis {dim1}; they must differ")
+        rows, cols = self.shape[dim1], self.shape[dim2]
+        count = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+        steps = np.arange(count)
+        index = [slice(None)] * self.ndim
+        index[dim1], index[dim2] = steps - min(offset, 0), steps + max(offset, 0)
+        kept = [d for d in range(self.ndim) if d not in (dim1, dim2)]
+        # moving both axes last first keeps the two index arrays together: their axis goes last
+        return self.permute(*kept, dim1, dim2)[(..., index[dim1], index[dim2])]
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A 1-D tensor's entries on the `diagonal`-th diagonal of a square matrix (zeros elsewhere),
+        or a matrix's diagonal as a 1-D tensor, as torch.diag."""
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        if self.ndim != 1:
+            raise ShapeError(f"diag(): the tensor has shape {self.shape}; it must be 1-D or 2-D")
+        size = self.shape[0] + abs(diagonal)
+        picks = np.arange(self.shape[0])
+        rows, cols = picks - min(diagonal, 0), picks + max(diagonal, 0)
+        where_on = np.zeros((size, size), dtype=np.int64) - 1
+        where_on[rows, cols] = picks  # each diagonal place: the entry it holds
+        on = where_on >= 0
+        return self.reshape(-1)[np.where(on, where_on, 0)] * on
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where `mask` (broadcast with the tensor) is True, as a 1-D tensor."""
+        keep = np.asarray(as_array(mask))
+        if keep.dtype != np.bool_:
+            raise TypeError(f"masked_select(): mask must be a bool tensor, got dtype {keep.dtype}")
+        shape = broadcast_shape(self.shape, keep.shape)
+        return self.expand(shape)[np.broadcast_to(keep, shape)]
+
+    def nonzero(self, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero entries: an int64 (count, ndim) tensor, or with as_tuple one
+        1-D tensor per axis (numpy's nonzero)."""
+        if self.ndim == 0:  # one entry and no axes: (1, 0) or (0, 0), as PyTorch
+            found = self.reshape(1).nonzero(as_tuple)
+            return found if as_tuple else self._new(np.zeros((found.shape[0], 0), np.int64))
+        found = np.nonzero(self.data)
+        if as_tuple:
+            return tuple(self._new(axis.astype(np.int64)) for axis in found)
+        return self._new(np.stack(found, axis=1).astype(np.int64))
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        """A copy of self with each src[i][j][k] added at [index[i][j][k]][j][k] (for dim 0; as
+        torch.scatter_add): gather run backwards. self gets G, src gets G read back at index."""
+        dim = check_dim("scatter_add", dim, self.shape or (1,))
+        idx = np.asarray(as_array(index))
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"scatter_add(): index must hold integers, got dtype {idx.dtype}")
+        src_shape = np.shape(as_array(src))
+        sizes = enumerate(zip(idx.shape, src_shape, self.shape))
+        fits = idx.ndim == self.ndim == len(src_shape) and all(
+            n <= m and (d == dim or n <= k) for d, (n, m, k) in sizes)
+        if not fits:
+            raise ShapeError(f"scatter_add(): index has shape {idx.shape}, which does not fit src's shape "
+                             f"{src_shape} and the tensor's {self.shape} (the same number of axes, none "
+                             f"larger than src's, nor than the tensor's off dim {dim})")
+        check_in_range(idx, self.shape[dim], who="scatter_add", item="index", name="index",
+                       range_of=f"dim {dim} of size {self.shape[dim]}")
+        if not isinstance(src, ArrayHolder):
+            src = np.asarray(src, dtype=self.dtype)
+        elif src.dtype != self.dtype:
+            raise ArgumentError(f"scatter_add(): src has dtype {src.dtype}, the tensor {self.dtype}; "
+                                "they must be the same (as PyTorch)")
+        return ops.ScatterAdd.apply(self, src, index=idx, axis=dim)
+
     def dim(self) -> int:
         return self.data.ndim
 

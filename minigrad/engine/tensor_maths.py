@@ -144,7 +144,11 @@ class TensorMaths(ArrayHolder):
 
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
+            keepdim: bool | None = None, dtype: Any = None) -> Tensor:
+        """The sum over `axis` (or `dim`); `dtype` casts first, as PyTorch's (float64 sums of
+        float32 entries, say)."""
+        if dtype is not None:
+            return self.to(dtype).sum(axis, keepdims, dim=dim, keepdim=keepdim)
         axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
@@ -173,8 +177,11 @@ class TensorMaths(ArrayHolder):
 
     # PyTorch's dim=/keepdim= first; numpy's axis=/keepdims= too, by keyword (as sum's)
     def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
-             keepdims: bool = False) -> Tensor:
-        """The product of all entries, or along one `dim`; exact gradients where entries are 0."""
+             keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """The product of all entries, or along one `dim`; exact gradients where entries are 0.
+        `dtype` casts first."""
+        if dtype is not None:
+            return self.to(dtype).prod(dim, keepdim, axis=axis, keepdims=keepdims)
         dim, keepdims = axis_args("prod", axis, keepdims, dim, keepdim)
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): dim must be one int (as PyTorch), got {dim!r}")
@@ -202,6 +209,20 @@ class TensorMaths(ArrayHolder):
         """The square root of `var` (same arguments)."""
         dim, keepdims = axis_args("std", axis, keepdims, dim, keepdim)
         return self.var(dim, unbiased, keepdims, correction=correction).sqrt()
+
+    def var_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(var, mean) over `dim`, as torch.var_mean (var's arguments)."""
+        dim, keepdims = axis_args("var_mean", axis, keepdims, dim, keepdim)
+        return self.var(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
+
+    def std_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(std, mean) over `dim`, as torch.std_mean."""
+        dim, keepdims = axis_args("std_mean", axis, keepdims, dim, keepdim)
+        return self.std(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
 
     def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool = False) -> Tensor:

@@ -101,6 +101,8 @@ SAMPLES = {
     ops.Repeat: (lambda a: a.repeat(2, 1, 3), [r(2, 3)]),
     ops.Cumsum: (lambda a: a.cumsum(1) * a, [r(2, 3)]),
     ops.Gather: (lambda a: a.gather(1, np.array([[2, 0, 2], [1, 1, 0]])), [r(2, 3)]),
+    ops.ScatterAdd: (lambda a, src: a.scatter_add(1, np.array([[2, 0, 2], [1, 1, 0]]), src),
+                     [r(2, 3), r(2, 3)]),
     ops.Tan: (lambda a: a.tan(), [r(3, low=-1.2, high=1.2)]),
     ops.Sinh: (lambda a: a.sinh(), [r(3)]),
     ops.Cosh: (lambda a: a.cosh(), [r(3)]),

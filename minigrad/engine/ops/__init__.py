@@ -8,7 +8,7 @@
                     PowTensor, Cast; Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh,
                     Log10, Round
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
-                    Flip, Expand, Repeat, Gather
+                    Flip, Expand, Repeat, Gather, ScatterAdd
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
     losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options),
                     BCE, BCEWithLogits
@@ -93,6 +93,7 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Expand                    a broadcast to a shape      G summed back                                 -
     Repeat                    a tiled along each axis     G summed over the copies                      -
     Gather                    a[index] along an axis      G added back where read                       -
+    ScatterAdd                a, src added at index       G, G read at index                            -
     Embedding                 E[ids]                      RowSparse: G's rows summed per id             3, 4
     Linear                    x W^T + b                   G W, G^T x, sum G                             5, 6
     Softmax                   p = e^z / sum e^z           p (G - sum(G p))                              5
@@ -169,6 +170,7 @@ from minigrad.engine.ops.shape import (
     Permute,
     Repeat,
     Reshape,
+    ScatterAdd,
     SetItem,
     Stack,
     Where,
@@ -198,6 +200,7 @@ __all__ = [
     # issue 33: more of PyTorch's
     "BCE", "BCEWithLogits", "Cumsum", "Gather", "Repeat",
     "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Log10", "Round", "Sinh", "Tan",
+    "ScatterAdd",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -267,6 +270,7 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Expand: ("a broadcast to a shape", "G summed back", "-"),
     Repeat: ("a tiled along each axis", "G summed over the copies", "-"),
     Gather: ("a[index] along an axis", "G added back where read", "-"),
+    ScatterAdd: ("a, src added at index", "G, G read at index", "-"),
     Embedding: ("E[ids]", "RowSparse: G's rows summed per id", "3, 4"),
     Linear: ("x W^T + b", "G W, G^T x, sum G", "5, 6"),
     Softmax: ("p = e^z / sum e^z", "p (G - sum(G p))", "5"),
