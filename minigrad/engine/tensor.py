@@ -256,6 +256,20 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
     def __rtruediv__(self, other: Any) -> Tensor:
         return self._arithmetic(ops.Div, other, reflected=True, floating=True)
 
+    def __floordiv__(self, other: Any) -> Tensor:
+        """self / other rounded down (Python's //); no gradient flows through it (G 0)."""
+        return self._arithmetic(ops.RoundedDivide, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.RoundedDivide, other, reflected=True)
+
+    def __mod__(self, other: Any) -> Tensor:
+        """The remainder of //, with other's sign (Python's %, torch.remainder)."""
+        return self._arithmetic(ops.Remainder, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.Remainder, other, reflected=True)
+
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
             return self._pow_tensor(exponent)  # tensor ** tensor (tensor_maths.py)

@@ -15,7 +15,7 @@ import numpy as np
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
 from minigrad.engine.arrays import ArrayHolder, arrays_in, as_array
-from minigrad.engine.checks import ShapeError, check_broadcast
+from minigrad.engine.checks import ArgumentError, ShapeError, check_broadcast
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class TensorMaths(ArrayHolder):
         def item(self) -> Any: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
         def __neg__(self) -> Tensor: ...
+        def _operands(self, other: Any, reflected: bool = False,
+                      floating: bool = False) -> tuple[Any, Any]: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -425,6 +427,29 @@ class TensorMaths(ArrayHolder):
 
     def pow(self, exponent: Any) -> Tensor:
         return self ** exponent
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other; rounding_mode "floor" rounds the quotient down (as //) and "trunc" towards
+        0, both with gradient 0 (as PyTorch) and in the operands' dtype (ints stay ints)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("floor", "trunc"):
+            raise ArgumentError(f"div(): rounding_mode must be None, 'floor' or 'trunc', "
+                                f"got {rounding_mode!r}")
+        return broadcasting(ops.RoundedDivide, "div", *self._operands(other), rounding=rounding_mode)
+
+    divide = div
+
+    def floor_divide(self, other: Any) -> Tensor:
+        return self // other
+
+    def remainder(self, other: Any) -> Tensor:
+        return self % other
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of division rounded towards 0, with self's sign (C's fmod): a gets G, b
+        gets -G trunc(a / b)."""
+        return broadcasting(ops.Remainder, "fmod", *self._operands(other), how="fmod")
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
         """self ** exponent for an exponent that is a tensor or an array (tensor ** tensor)."""

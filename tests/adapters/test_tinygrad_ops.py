@@ -22,15 +22,16 @@ pytest.importorskip("torch")  # tinygrad's tests compute PyTorch's answers thems
 FAMILIES = {
     "elementwise": """abs abs_exact acos acosh add add3 asin asinh atan atanh broadcasted_add
         broadcasted_add_2 ceil celu clip cmp_eq cmp_ge cmp_gt cmp_le cmp_lt cmp_lt_backwards
-        cmp_ne_backwards cos cosh div div_naninf elu erf exp exp2 exp2_log2_zero_times_negative
-        floor gelu gelu_extreme hardsigmoid hardsigmoid_extreme hardswish hardtanh
-        int_pow_const_int isclose isclose_edge_cases isclose_scalar leaky_relu lerp log log10 log2
-        logaddexp logical_not logsigmoid mish mul mul_naninf neg pow pow_const pow_const_direct
-        pow_full pow_int_base_float_exponent pow_neg_inf_frac_exponent pow_zero_const
-        pow_zero_exponent pow_zero_tensor relu relu6 relu_exact relu_maximum_exact round
-        round_quantization_gradient rsqrt scalar_div scalar_mul scalar_rsub scalar_sub selu sigmoid
-        sigmoid_alt_extreme sigmoid_extreme sign sign_exact silu sin sinh softplus softsign
-        softsign_exact sqrt sub swish tan tanh tanh_extreme tiny_add tiny_mul trunc""",
+        cmp_ne_backwards cos cosh div div_int div_naninf div_rounding_mode elu erf exp exp2
+        exp2_log2_zero_times_negative floor fmod gelu gelu_extreme hardsigmoid hardsigmoid_extreme
+        hardswish hardtanh idiv_shift_rewrite_negative int_pow_const_int isclose isclose_edge_cases
+        isclose_scalar leaky_relu lerp log log10 log2 logaddexp logical_not logsigmoid mish mod mul
+        mul_naninf neg pow pow_const pow_const_direct pow_full pow_int_base_float_exponent
+        pow_neg_inf_frac_exponent pow_zero_const pow_zero_exponent pow_zero_tensor relu relu6
+        relu_exact relu_maximum_exact round round_quantization_gradient rsqrt scalar_div scalar_mul
+        scalar_rsub scalar_sub selu sigmoid sigmoid_alt_extreme sigmoid_extreme sign sign_exact
+        silu sin sinh softplus softsign softsign_exact sqrt sub swish tan tanh tanh_extreme
+        tiny_add tiny_mul trunc""",
     "reductions": """all all_axis all_large all_zero_axis any any_axis any_zero_axis argmax argmin
         const_reduce max max_dont_collapse maximum mean mean_axis mean_zero_axis min minimum
         normalize prod std std_axis std_keepdim std_mean std_mean_loaded_nan std_one_in_axis

@@ -120,7 +120,7 @@ METHODS = {
     "add": lambda self, other: self + other,
     "sub": lambda self, other: self - other,
     "mul": lambda self, other: self * other,
-    "div": lambda self, other: self / other,
+    "mod": lambda self, other: self % other,
     "cross_entropy": lambda self, y, reduction="mean", label_smoothing=0.0:
         F.cross_entropy(self, y, reduction=reduction, label_smoothing=label_smoothing),
     "sparse_categorical_crossentropy": lambda self, y, ignore_index=-1, label_smoothing=0.0, reduction="mean":

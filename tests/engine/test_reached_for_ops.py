@@ -568,3 +568,69 @@ def test_scatter_add_gradchecks_and_names_a_bad_index():
         mg.zeros(2, 3).scatter_add(1, np.array([[0, 3]]), mg.zeros(2, 3))
     with pytest.raises(RuntimeError, match="src has dtype float64, the tensor float32"):
         mg.zeros(2, 3).scatter_add(1, np.array([[0, 1]]), mg.zeros(2, 3, dtype=np.float64))
+
+
+# ---- //, %, fmod, div(rounding_mode=) -------------------------------------------------------------------
+
+NUMERATORS, DENOMINATORS = [-4, 7, 5, 4, -7, 8, -9, 0, 1], [2, -3, 8, -2, 3, 5, -5, 3, 0.1]
+INT_DENOMINATORS = [2, -3, 8, -2, 3, 5, -5, 3, 7]
+DIVISIONS = {"floordiv": lambda lib, TF, a, b: a // b, "mod": lambda lib, TF, a, b: a % b,
+             "fmod": lambda lib, TF, a, b: a.fmod(b),
+             "div_floor": lambda lib, TF, a, b: a.div(b, rounding_mode="floor"),
+             "div_trunc": lambda lib, TF, a, b: a.div(b, rounding_mode="trunc"),
+             "rmod": lambda lib, TF, a, b: 3.5 % b, "rfloordiv": lambda lib, TF, a, b: 7 // b}
+for _name, _fn in DIVISIONS.items():
+    case(_name, _fn)
+
+
+# torch's // has no backward, nor has its number % tensor: those are compared without gradients
+WITHOUT_BACKWARD = ("floordiv", "rfloordiv", "rmod")
+
+
+@pytest.mark.parametrize("name", [n for n in DIVISIONS if n not in WITHOUT_BACKWARD])
+def test_rounded_division_and_remainders_match_torch_with_gradients(name, oracle):
+    _against_torch(oracle, name, np.array(NUMERATORS, float), np.array(DENOMINATORS, float))
+
+
+def torch_forward_only(name, a, b):
+    with torch.no_grad():
+        return CASES[name](torch, TF, torch.tensor(a), torch.tensor(b))
+
+
+@pytest.mark.parametrize("name", WITHOUT_BACKWARD)
+def test_floor_division_and_a_number_mod_a_tensor_match_torch(name, oracle):
+    a, b = np.array(NUMERATORS, float), np.array(DENOMINATORS, float)
+    np.testing.assert_array_equal(CASES[name](mg, F, mg.tensor(a), mg.tensor(b)).data,
+                                  oracle(torch_forward_only, name, a, b))
+
+
+def torch_integer_divisions(a, b):
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    return (ta // tb, ta % tb, ta.fmod(tb), ta.div(tb, rounding_mode="trunc"), ta // 3, 7 % tb,
+            (ta.double() // tb.double()))
+
+
+def test_integer_divisions_stay_integers_as_torch(oracle):
+    a, b = np.array(NUMERATORS), np.array(INT_DENOMINATORS)
+    ta, tb = mg.tensor(a), mg.tensor(b)
+    ours = (ta // tb, ta % tb, ta.fmod(tb), ta.div(tb, rounding_mode="trunc"), ta // 3, 7 % tb,
+            ta.double() // tb.double())
+    for mine, theirs in zip(ours, oracle(torch_integer_divisions, a, b), strict=True):
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(mine.data, theirs)
+
+
+def test_remainders_gradcheck_and_division_by_zero_is_torchs():
+    check(lambda a, b: a % b, _leaf([-3.3, 4.1, 2.6]), _leaf([2.0, -1.5, 0.7]))
+    check(lambda a, b: a.fmod(b) * b, _leaf([-3.3, 4.1, 2.6]), _leaf([2.0, -1.5, 0.7]))
+    check(lambda a, b: a % b, _leaf(5.3), _leaf(2.0))
+    x = _leaf([5.0, -7.0])
+    (x // 2 + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]  # // passes 0
+    assert np.isnan((mg.tensor([5.0]) % 0).data).all() and (mg.tensor([5.0]) // 0).data.tolist() == [np.inf]
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        mg.tensor([5]) // 0
+    with pytest.raises(RuntimeError, match="integer fmod by zero"):
+        mg.tensor([5]).fmod(0)
+    with pytest.raises(RuntimeError, match="rounding_mode must be None, 'floor' or 'trunc', got 'round'"):
+        mg.tensor([5.0]).div(2, rounding_mode="round")

@@ -1,7 +1,8 @@
 """The differentiable ops, one `Function` each: forward and backward side by side, by family.
 
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
-    arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
+    arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`;
+                    RoundedDivide, Remainder
     reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var, Cumsum
     elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
@@ -37,6 +38,8 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Clone                     a copy of a                 G                                             -
     Copy                      src copied into a new array 0, G (summed back to src)                     -
     MatMul                    A @ B                       G B^T, A^T G                                  3
+    RoundedDivide             a // b, or a / b to 0       0, 0 (flat between the steps)                 -
+    Remainder                 a - b q, q = a // b or to 0 G, -G q                                       -
     Sum                       sum over axes               G spread back over the axes                   1
     Mean                      mean over axes              G / n spread back over the axes               1
     Max                       max over axes               G to the maximum (ties share it)              4
@@ -114,7 +117,20 @@ gradients, 5 the output map, 6 tying the two maps, 13 skip-gram with negative sa
 """
 
 from minigrad.engine.function import Function
-from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, Neg, Pow, Sub, unbroadcast
+from minigrad.engine.ops.arithmetic import (
+    Add,
+    Clone,
+    Copy,
+    Div,
+    MatMul,
+    Mul,
+    Neg,
+    Pow,
+    Remainder,
+    RoundedDivide,
+    Sub,
+    unbroadcast,
+)
 from minigrad.engine.ops.elementwise import (
     GELU,
     Abs,
@@ -200,7 +216,7 @@ __all__ = [
     # issue 33: more of PyTorch's
     "BCE", "BCEWithLogits", "Cumsum", "Gather", "Repeat",
     "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Log10", "Round", "Sinh", "Tan",
-    "ScatterAdd",
+    "ScatterAdd", "RoundedDivide", "Remainder",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -214,6 +230,8 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Clone: ("a copy of a", "G", "-"),
     Copy: ("src copied into a new array", "0, G (summed back to src)", "-"),
     MatMul: ("A @ B", "G B^T, A^T G", "3"),
+    RoundedDivide: ("a // b, or a / b to 0", "0, 0 (flat between the steps)", "-"),
+    Remainder: ("a - b q, q = a // b or to 0", "G, -G q", "-"),
     Sum: ("sum over axes", "G spread back over the axes", "1"),
     Mean: ("mean over axes", "G / n spread back over the axes", "1"),
     Max: ("max over axes", "G to the maximum (ties share it)", "4"),
