@@ -1,25 +1,31 @@
 """Arrays, and the array inside a tensor: the names the engine's lower modules share.
 
-`Array` is the type of a numpy array of any dtype and shape, for the type hints. `ArrayHolder`
+`Array` is the type of a numpy array of any dtype and shape, for the type hints; `Gradients`, the
+type of what a backward returns (one gradient per input: an array, a RowSparse, or None). `ArrayHolder`
 is the base class of Tensor: it lets a module tell a tensor from a plain value without importing
 tensor.py. `as_array` and `index_array` are the one way each to take the arrays out.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-Array = npt.NDArray[Any]
+if TYPE_CHECKING:
+    from minigrad.engine.sparse import RowSparse
+
+Array: TypeAlias = npt.NDArray[Any]
+Gradients: TypeAlias = "tuple[Array | RowSparse | None, ...]"
 
 
 class ArrayHolder:
-    """What every Tensor is at bottom: a holder of a numpy array, `data`."""
+    """What every Tensor is at bottom: a holder of a numpy array, `data`, that may require grad."""
 
     __slots__ = ()
     data: Array
+    requires_grad: bool
 
 
 def as_array(x: Any) -> Any:

@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.arrays import Array
 
-def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
+
+def check_in_range(ids: Array, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
     """Raise IndexError for the first entry of the integer array `ids` outside [0, size).
 
     The message names the caller, the value, where it sits in the argument and the range,

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.arrays import Array
+
 DEFAULT_FLOAT = np.dtype(np.float32)  # PyTorch's default dtype: what a Python float becomes
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _NUMBER_DTYPE = {0: np.dtype(np.bool_), 1: np.dtype(np.int64), 2: DEFAULT_FLOAT,
@@ -62,11 +64,12 @@ def result_type(*operands: Any) -> np.dtype:
         else:
             x = x if hasattr(x, "ndim") else np.asarray(x)  # a Tensor or array; a list
             rank, dtype = (0 if x.ndim else 1), np.dtype(x.dtype)
-        ranked[rank] = dtype if ranked[rank] is None else promote_types(ranked[rank], dtype)
-    result = None
-    for dtype in ranked:  # a lower rank counts only when it lifts the kind
-        if result is None or (dtype is not None and kind_order(dtype) > kind_order(result)):
-            result = dtype
+        held = ranked[rank]
+        ranked[rank] = dtype if held is None else promote_types(held, dtype)
+    result: np.dtype | None = None
+    for candidate in ranked:  # a lower rank counts only when it lifts the kind
+        if result is None or (candidate is not None and kind_order(candidate) > kind_order(result)):
+            result = candidate
     assert result is not None, "result_type() needs at least one operand"
     return result
 
@@ -76,7 +79,7 @@ def float_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if dtype.kind == "f" else DEFAULT_FLOAT
 
 
-def as_float(a: np.ndarray) -> np.ndarray:
+def as_float(a: Array) -> Array:
     """`a` itself when it holds floats; a bool or integer array as float32 (as PyTorch's exp)."""
     return a if a.dtype.kind == "f" else a.astype(DEFAULT_FLOAT)
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
-from minigrad.engine.arrays import ArrayHolder, arrays_in, as_array
+from minigrad.engine.arrays import Array, ArrayHolder, arrays_in, as_array
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
@@ -22,11 +22,7 @@ if TYPE_CHECKING:
 class TensorMaths(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
-
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-
         def _new(self, array: Any) -> Tensor: ...
         @property
         def shape(self) -> tuple[int, ...]: ...
@@ -38,10 +34,10 @@ class TensorMaths(ArrayHolder):
         def __pow__(self, exponent: Any) -> Tensor: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.equal, other)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.not_equal, other)
 
     def __lt__(self, other: Any) -> Tensor:
@@ -259,7 +255,7 @@ class TensorMaths(ArrayHolder):
         """The smaller of self and other, elementwise; at a tie each gets half the gradient."""
         return ops.Minimum.apply(*promote(self, _check_tensor_like("minimum", other)))
 
-    def pow(self, exponent: Any) -> Tensor:
+    def pow(self, exponent: float | Tensor | Array) -> Tensor:
         return self ** exponent
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
@@ -279,7 +275,7 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     tensor that needs no gradient; a tensor that requires grad is cast by an op, so its gradient
     still reaches it."""
     dtype = getattr(a, "dtype", None)
-    if dtype is not None and getattr(b, "dtype", None) is dtype and (dtype.kind == "f" or not floating):
+    if dtype is not None and (dtype.kind == "f" or not floating) and getattr(b, "dtype", None) is dtype:
         return a, b  # one dtype already: nothing to decide
     dtype = float_dtype(result_type(a, b)) if floating else result_type(a, b)
     return cast(a, dtype), cast(b, dtype)

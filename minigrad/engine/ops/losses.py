@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine.arrays import Array, Gradients
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.vocabulary import log_softmax
 
 
-def _reduce(per_position: np.ndarray, reduction: str, divisor: float) -> np.ndarray:
+def _reduce(per_position: Array, reduction: str, divisor: float) -> Array:
     if reduction == "none":
         return per_position
     total = per_position.sum()
@@ -30,12 +31,13 @@ def _reduce(per_position: np.ndarray, reduction: str, divisor: float) -> np.ndar
         return np.asarray(total / divisor if reduction == "mean" else total, dtype=per_position.dtype)
 
 
-def _spread(grad: np.ndarray, reduction: str, divisor: float) -> np.ndarray:
+def _spread(grad: Array, reduction: str, divisor: float) -> Array:
     """G as a factor for each position's row: (..., 1)."""
     if reduction == "none":
         return grad[..., None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return grad / np.asarray(divisor if reduction == "mean" else 1, grad.dtype)
+        factor: Array = grad / np.asarray(divisor if reduction == "mean" else 1, grad.dtype)
+    return factor
 
 
 class SoftTargetCrossEntropy(Function):
@@ -45,15 +47,15 @@ class SoftTargetCrossEntropy(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, logits: np.ndarray, coefficients: np.ndarray, reduction: str = "mean",
-                divisor: float = 1.0) -> np.ndarray:
+    def forward(ctx: Context, logits: Array, coefficients: Array, reduction: str = "mean",
+                divisor: float = 1.0) -> Array:
         log_p = log_softmax(logits)
         ctx.save_for_backward(log_p, coefficients)
         ctx.reduction, ctx.divisor = reduction, divisor
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # and dA = -G log p (soft targets learn too)
+    def backward(ctx: Context, grad: Array) -> Gradients:  # and dA = -G log p (soft targets learn too)
         log_p, coefficients = ctx.saved
         step = _spread(grad, ctx.reduction, ctx.divisor)
         dz = (coefficients.sum(axis=-1, keepdims=True) * np.exp(log_p) - coefficients) * step
@@ -64,14 +66,14 @@ class NLLLoss(Function):
     """-sum_c A_ic x_ic per position (x: log-probabilities), reduced; dx = -G A."""
 
     @staticmethod
-    def forward(ctx: Context, log_p: np.ndarray, coefficients: np.ndarray, reduction: str = "mean",
-                divisor: float = 1.0) -> np.ndarray:
+    def forward(ctx: Context, log_p: Array, coefficients: Array, reduction: str = "mean",
+                divisor: float = 1.0) -> Array:
         ctx.save_for_backward(log_p, coefficients)
         ctx.reduction, ctx.divisor = reduction, divisor
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = -G A (and dA = -G x)
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dx = -G A (and dA = -G x)
         log_p, coefficients = ctx.saved
         step = _spread(grad, ctx.reduction, ctx.divisor)
         return -coefficients * step, -log_p * step if ctx.needs_input_grad[1] else None

@@ -89,7 +89,7 @@ def notebook_setup(number: int, out_dir: str | Path = ".") -> str:
     os.environ["MINIGRAD_OUT"] = out_dir
     if not figures.in_notebook():
         return lesson_path
-    from IPython import get_ipython  # type: ignore[import-not-found]
+    from IPython import get_ipython
 
     shell = get_ipython()
     folder = Path(out_dir)
