@@ -60,7 +60,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/mypy
 
-# Every lesson at full size, with the checks inside it (CI runs them in the fast mode through
+# Every lesson at full size, with the checks inside it (CI runs them in the small mode through
 # the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
 lessons: $(STAMP)
 	@for f in lessons/[0-9][0-9]_*.py; do \
