@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.arrays import Array
+from minigrad.engine.arrays import Array, DType
 
 
 def check_dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
@@ -57,11 +57,11 @@ def check_can_require_grad(array: Array) -> None:
         )
 
 
-def as_dtype(op: str, dtype: Any) -> np.dtype:
+def as_dtype(op: str, dtype: Any) -> DType:
     """A dtype argument (`mg.float32`, `np.float64`, "int64", a numpy dtype) as a numpy dtype."""
     if isinstance(dtype, str):
         dtype = dtype.removeprefix("torch.").removeprefix("minigrad.")
-    result: np.dtype | None
+    result: DType | None
     try:
         result = np.dtype(dtype)
     except TypeError:

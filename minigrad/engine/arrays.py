@@ -1,9 +1,10 @@
 """Arrays, and the array inside a tensor: the names the engine's lower modules share.
 
-`Array` is the type of a numpy array of any dtype and shape, for the type hints; `Gradients`, the
-type of what a backward returns (one gradient per input: an array, a RowSparse, or None). `ArrayHolder`
-is the base class of Tensor: it lets a module tell a tensor from a plain value without importing
-tensor.py. `as_array` and `index_array` are the one way each to take the arrays out.
+`Array` is the type of a numpy array of any dtype and shape, for the type hints (`DType`, of its
+dtype); `Gradients`, the type of what a backward returns (one gradient per input: an array, a
+RowSparse, or None). `ArrayHolder` is the base class of Tensor: it lets a module tell a tensor
+from a plain value without importing tensor.py. `as_array` and `index_array` are the one way each
+to take the arrays out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from minigrad.engine.sparse import RowSparse
 
 Array: TypeAlias = npt.NDArray[Any]
+DType: TypeAlias = np.dtype[Any]
 Gradients: TypeAlias = "tuple[Array | RowSparse | None, ...]"
 
 

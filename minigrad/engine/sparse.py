@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import kernels
-from minigrad.engine.arrays import Array
+from minigrad.engine.arrays import Array, DType
 from minigrad.engine.checks import check_in_range
 
 
@@ -69,7 +69,7 @@ class RowSparse:
         return cls(np.zeros(0, np.int64), np.zeros((0, *shape[1:]), dtype), shape, coalesced=True)
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> DType:
         return self.values.dtype
 
     @property

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from minigrad.engine import kernels
-from minigrad.engine.arrays import Array, Gradients
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
@@ -83,7 +83,8 @@ class LogSigmoid(Function):
     def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+        out: Array = (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # d log s(a) = G (1 - s(a)) = G s(-a)
@@ -159,7 +160,8 @@ class Abs(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # G sign(a), 0 at the kink (PyTorch)
         (a,) = ctx.saved
-        return grad * np.sign(a)
+        grad_a: Array = grad * np.sign(a)
+        return grad_a
 
 
 class SiLU(Function):
@@ -190,7 +192,8 @@ class Sin(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # d sin a = G cos a
         (a,) = ctx.saved
-        return grad * np.cos(a)
+        grad_a: Array = grad * np.cos(a)
+        return grad_a
 
 
 class Cos(Function):
@@ -203,7 +206,8 @@ class Cos(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # d cos a = -G sin a
         (a,) = ctx.saved
-        return -grad * np.sin(a)
+        grad_a: Array = -grad * np.sin(a)
+        return grad_a
 
 
 class Erf(Function):
@@ -277,7 +281,8 @@ class Softplus(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # G s(beta a), or G where linear
         (scaled,) = ctx.saved
-        return grad * np.where(ctx.linear, np.ones((), scaled.dtype), kernels.sigmoid(scaled))
+        grad_a: Array = grad * np.where(ctx.linear, np.ones((), scaled.dtype), kernels.sigmoid(scaled))
+        return grad_a
 
 
 class LeakyReLU(Function):
@@ -394,7 +399,7 @@ class Cast(Function):
     """a in another float dtype; the gradient goes back in a's dtype (float32 <-> float64)."""
 
     @staticmethod
-    def forward(ctx: Context, a: Array, dtype: np.dtype) -> Array:
+    def forward(ctx: Context, a: Array, dtype: DType) -> Array:
         ctx.in_dtype = a.dtype
         return a.astype(dtype)
 

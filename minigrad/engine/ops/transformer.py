@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from minigrad.engine import kernels
-from minigrad.engine.arrays import Array, Gradients
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
 
@@ -107,7 +107,7 @@ def rotate_pairs(x: Array, cos: Array, sin: Array, style: str) -> Array:
 
 
 def attention_bias(attn_mask: Array | None, is_causal: bool, L: int, S: int,
-                   dtype: np.dtype) -> Array | None:
+                   dtype: DType) -> Array | None:
     """What attention adds to its scores: 0 where query i may see key j, -inf where not, or the
     float mask itself; None when nothing is masked.
 

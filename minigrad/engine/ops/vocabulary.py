@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.engine import kernels
-from minigrad.engine.arrays import Array, Gradients
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
@@ -85,7 +85,8 @@ class Linear(Function):
 def log_softmax(z: Array, axis: int = -1) -> Array:
     """log p = (z - max z) - log sum exp(z - max z)."""
     _, total, shifted = shifted_exp(z, axis)
-    return shifted - np.log(total)
+    log_p: Array = shifted - np.log(total)
+    return log_p
 
 
 class Softmax(Function):
@@ -144,7 +145,7 @@ class CrossEntropy(Function):
         return (dz if grad == 1 else dz * grad.astype(dz.dtype)).reshape(ctx.logits_shape), None
 
 
-def mean_or_sum_scale(n: int, reduction: str, dtype: np.dtype) -> Array:
+def mean_or_sum_scale(n: int, reduction: str, dtype: DType) -> Array:
     """1/n for reduction="mean" (NaN for no positions: the mean of nothing, as PyTorch), 1 for "sum"."""
     return np.asarray((1.0 / n if n else np.nan) if reduction == "mean" else 1.0, dtype=dtype)
 
