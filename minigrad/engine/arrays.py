@@ -15,7 +15,10 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
+
     from minigrad.engine.sparse import RowSparse
+    from minigrad.engine.tensor import Tensor
 
 Array: TypeAlias = npt.NDArray[Any]
 DType: TypeAlias = np.dtype[Any]
@@ -28,6 +31,11 @@ class ArrayHolder:
     __slots__ = ()
     data: Array
     requires_grad: bool
+
+
+def is_tensor(x: object) -> TypeIs[Tensor]:
+    """Whether `x` is a Tensor (the one kind of ArrayHolder), told without importing tensor.py."""
+    return isinstance(x, ArrayHolder)
 
 
 def as_array(x: Any) -> Any:
