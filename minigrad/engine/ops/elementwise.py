@@ -101,7 +101,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # G where a > 0 (0 at the kink)
         (a,) = ctx.saved
-        return grad * (a > 0)
+        return grad * ~(a <= 0)  # and at a NaN, whose relu is NaN, G passes (as PyTorch)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -160,7 +160,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx: Context, grad: Array) -> Array:  # G sign(a), 0 at the kink (PyTorch)
         (a,) = ctx.saved
-        grad_a: Array = grad * np.sign(a)
+        grad_a: Array = grad * np.sign(np.nan_to_num(a))  # sign(nan) taken as 0, as PyTorch's sign
         return grad_a
 
 
