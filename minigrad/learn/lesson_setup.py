@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from minigrad.learn.extras import install_hint
 from minigrad.learn.figures import in_notebook, show_file
 
 DEFAULT_BLAS_THREADS = 1
@@ -39,11 +40,12 @@ def blas_thread_cap() -> int | None:
     return threads or None
 
 
-def cap_blas_threads(threads: int | None = None) -> Any:
+def cap_blas_threads(threads: int | None = None, extra: str = "lessons") -> Any:
     """Limit numpy's BLAS to `threads` (default: blas_thread_cap()) for the rest of the process.
 
     Returns threadpoolctl's limiter (use it as a context manager to restore the old limits), or
-    None when there is no cap or threadpoolctl is missing (then say how to get it).
+    None when there is no cap or threadpoolctl is missing (then say how to get it: with minigrad's
+    `extra`, "lessons" for a lesson, "lab" for the lab).
     """
     threads = blas_thread_cap() if threads is None else threads
     if not threads:
@@ -51,9 +53,8 @@ def cap_blas_threads(threads: int | None = None) -> Any:
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        print("note: BLAS threads are not capped "
-              "(threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
-              file=sys.stderr)
+        print(f"note: BLAS threads are not capped (threadpoolctl is missing; it comes with the `{extra}` "
+              f"extra: {install_hint(extra)})", file=sys.stderr)
         return None
     return threadpool_limits(limits=threads, user_api="blas")
 

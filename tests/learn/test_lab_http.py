@@ -171,4 +171,5 @@ def test_minigrad_lab_prints_its_url_first_and_stops_on_ctrl_c():
 def test_a_busy_port_is_reported(server):
     result = subprocess.run([sys.executable, "-m", "minigrad.cli", "lab", "--port", str(server.port),
                              "--no-browser"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 1 and f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
+    assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "choose another --port" in result.stderr

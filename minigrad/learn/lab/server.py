@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 from minigrad.learn.lab import answer, audit, steps
 from minigrad.learn.lab import request_params as P
 from minigrad.learn.lab.request_params import BadRequest
-from minigrad.learn.lesson_kit import cap_blas_threads
+from minigrad.learn.lesson_kit import blas_thread_cap, cap_blas_threads
 
 HOST = "127.0.0.1"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -252,7 +252,7 @@ class LabServer(ThreadingHTTPServer):
         super().__init__((HOST, port), LabHandler)
         self.state = LabState()
         self.verbose = verbose
-        self.blas_limit = cap_blas_threads()
+        self.blas_limit = cap_blas_threads(extra="lab")
         # One computation at a time: minigrad's grad mode (no_grad) is process-wide, so two
         # requests computing at once could switch gradients off under each other. Threads still
         # let static files and refusals through while a computation runs.
@@ -300,11 +300,22 @@ def warm_up() -> None:
 def serve(port: int = 0, open_browser: bool = True, verbose: bool = False, out: Any = None) -> int:
     """Run the lab until Ctrl-C. The URL is the first line printed."""
     out = out or sys.stdout
+    problem = None
+    if not 0 <= port <= 65535:
+        problem = f"port {port} is not a port; expected 0 (any free port) to 65535"
+    try:
+        blas_thread_cap()  # MINIGRAD_BLAS_THREADS, read before anything listens
+    except ValueError as err:
+        problem = str(err)
+    if problem:
+        print(f"minigrad lab: {problem}", file=sys.stderr)
+        return 2
     try:
         server = LabServer(port, verbose)
     except OSError as err:
-        print(f"minigrad lab: cannot listen on {HOST}:{port}: {err.strerror or err}", file=sys.stderr)
-        return 1
+        print(f"minigrad lab: cannot listen on {HOST}:{port}: {err.strerror or err} (choose another "
+              "--port, or 0 for any free one)", file=sys.stderr)
+        return 2  # the port asked for cannot be used: a bad argument
     print(server.url, file=out, flush=True)  # already listening: a browser opened now waits for us
     try:
         print("minigrad lab: preparing (corpus, Graphviz) ...", file=out, flush=True)
