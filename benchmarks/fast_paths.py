@@ -1,4 +1,4 @@
-"""What each fast path buys: the same work with minigrad.engine.fast on and off, side by side.
+"""What the fast kernels buy: the same work with the fast kernels and the plain ones, side by side.
 
   cross-entropy     F.cross_entropy forward + backward on (N, V) float32 logits (the recycled
                     softmax buffer, dz written over it, row blocks on two threads)
@@ -105,7 +105,7 @@ def step_call(V: int, d: int, H: int, N: int) -> Callable[[], None]:
 
 
 def compare(name: str, call: Callable[[], None], rounds: int) -> None:
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
 
     times: dict[str, list[float]] = {"on": [], "off": []}
     call()  # warm up: first-touch pages, the recycled buffer
@@ -115,7 +115,7 @@ def compare(name: str, call: Callable[[], None], rounds: int) -> None:
             if mode == "on":
                 call()
             else:
-                with fast.disabled():
+                with kernels.plain_only():
                     call()
             times[mode].append(time.perf_counter() - start)
     ratio = statistics.median(off / on for on, off in zip(times["on"], times["off"]))

@@ -53,10 +53,10 @@ def model_args(shape: dict[str, int]) -> tuple[int, ...]:
 
 
 def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
     from minigrad.optim import AdamW
 
-    fast.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
+    kernels.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
     model = build_model(*model_args(shape))
     ids, targets = batch(shape["V"], shape["T"], shape["B"])
     return training_step(model, AdamW(model.parameters(), **HYPER), ids, targets)

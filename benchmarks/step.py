@@ -61,12 +61,12 @@ def minigrad_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     """The model written as a learner would write it: Modules, the tied head and its loss as
     F.linear_cross_entropy (F.linear then F.cross_entropy compute the same numbers)."""
     import minigrad as mg
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
     from minigrad.nn import Embedding, Linear, Module
     from minigrad.nn import functional as F
     from minigrad.optim import AdamW
 
-    fast.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
+    kernels.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
     V, d = state["E"].shape
     H = state["W1"].shape[0]
 
@@ -205,9 +205,9 @@ def softmax_dz_rows(z: np.ndarray, targets: np.ndarray, total: np.ndarray, picke
 def bound_step(state: dict[str, np.ndarray]) -> Callable[[], float]:
     """The hand-written numpy step, with every array preallocated (no page faults) and every large
     elementwise pass (the softmax and dz over the (N, V) logits, tanh, AdamW) in cache-sized row
-    blocks on two threads (minigrad's `fast.in_row_blocks`). Not a peer: what a step on numpy's
+    blocks on two threads (minigrad's fast kernels' `in_row_blocks`). Not a peer: what a step on numpy's
     BLAS and ufuncs costs at least on this machine, against which the targets can be judged."""
-    from minigrad.engine import fast
+    from minigrad.engine.kernels import fast
 
     E, W1, b1, W2, b2 = (state[k].copy() for k in ("E", "W1", "b1", "W2", "b2"))
     params = [E, W1, b1, W2, b2]
@@ -451,9 +451,9 @@ class Worker:
             import jax
             self.kernel = f"jax {jax.__version__} (XLA CPU; thread count its own)"
         elif impl == "minigrad":
-            from minigrad.engine import fast  # imported before the memory baseline, like torch
+            from minigrad.engine import kernels  # imported before the memory baseline, like torch
             if threads is not None:
-                fast.set_threads(threads)  # its row blocks too: no second core at --threads 1
+                kernels.set_threads(threads)  # its row blocks too: no second core at --threads 1
         _reset_peak_rss()
         self.baseline_kib = _rss_kib("VmRSS")
         self.step = build()

@@ -95,7 +95,7 @@ def matmul_times(shape: dict[str, int], repeats: int) -> None:
 
 
 def elementwise_times(shape: dict[str, int], repeats: int) -> None:
-    from minigrad.engine import fast
+    from minigrad.engine.kernels import fast
 
     rng = np.random.default_rng(0)
     V, d, H, N = shape["V"], shape["d"], shape["H"], shape["N"]

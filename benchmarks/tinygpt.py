@@ -57,10 +57,10 @@ def batch(V: int, T: int, B: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray
 
 
 def minigrad_step(shape: dict[str, int]) -> Callable[[], float]:
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
     from minigrad.optim import AdamW
 
-    fast.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
+    kernels.keep_freed_memory()  # opt-in (import does not change the allocator), as train() does
 
     model = build_model(*(shape[k] for k in ("V", "T", "d", "heads", "layers")))
     ids, targets = batch(shape["V"], shape["T"], shape["B"])
@@ -148,9 +148,9 @@ def profile(shape: dict[str, int], steps: int, threads: int | None,
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
-        from minigrad.engine import fast
+        from minigrad.engine import kernels
         threadpool_limits(threads, user_api="blas")
-        fast.set_threads(threads)  # as the timed worker does
+        kernels.set_threads(threads)  # as the timed worker does
     step = (build or minigrad_step)(shape)
     step()
     faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -173,21 +173,21 @@ def profile(shape: dict[str, int], steps: int, threads: int | None,
              "", "| function | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
     for own, calls, where in rows[:15]:
         lines.append(f"| {where} | {calls / steps:.0f} | {1e3 * own / steps:.2f} | {own / total:.0%} |")
-    # memory the kernel maps in again each step (freed and re-touched): fast.keep_freed_memory
+    # memory the kernel maps in again each step (freed and re-touched): kernels.keep_freed_memory
     return lines + ["", f"page faults per step (unprofiled): {faults:,.0f}", ""]
 
 
 def op_costs(repeats: int = 20) -> list[str]:
-    """Each TinyGPT fast form against its plain form (fast.disabled()): one op's forward and
+    """Each TinyGPT fast form against its plain form (kernels.plain_only()): one op's forward and
     backward at the base shape, on one core (BLAS and row blocks), CPU time, best of `repeats`."""
     import time
 
     from threadpoolctl import threadpool_limits
 
-    from minigrad.engine import Tensor, fast
+    from minigrad.engine import Tensor, kernels
     from minigrad.nn import functional as F
     threadpool_limits(1, user_api="blas")
-    fast.set_threads(1)
+    kernels.set_threads(1)
     g = np.random.default_rng(0)
 
     def normal(*shape: int) -> np.ndarray:
@@ -217,7 +217,7 @@ def op_costs(repeats: int = 20) -> list[str]:
              "", "| op | fast (ms) | plain (ms) | plain / fast |", "|---|---:|---:|---:|"]
     for name, (op, arrays) in cases.items():
         fast_ms = best_ms(op, arrays, repeats)
-        with fast.disabled():
+        with kernels.plain_only():
             plain_ms = best_ms(op, arrays, 3 if name.startswith("GELU") else repeats)  # math.erf: slow
         lines.append(f"| {name} | {fast_ms:.2f} | {plain_ms:.2f} | {plain_ms / fast_ms:.1f} |")
     return lines + [""]

@@ -38,9 +38,9 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 import minigrad as mg
+from minigrad import count_dependencies
 from minigrad.engine import AccumulateGrad, Node
-from minigrad.engine.graph import count_dependencies
-from minigrad.learn.lesson_kit import setup
+from minigrad.learn.kit import setup
 
 lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out

@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.learn.lesson_kit import setup
+from minigrad.learn.kit import setup
 
 lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out

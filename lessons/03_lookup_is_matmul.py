@@ -37,7 +37,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.learn.lesson_kit import setup
+from minigrad.learn.kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(3)  # caps BLAS threads, draws headless, makes OUT

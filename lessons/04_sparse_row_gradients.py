@@ -35,9 +35,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine.seam import whose
-from minigrad.learn.lesson_kit import setup
-from minigrad.learn.your_pieces import yours
+from minigrad import whose
+from minigrad.learn.course import yours
+from minigrad.learn.kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(4)  # caps BLAS threads, draws headless, makes OUT
@@ -80,7 +80,7 @@ emb = mg.nn.Embedding(V, d, sparse=True, dtype=np.float64, rng=0)
 upstream = rng.standard_normal((1, 4, d))  # dL/d(output), one vector per position
 
 with pieces.use():
-    assert (whose("Embedding") == "yours") == pieces.are_yours  # else minigrad's, or its fast twin
+    assert (whose("Embedding") == "yours") == pieces.are_yours  # else minigrad's
     out = emb(ids)
     print("the lookup's backward node:", out.grad_fn.name)  # named while it runs
     out.backward(upstream)

@@ -33,9 +33,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine.seam import whose
-from minigrad.learn.lesson_kit import setup
-from minigrad.learn.your_pieces import yours
+from minigrad import whose
+from minigrad.learn.course import yours
+from minigrad.learn.kit import setup
 from minigrad.nn import functional as F
 
 lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
@@ -86,7 +86,7 @@ h = mg.tensor(rng.standard_normal((1, d)), requires_grad=True, name="h")
 
 logits = head(h)  # (1, V): z_i = h . w_i
 with pieces.use():
-    assert (whose("CrossEntropy") == "yours") == pieces.are_yours  # else minigrad's, or its fast twin
+    assert (whose("CrossEntropy") == "yours") == pieces.are_yours  # else minigrad's
     loss = F.cross_entropy(logits, np.array([target]))
     print("the loss's backward node:", loss.grad_fn.name)  # named while it runs
     loss.backward()

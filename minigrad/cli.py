@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import minigrad
-from minigrad.learn import catalog, grading, notebook, runner, your_pieces
-from minigrad.learn.catalog import WORKING_FOLDER, display_path
+from minigrad.learn.course import catalog, grading, notebook, pieces, runner
+from minigrad.learn.course.catalog import WORKING_FOLDER, display_path
 from minigrad.learn.extras import extra_problem
 
 LESSON_COMMANDS = ("lessons", "lesson", "check", "exercise")
@@ -135,7 +135,7 @@ def command_lessons(args: argparse.Namespace) -> int:
         print(f"{lesson.number:2d}. {lesson.title}  [{status}]")
         print(textwrap.fill(lesson.summary, width=96, initial_indent="    ", subsequent_indent="    "))
         copy_passes = result is not None and result.passed and lesson.answers_path == lesson.working_copy
-        built = your_pieces.status_line(lesson.number, copy_passes)
+        built = pieces.status_line(lesson.number, copy_passes)
         if built:  # lessons 4-7: the piece you build, and whose the lesson runs
             print(f"    {built}")
     print("\nRun one with `minigrad lesson N`; copy its exercise with `minigrad exercise N`, "

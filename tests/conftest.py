@@ -21,22 +21,24 @@ def rng():
 
 @pytest.fixture
 def small_row_blocks(monkeypatch):
-    """fast.in_row_blocks on tiny arrays: blocks of 120 bytes (3 rows of 5 float64, at least one
-    row), run on two threads from any size on, so small tests take the threaded row-block path."""
-    from minigrad.engine import fast
+    """The fast kernels' row blocks on tiny arrays: blocks of 120 bytes (3 rows of 5 float64, at
+    least one row), run on two threads from any size on, so small tests take the threaded path."""
+    from minigrad.engine.kernels import fast
 
     monkeypatch.setattr(fast, "ROW_BLOCK_BYTES", 3 * 5 * 8)
     monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(fast, "_THREADS", 2)
+    monkeypatch.setattr(fast, "ROWWISE_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(fast, "threads", 2)
 
 
-@pytest.fixture(params=["fast paths", "plain paths"])
+@pytest.fixture(params=["fast kernels", "plain kernels"])
 def fast_and_plain(request):
-    """Run the test twice: with the fast paths on, and inside fast.disabled() (the plain forms)."""
-    from minigrad.engine import fast
+    """Run the test twice: with the kernels chosen by default (the fast ones, unless
+    MINIGRAD_FAST_KERNELS=0), and with the plain ones."""
+    from minigrad.engine import kernels
 
-    if request.param == "plain paths":
-        with fast.disabled():
+    if request.param == "plain kernels":
+        with kernels.plain_only():
             yield request.param
     else:
         yield request.param

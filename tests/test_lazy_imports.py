@@ -79,7 +79,8 @@ def test_models_and_tools_are_attributes_after_import_minigrad_as_mg():
 def test_the_names_lessons_use_are_public():
     import minigrad as mg
 
-    assert mg.whose("Embedding") in ("minigrad", "fast")
+    assert mg.whose("Embedding") == "minigrad"
     x = mg.tensor([1.0], requires_grad=True)
     y = x * x + x
-    assert sorted(mg.count_dependencies(y.grad_fn).values()) == [0, 1, 3]  # x is read by the product twice and by the sum once
+    # x is read by the product twice and by the sum once
+    assert sorted(mg.count_dependencies(y.grad_fn).values()) == [0, 1, 3]

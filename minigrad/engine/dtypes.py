@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine.seam import ops
-
 DEFAULT_FLOAT = np.dtype(np.float32)  # PyTorch's default dtype: what a Python float becomes
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _NUMBER_DTYPE = {0: np.dtype(np.bool_), 1: np.dtype(np.int64), 2: DEFAULT_FLOAT,
@@ -87,28 +85,3 @@ def can_cast(result: np.dtype, into: np.dtype) -> bool:
     """Whether an in-place op may store a `result` into a tensor of dtype `into` (PyTorch's rule:
     never into a lower kind, so an int tensor cannot take `* 0.5` in place)."""
     return kind_order(result) <= kind_order(into)
-
-
-def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
-    """(a, b) as the operands of an elementwise op, both of result_type(a, b) (of a float dtype
-    when `floating`: true division). Numbers and arrays become arrays of that dtype, as does a
-    tensor that needs no gradient; a tensor that requires grad is cast by an op, so its gradient
-    still reaches it."""
-    dtype = getattr(a, "dtype", None)
-    if dtype is not None and getattr(b, "dtype", None) is dtype and (dtype.kind == "f" or not floating):
-        return a, b  # one dtype already: nothing to decide
-    dtype = float_dtype(result_type(a, b)) if floating else result_type(a, b)
-    return cast(a, dtype), cast(b, dtype)
-
-
-def cast(x: Any, dtype: np.dtype) -> Any:
-    """`x` as `dtype`: itself when it has that dtype already."""
-    if is_number(x):  # an int wraps around as in PyTorch: uint8 tensor + (-3) is uint8
-        return np.asarray(x, dtype=dtype) if dtype.kind in "fc" else np.asarray(x).astype(dtype)
-    if not hasattr(x, "requires_grad"):  # an array or a list
-        return np.asarray(x, dtype=dtype)
-    if x.dtype == dtype:
-        return x
-    if x.requires_grad:  # copied into a new array of `dtype`; the gradient flows back to x
-        return ops.Copy.apply(np.empty(x.shape, dtype), x)
-    return x.data.astype(dtype)

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minigrad.engine import grad_mode, seam
-from minigrad.engine.sparse import add_grads
+from minigrad.engine import grad_mode
+from minigrad.engine.sparse import add_grads, add_into
 
-FunctionNode = Any  # function.py's class (function.py imports this module): hints only
+if TYPE_CHECKING:
+    from minigrad.engine.function import FunctionNode
+    from minigrad.engine.tensor import Tensor
 
 
 class Node:
@@ -33,8 +35,9 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
-    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
-        """One gradient per edge in `next_nodes` (`retain_graph`: the walk will run it again)."""
+    def apply(self, grad: Any, owned: bool = False) -> tuple[Any, ...]:
+        """One gradient per edge in `next_nodes`. `owned`: the walk made `grad` (a sum) and
+        nothing else holds it."""
         raise NotImplementedError
 
     def release(self) -> None:
@@ -45,33 +48,36 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink for one leaf tensor: adds every gradient that reaches it into `.grad`.
+    """The sink for one leaf tensor: every gradient that reaches the leaf goes into `.grad` here.
 
     It holds its tensor strongly and the tensor holds it weakly, so a leaf lives as long as a
     graph reads it or its owner keeps it, and is freed by reference counting alone. The lock:
     two threads running backward into one parameter must not lose each other's sum.
     """
 
-    def __init__(self, variable: Any):  # variable: the leaf Tensor
+    def __init__(self, variable: Tensor):
         self.variable = variable
 
     @property
     def grad_shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.variable.data.shape
 
-    def apply(self, grad: Any, retain_graph: bool = True) -> list[Any]:
+    def apply(self, grad: Any, owned: bool = False) -> tuple[Any, ...]:
         var = self.variable
-        if var.grad is None or grad.dtype != var.data.dtype:
-            grad = own_copy(grad, var.data.dtype)  # the array an op returned may be held elsewhere
+        # An array an op returned may be held elsewhere too (the ledger, another input): .grad
+        # gets a copy of it. A sum the walk made (`owned`) is held by nothing else: it becomes
+        # .grad as it is, which saves a (V, d) copy per step for a tied table.
+        if grad.dtype != var.data.dtype or (var.grad is None and not owned):
+            grad = own_copy(grad, var.data.dtype)
         with ACCUMULATE_LOCK:
             var.grad = grad if var.grad is None else add_grads(var.grad, grad)  # a sum is a new array
-        return []
+        return ()
 
 
-ACCUMULATE_LOCK = threading.Lock()  # also taken by fast_ops.OwnedSums when it hands a sum to a leaf
+ACCUMULATE_LOCK = threading.Lock()
 
 
-def own_copy(grad: Any, dtype: np.dtype) -> Any:
+def own_copy(grad: Any, dtype: np.dtype[Any]) -> Any:
     """A copy of `grad` (an array or RowSparse) in `dtype` that nothing else holds."""
     if isinstance(grad, (np.ndarray, np.generic)):  # a 0-d op may return a numpy scalar
         return np.array(grad, dtype=dtype, copy=True)
@@ -99,17 +105,17 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
 
     Dependency counting (Kahn's algorithm, run from the output): a node runs once every consumer
     has sent its gradient, on the sum of what arrived; each gradient it returns is checked against
-    the shape of its input and sent on; then its saved arrays are freed (unless retain_graph).
-    No recursion, so a 100,000-op chain is fine.
+    the shape of its input and added to that input's sum; then its saved arrays are freed (unless
+    retain_graph). No recursion, so a 100,000-op chain is fine.
     """
     waiting = count_dependencies(start)  # how many consumers each node has yet to hear from
-    sums = gradient_sums()  # what has arrived at each node, summed
-    sums.add(start, grad)
+    sums: dict[Node, Any] = {start: grad}  # what has arrived at each node, summed
+    made: set[Node] = set()  # the nodes whose sum the walk made itself (see add_gradient)
     ready = [start]
     anomaly = grad_mode.is_anomaly_enabled()  # detect_anomaly: check every gradient for NaN/Inf
     while ready:
         node = ready.pop()
-        run_node(node, sums.pop(node), sums, retain_graph, anomaly)  # its gradients go into sums
+        run_node(node, sums, made, retain_graph, anomaly)  # its gradients go into the sums
         for child in node.next_nodes:
             if child is not None:  # an input that needs no gradient has no node
                 waiting[child] -= 1
@@ -117,13 +123,14 @@ def backward(start: Node, grad: Any, retain_graph: bool = False) -> None:
                     ready.append(child)
 
 
-def run_node(node: Node, total: Any, sums: Any, retain_graph: bool, anomaly: bool) -> None:
-    """Run `node` on `total`, the sum of what reached it, and add each gradient it returns to the
-    sum of the input it is for, once checked; one that goes into a leaf is shown to the recorders
-    (the gradient ledger) first. When nothing reached it (every consumer sent None), nothing flows
-    on. Its saved arrays are freed unless retain_graph. (A function of its own, so that no name in
-    the walk still holds a gradient when a sum is handed on.)"""
-    grads = () if total is None else node.apply(total, retain_graph)
+def run_node(node: Node, sums: dict[Node, Any], made: set[Node], retain_graph: bool,
+             anomaly: bool) -> None:
+    """Run `node` on the sum of what reached it and add each gradient it returns, once checked,
+    to the sum of the input it is for; one that goes into a leaf is shown to the recorders (the
+    gradient ledger) first. When nothing reached it (every consumer sent None), nothing flows
+    on. Its saved arrays are freed unless retain_graph."""
+    total = sums.pop(node, None)
+    grads = () if total is None else node.apply(total, node in made)
     if anomaly:
         _check_finite(node, grads)
     if not retain_graph:
@@ -139,28 +146,31 @@ def run_node(node: Node, total: Any, sums: Any, retain_graph: bool, anomaly: boo
             _refuse_gradient(node, child, g)
         if type(child) is AccumulateGrad:
             grad_mode.record(node, child, g)
-        sums.add(child, g)
+        add_gradient(sums, made, child, g)
 
 
-def gradient_sums() -> Any:
-    """A new sum-keeper for one walk: the seam's fast one (fast_ops.OwnedSums) when the fast
-    paths are on, else the plain NewArraySums."""
-    return (seam.fast_gradient_sums() or NewArraySums)()
+def add_gradient(sums: dict[Node, Any], made: set[Node], node: Node, g: Any) -> None:
+    """Add `g` to what has reached `node`: the one place where gradients meet.
+
+    The first gradient is kept as it came: the op that returned it may have handed the same
+    array to another input too (Add sends one G to both). The second makes a new array,
+    add_grads(total, g), which only the walk holds (`made`), so each later one is added into it
+    in place: n gradients meeting at a node cost one new array, not n - 1.
+    """
+    if node not in sums:
+        sums[node] = g
+    elif node in made and adds_in_place(sums[node], g):
+        add_into(sums[node], g)
+    else:
+        sums[node] = add_grads(sums[node], g)
+        made.add(node)
 
 
-class NewArraySums:
-    """The plain way to sum what arrives at a node: the first gradient is kept as it came, and
-    each later one makes a new array, add_grads(total, g). Nothing is changed in place, so a
-    gradient that an op also handed elsewhere (Add sends one G to both inputs) stays intact."""
-
-    def __init__(self) -> None:
-        self.totals: dict[Node, Any] = {}
-
-    def add(self, node: Node, g: Any) -> None:
-        self.totals[node] = add_grads(self.totals[node], g) if node in self.totals else g
-
-    def pop(self, node: Node) -> Any:
-        return self.totals.pop(node, None)
+def adds_in_place(total: Any, g: Any) -> bool:
+    """Whether `total += g` gives exactly what add_grads(total, g) would: a dense total of g's
+    shape whose dtype holds the sum."""
+    return (type(total) is np.ndarray and g.shape == total.shape
+            and np.result_type(total, getattr(g, "values", g)) == total.dtype)
 
 
 def _refuse_gradient(node: Node, child: Node, g: Any) -> None:
@@ -190,13 +200,14 @@ def record_forward_trace(node: FunctionNode) -> None:
     node.forward_trace = traceback.format_stack()[:-3]
 
 
-def _check_finite(node: FunctionNode, grads: list[Any]) -> None:
+def _check_finite(node: Node, grads: tuple[Any, ...]) -> None:
     for i, g in enumerate(grads):
         values = getattr(g, "values", g)
         if values is not None and not np.all(np.isfinite(values)):
             where = ""
-            if node.forward_trace:
-                where = "\nThe op was created in the forward at:\n" + "".join(node.forward_trace[-4:])
+            trace = getattr(node, "forward_trace", None)
+            if trace:
+                where = "\nThe op was created in the forward at:\n" + "".join(trace[-4:])
             raise RuntimeError(
                 f"detect_anomaly: {node.name} returned a gradient with NaN or Inf for its "
                 f"input {i}.{where}"

@@ -1,141 +1,103 @@
-"""The seam: which implementation of each op runs.
-
-Every op has a plain `Function` in ops/, the reference and the code to read. Beside it there may be
-a fast twin (fast_ops.py: the same numbers, faster) and, inside `use(...)`, a learner's own
-`Function`. `Function.apply` asks this module which one to run: one dictionary lookup in `running`,
-which is rebuilt only when the set changes (`use`, `register_fast`), so the seam costs an op almost
-nothing. The same switch picks how the backward walk sums the gradients that meet at a node.
+"""The seam: your own `Function` in place of one of minigrad's ops.
 
     with minigrad.use(Embedding=MyEmbedding):   # your Embedding wherever minigrad's would run
         loss.backward()                          # its node is named "EmbeddingBackward (yours)"
-    with minigrad.use(fast=False): ...           # the plain ops only (MINIGRAD_FAST_PATHS=0 too)
 
-The setting is process-wide, like the fast-path switch before it: a learner's op is used by every
-thread until the `with` block ends.
+Each open `use` block is one entry of a per-thread stack (function.py's `overrides`), which
+`Function.apply` reads: an op runs the learner's Function from the innermost open block that names
+it, else its own. Leaving a block takes out exactly that block's entry, whatever order blocks end
+in, so once every block has ended nothing of any remains.
+
+Per thread, as `no_grad`: a block changes the ops that the thread which entered it runs, and no
+other thread's (the lab serves each request on a thread of its own).
 """
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
+import warnings
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-Function = Any  # function.py's Function (which imports this module), named for the hints only
-
-# Every plain op by class name, as `ops.Add`: each op class of minigrad/engine/ops/ adds itself
-# when it is defined (Function.__init_subclass__), so the Tensor methods that call ops need not
-# import the ops (which import Function, whose apply makes Tensors: that would be a circle).
-ops = SimpleNamespace()
-
-# plain op -> the implementation that runs instead; ops that run their plain form are absent
-running: dict[type[Function], type[Function]] = {}
-
-_fast_twins: dict[type[Function], type[Function]] = {}
-_fast_sums: type | None = None  # the fast way to sum gradients (fast_ops.OwnedSums), once registered
-_fast_on = os.environ.get("MINIGRAD_FAST_PATHS", "1") != "0"
-_yours: dict[type[Function], type[Function]] = {}
-
-
-def register_plain(op: type[Function]) -> None:
-    """Called by Function for each class defined in minigrad.engine.ops."""
-    setattr(ops, op.__name__, op)
-
-
-def register_fast(plain: type[Function], twin: type[Function]) -> None:
-    """Make `twin` run wherever `plain` would, while the fast paths are on."""
-    _fast_twins[plain] = twin
-    _resolve()
-
-
-def register_fast_sums(sums: type) -> None:
-    global _fast_sums
-    _fast_sums = sums
-
-
-def fast_enabled() -> bool:
-    return _fast_on
-
-
-def fast_gradient_sums() -> type | None:
-    """How the backward walk sums the gradients that meet at a node when the fast paths are on
-    (fast_ops.OwnedSums); None for the plain way (graph.NewArraySums)."""
-    return _fast_sums if _fast_on else None
-
-
-def whose(op: type[Function] | str) -> str:
-    """Whose implementation of `op` (a plain op or its name) runs now: 'yours', 'fast' or 'minigrad'."""
-    plain = known_ops()[op] if isinstance(op, str) else op
-    impl = running.get(plain, plain)
-    if _yours.get(plain) is impl:
-        return "yours"
-    return "fast" if _fast_twins.get(plain) is impl else "minigrad"
-
-
-def owner_label(impl: type[Function]) -> str:
-    """' (yours)' for a learner's implementation, else '': how a node's name says who ran it."""
-    return " (yours)" if impl in _yours.values() else ""
+from minigrad.engine import function, kernels, ops
+from minigrad.engine.function import Function
 
 
 def known_ops() -> dict[str, type[Function]]:
-    """Every op that can be replaced, by class name."""
-    return dict(vars(ops))
+    """Every op that can be replaced, by class name (the `Function`s of minigrad/engine/ops)."""
+    return {name: op for name in ops.__all__
+            if isinstance(op := getattr(ops, name), type) and issubclass(op, Function)}
 
 
-def _resolve() -> None:
-    table = dict(_fast_twins) if _fast_on else {}
-    table.update(_yours)
-    running.clear()
-    running.update(table)
+def whose(op: type[Function] | str) -> str:
+    """Whose implementation of `op` (an op of minigrad or its name) runs now in this thread:
+    'yours' inside a `use` block that replaces it, else 'minigrad'."""
+    plain = _known(op) if isinstance(op, str) else op
+    return "minigrad" if function.implementation(plain) is plain else "yours"
 
 
 class use:
-    """Run your own `Function` in place of an op, or switch the fast twins off.
+    """Run your own `Function` in place of minigrad's op, inside a `with` block (in this thread).
 
         with minigrad.use(CrossEntropy=MyCrossEntropy): ...
-        minigrad.use(fast=False)          # without `with`: stays until changed
 
     Each keyword is an op's class name (`minigrad.engine.ops`); its value a `Function` subclass
-    whose forward takes the same arguments as the plain op's (or None, for minigrad's own). Nested
-    blocks add to the outer set; leaving a block, even by an exception, restores the set before it.
+    whose forward takes the same arguments as minigrad's op, or None for minigrad's own. An inner
+    block may name an op an outer one replaced; leaving it, even by an exception, brings back
+    the outer one. `use(fast=False)` (switching the fast kernels off) is deprecated: use
+    `minigrad.kernels.plain_only()`.
     """
 
-    def __init__(self, fast: bool | None = None, **ops: type[Function] | None):
-        global _fast_on
-        known = known_ops()
-        for name, impl in ops.items():
-            if name not in known:
-                raise ValueError(f"use(): {name!r} is not an op of minigrad; the ops are: "
-                                 f"{', '.join(sorted(known))}")
-            if impl is not None and not _is_function(impl, known[name]):
+    def __init__(self, fast: bool | None = None, **replacements: type[Function] | None):
+        self._table: dict[type[Function], type[Function]] = {}
+        self._plain_kernels: AbstractContextManager[None] | None = None
+        for name, impl in replacements.items():
+            plain = _known(name)
+            if impl is not None and not (isinstance(impl, type) and issubclass(impl, Function)):
                 raise TypeError(f"use({name}=...): expected a subclass of minigrad.Function (with "
                                 f"static forward(ctx, ...) and backward(ctx, grad)), got {impl!r}")
-            if impl is known[name]:
-                ops[name] = None  # minigrad's own plain op: nothing to replace
-        if fast is not None and not isinstance(fast, bool):
-            raise TypeError(f"use(fast=...): expected True or False, got {fast!r}")
-        self._before = (dict(_yours), _fast_on)
-        for name, impl in ops.items():
-            if impl is None:
-                _yours.pop(known[name], None)
-            else:
-                _yours[known[name]] = impl
+            self._table[plain] = plain if impl is None else impl  # None: minigrad's own op
         if fast is not None:
-            _fast_on = fast
-        _resolve()
+            self._plain_kernels = _deprecated_fast_switch(fast)
+        self._entered = False  # (set last: a refused use(...) has nothing to warn about)
 
     def __enter__(self) -> use:
+        if self._entered:
+            raise RuntimeError("use(...): this block is open already; make a new use(...) to nest one")
+        self._entered = True
+        if self._plain_kernels is not None:
+            self._plain_kernels.__enter__()
+        with function.open_blocks_lock:
+            function.overrides.blocks.append(self._table)
+            function.open_blocks += 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        global _fast_on
-        yours, _fast_on = self._before
-        _yours.clear()
-        _yours.update(yours)
-        _resolve()
+        blocks = function.overrides.blocks
+        with function.open_blocks_lock:
+            # this block's own entry, wherever it is: blocks may end in any order
+            del blocks[next(i for i, block in enumerate(blocks) if block is self._table)]
+            function.open_blocks -= 1
+        if self._plain_kernels is not None:
+            self._plain_kernels.__exit__(*exc)
+
+    def __del__(self) -> None:
+        if getattr(self, "_entered", None) is False:
+            warnings.warn("minigrad.use(...) did nothing: it replaces ops only inside a `with` block",
+                          RuntimeWarning, stacklevel=2)
 
 
-def _is_function(impl: Any, plain: type[Function]) -> bool:
-    """Whether `impl` is a subclass of minigrad's Function (the base class of the plain op)."""
-    function_class = next(c for c in plain.__mro__ if c.__name__ == "Function"
-                          and c.__module__ == "minigrad.engine.function")
-    return isinstance(impl, type) and issubclass(impl, function_class)
+def _known(name: str) -> type[Function]:
+    known = known_ops()
+    if name not in known:
+        raise ValueError(f"use(): {name!r} is not an op of minigrad; the ops are: "
+                         f"{', '.join(sorted(known))}")
+    return known[name]
+
+
+def _deprecated_fast_switch(fast: bool) -> AbstractContextManager[None]:
+    """The kernels' switch that `use(fast=...)` stood for, as a context manager (or a no-op)."""
+    if not isinstance(fast, bool):
+        raise TypeError(f"use(fast=...): expected True or False, got {fast!r}")
+    warnings.warn("use(fast=...) is deprecated: use `with minigrad.kernels.plain_only():` to run the "
+                  "plain kernels", DeprecationWarning, stacklevel=3)
+    return nullcontext() if fast else kernels.plain_only()

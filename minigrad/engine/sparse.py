@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine import kernels
 from minigrad.engine.checks import check_in_range
 
 
@@ -78,32 +79,20 @@ class RowSparse:
         """Bytes held: the indices plus the stored rows (compare with the dense V * d * itemsize)."""
         return int(self.indices.nbytes + self.values.nbytes)
 
-    def coalesce(self, sum_runs: Any = None) -> RowSparse:
+    def coalesce(self) -> RowSparse:
         """Unique sorted rows with duplicates summed (never `dense[idx] += g`, which drops repeats).
 
-        Sort the ids (stably, so each row's contributions are added in the order they came),
-        find where each run of equal ids starts, and sum each run into one row. Two coalesced
-        gradients concatenated are two sorted runs, which the stable sort (timsort) merges in
-        linear time: accumulating into a `.grad` stays cheap.
-        sum_runs(rows, starts): another way to sum the runs (the fast twin of Embedding passes
-        one); None, or a None result, uses the plain way below.
+        kernels.segment_sums sorts the ids stably (each row's contributions are added in the order
+        they came) and sums each run of one id. Two coalesced gradients concatenated are two sorted
+        runs, which the stable sort (timsort) merges in linear time: accumulating into a `.grad`
+        stays cheap.
         """
         if self.coalesced:
             return self
         if self.indices.size == 0:
             return RowSparse.zeros(self.shape, self.dtype)
-        order = np.argsort(self.indices, kind="stable")
-        sorted_ids = self.indices[order]
-        run_starts_here = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
-        starts = np.flatnonzero(run_starts_here)
-        rows = self.values[order]
-        sums = None if sum_runs is None else sum_runs(rows, starts)
-        if sums is None:  # each run's first row, then the run's other rows added in order
-            sums = rows[starts]
-            later = ~run_starts_here
-            run_of_row = np.cumsum(run_starts_here) - 1
-            np.add.at(sums, run_of_row[later], rows[later])
-        return RowSparse(sorted_ids[starts], sums, self.shape, coalesced=True)
+        unique, sums = kernels.segment_sums(self.indices, self.values)
+        return RowSparse(unique, sums, self.shape, coalesced=True)
 
     def to_dense(self) -> np.ndarray:
         """The full `shape` array (this is where the untouched rows' zeros get materialised)."""

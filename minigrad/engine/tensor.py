@@ -1,8 +1,14 @@
 """Tensor: a numpy array that remembers how it was made, so gradients can flow back.
 
-The core: making a tensor, its gradient and `backward`, and the operators and methods that call
-the ops. Two concerns live beside it and are mixed in: in-place updates and views (inplace.py)
-and PyTorch's spellings (spellings.py). `Function.apply` (function.py) makes the tensors ops return.
+This file is the core: making a tensor, its gradient and `backward`, and the arithmetic
+operators, each of which calls an op (ops/). The rest of the class lives beside it, one concern a
+file, and is mixed in:
+
+    tensor_maths.py    comparisons, reductions (sum, max, var ...), elementwise maths (exp, tanh ...)
+    tensor_layout.py   shapes, views, indexing and dtype conversions (reshape, t[i], to ...)
+    tensor_inplace.py  in-place updates (+=, add_, t[i] = v), kept right when a graph reads them
+
+`Function.apply` (function.py) makes the tensors that ops return.
 """
 
 from __future__ import annotations
@@ -12,20 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import graph
-from minigrad.engine.arguments import axis_args, check_can_require_grad, softmax_axis
-from minigrad.engine.dtypes import promote
+from minigrad.engine import graph, ops
+from minigrad.engine.arguments import check_can_require_grad
+from minigrad.engine.arrays import Array, as_array
 from minigrad.engine.graph import AccumulateGrad, Node
-from minigrad.engine.inplace import InPlaceAndViews
 from minigrad.engine.random import as_generator
-from minigrad.engine.seam import ops  # the plain ops by name, each resolved at the seam when applied
-from minigrad.engine.spellings import PyTorchSpellings, Size
+from minigrad.engine.tensor_inplace import TensorInPlace
+from minigrad.engine.tensor_layout import Size, TensorLayout
+from minigrad.engine.tensor_maths import TensorMaths, promote
 
 
-def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
+def _infer_array(data: Any, dtype: Any = None) -> Array:
     """Dtypes as PyTorch infers them: numpy arrays keep theirs; Python floats become float32."""
-    if isinstance(data, Tensor):
-        data = data.data
+    data = as_array(data)
     if isinstance(data, (np.ndarray, np.generic)):
         return np.array(data, dtype=dtype, copy=True)
     array = np.array(data, dtype=dtype)
@@ -39,18 +44,13 @@ def _infer_array(data: Any, dtype: Any = None) -> np.ndarray:
     return array
 
 
-def as_array(x: Any) -> Any:
-    """The array inside a Tensor; anything else unchanged (an ndarray's own .data is a buffer)."""
-    return x.data if isinstance(x, Tensor) else x
-
-
 class VersionCounter:
     """How many times a tensor's array was changed in place; shared by a tensor and its views."""
 
     value = 0  # a class-level default, overridden on the first bump: making one runs no Python
 
 
-class Tensor(InPlaceAndViews, PyTorchSpellings):
+class Tensor(TensorMaths, TensorLayout, TensorInPlace):
     """A numpy array `data` with an optional gradient.
 
     A tensor made by the user is a *leaf*; one made by an op has `grad_fn`, the node of the
@@ -67,7 +67,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     _accumulate: weakref.ref[AccumulateGrad] | None = None  # a leaf's AccumulateGrad, while alive
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None):
-        self.data: np.ndarray = _infer_array(data, dtype)
+        self.data: Array = _infer_array(data, dtype)
         self._version_counter = VersionCounter()  # bumped by in-place ops, checked by backward
         if name is not None:
             self.name = name
@@ -76,7 +76,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
             self.requires_grad = True
 
     @classmethod
-    def _wrap(cls, array: np.ndarray, requires_grad: bool = False) -> Tensor:
+    def _wrap(cls, array: Any, requires_grad: bool = False) -> Tensor:
         """A tensor around an op's result array, without copying or inferring dtype."""
         t = cls.__new__(cls)
         t.data = array if type(array) is np.ndarray else np.asarray(array)
@@ -85,7 +85,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
             t.requires_grad = True
         return t
 
-    def _new(self, array: np.ndarray) -> Tensor:
+    def _new(self, array: Any) -> Tensor:
         """A plain tensor (not of a subclass such as Parameter) around `array`, with no history."""
         return Tensor._wrap(array)
 
@@ -118,7 +118,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         return self.data.shape
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         return self.data.dtype
 
     @property
@@ -137,10 +137,10 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     def __len__(self) -> int:
         return len(self.data)
 
-    def item(self) -> float:
+    def item(self) -> Any:
         return self.data.item()
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> Array:
         return self.data
 
     def detach(self) -> Tensor:
@@ -159,7 +159,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         body = np.array2string(self.data, precision=4, separator=", ", prefix="tensor(")
         return f"tensor({body}{extra}{name})"
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Array:
         """numpy 2's protocol: copy=True always copies, False never does, None when it must."""
         if copy:
             return np.array(self.data, dtype=dtype, copy=True)
@@ -213,7 +213,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
         float32 meets a Python number as float32, an int tensor times 0.5 is float32."""
         dtype = self.data.dtype
         if dtype.kind == "f" and type(other) in (float, int, bool):  # x * 0.5: the common cases first
-            pair = self, np.asarray(other, dtype=dtype)
+            pair: tuple[Any, Any] = self, np.asarray(other, dtype=dtype)
         elif isinstance(other, Tensor) and other.data.dtype is dtype and (dtype.kind == "f" or not floating):
             pair = self, other
         else:
@@ -244,9 +244,9 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     def __rtruediv__(self, other: Any) -> Tensor:
         return ops.Div.apply(*self._operands(other, reflected=True, floating=True))
 
-    def __pow__(self, exponent: float) -> Tensor:
+    def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
-            return self._pow_tensor(exponent)  # tensor ** tensor (spellings.py)
+            return self._pow_tensor(exponent)  # tensor ** tensor (tensor_maths.py)
         base, n = self._operands(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
         return ops.Pow.apply(base, exponent=n.item())
 
@@ -259,103 +259,7 @@ class Tensor(InPlaceAndViews, PyTorchSpellings):
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
 
-    # comparisons give bool tensors that never require grad (!=, <=, >= and eq, lt... in spellings.py)
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(np.equal, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(np.less, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(np.greater, other)
-
-    __hash__ = object.__hash__
-
-    # ---- reductions -------------------------------------------------------------------------
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
-        return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = axis_args("mean", axis, keepdims, dim, keepdim)
-        return ops.Mean.apply(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
-        axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
-        return ops.Max.apply(self, axis=axis, keepdims=keepdims)
-
-    # ---- elementwise ------------------------------------------------------------------------
-    def exp(self) -> Tensor:
-        return ops.Exp.apply(self)
-
-    def log(self) -> Tensor:
-        return ops.Log.apply(self)
-
-    def tanh(self) -> Tensor:
-        return ops.Tanh.apply(self)
-
-    def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self)
-
-    def relu(self) -> Tensor:
-        return ops.ReLU.apply(self)
-
-    def gelu(self, approximate: str = "none") -> Tensor:
-        return ops.GELU.apply(self, approximate=approximate)
-
-    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        """Along `axis` (or `dim`), the last one by default."""
-        return ops.Softmax.apply(self, axis=softmax_axis("softmax", axis, dim))
-
-    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        return ops.LogSoftmax.apply(self, axis=softmax_axis("log_softmax", axis, dim))
-
-    # ---- shape ------------------------------------------------------------------------------
-    def reshape(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        shape = tuple(int(s) for s in shape)
-        return self._view(lambda base: ops.Reshape.apply(base, shape=shape))
-
-    view = reshape
-
-    def permute(self, *dims: Any) -> Tensor:
-        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-            dims = tuple(dims[0])
-        if sorted(d % self.ndim for d in dims) != list(range(self.ndim)):
-            raise ValueError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
-        dims = tuple(d % self.ndim for d in dims)
-        return self._view(lambda base: ops.Permute.apply(base, dims=dims))
-
-    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
-        """Swap two axes. As in PyTorch, a 0-d tensor counts as having one axis (-1 or 0)."""
-        axes = max(self.ndim, 1)
-        for dim in (dim0, dim1):
-            if not -axes <= dim < axes:
-                raise IndexError(
-                    f"transpose(): dimension {dim} is out of range for a tensor of shape "
-                    f"{self.shape} (expected in [{-axes}, {axes - 1}]); a 1-D tensor has no "
-                    "second axis to swap with (its .T is itself)"
-                )
-        if self.ndim == 0:
-            return self.permute(())
-        dims = list(range(self.ndim))
-        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-        return self.permute(dims)
-
-    swapaxes = transpose
-
-    @property
-    def T(self) -> Tensor:
-        return self.permute(tuple(reversed(range(self.ndim))))
-
-    def __getitem__(self, index: Any) -> Tensor:
-        index = index_array(index)
-        return self._view(lambda base: ops.GetItem.apply(base, index=index))
-
+    __hash__ = object.__hash__  # tensors are dict keys by identity (== is elementwise)
 
 
 def share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> None:
@@ -369,7 +273,6 @@ def share_version_with_viewed_input(result: Tensor, inputs: list[Tensor]) -> Non
             return
 
 
-
 # ---- factories --------------------------------------------------------------------------------
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -377,7 +280,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, name: str 
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
 
 
-def _shape(shape: tuple) -> tuple[int, ...]:
+def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return tuple(int(s) for s in shape)
@@ -403,15 +306,3 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
     if dtype is None:
         dtype = np.float32 if values.dtype.kind == "f" else np.int64
     return Tensor(values.astype(dtype), requires_grad=requires_grad)
-
-
-def index_array(index: Any) -> Any:
-    """Tensors inside an index become their arrays (an index has no gradient)."""
-    if isinstance(index, tuple):
-        return tuple(index_array(i) for i in index)
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
-

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from minigrad.engine import as_generator, fast, no_grad, positive_int
+from minigrad.engine import as_generator, kernels, no_grad, positive_int
 from minigrad.models import next_token_windows
 from minigrad.nn import functional as F
 from minigrad.nn.module import Module
@@ -296,8 +296,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
         raise ValueError(
             f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
         )
-    if fast.enabled():
-        fast.keep_freed_memory()  # a training loop reallocates the same sizes every step
+    if kernels.fast_enabled():
+        kernels.keep_freed_memory()  # a training loop reallocates the same sizes every step
     g = as_generator(rng, "train")
     sample = np.sort(g.choice(len(train_data), min(len(train_data), len(valid_data)), replace=False))
     train_sample = train_data.subset(sample)

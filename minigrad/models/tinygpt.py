@@ -127,7 +127,14 @@ class TinyGPT(Module):
         })
         self.lm_head = _linear(d_model, vocab_size, INIT_STD, g, dtype, bias=False)
         if tied:
-            self.lm_head.weight = self.transformer.wte.weight  # one Parameter, two roles
+            self.tie_weights()
+
+    def tie_weights(self) -> TinyGPT:
+        """Make lm_head's weight the token table wte's Parameter: one Parameter, two roles (what
+        tied=True does when the model is built). Returns the model."""
+        self.lm_head.weight = self.transformer.wte.weight
+        self.tied = True
+        return self
 
     @property
     def input_table(self) -> Parameter:

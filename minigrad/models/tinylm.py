@@ -33,7 +33,14 @@ class TinyLM(Module):
         self.down = Linear(hidden, embedding_dim, dtype=dtype, rng=g)
         self.head = Linear(embedding_dim, vocab_size, bias=False, dtype=dtype, rng=g)
         if tied:
-            self.head.weight = self.emb.weight  # one Parameter, two roles
+            self.tie_weights()
+
+    def tie_weights(self) -> TinyLM:
+        """Make the output map's weight the token table's Parameter: one Parameter, two roles (what
+        tied=True does when the model is built). Returns the model."""
+        self.head.weight = self.emb.weight
+        self.tied = True
+        return self
 
     @property
     def input_table(self) -> Parameter:

@@ -34,16 +34,18 @@ import numpy as np
 from minigrad.engine import positive_int
 
 
-def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.1) -> float:
+def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.1,
+                  warmup: int | None = None) -> float:
     """The learning rate at `step` (0-based) of `total`: a linear warm-up to `peak` over the first
-    5% of the steps (at least one), then a cosine decay to floor * peak at the end: how language
-    models are usually trained. With peak=1.0 it is a factor for `LambdaLR`.
+    `warmup` steps (default 5% of the steps, at least one), then a cosine decay to floor * peak at
+    the end: how language models are usually trained. With peak=1.0 it is a factor for `LambdaLR`.
 
-    The same numbers (to rounding) as SequentialLR of LinearLR(start_factor=1/w,
-    total_iters=max(1, w-1)) and CosineAnnealingLR(T_max=total-w, eta_min=floor*peak) at
-    milestone w = max(1, total // 20) (tests/optim/test_lr_scheduler.py checks it against torch).
+    The one warm-up + cosine of minigrad: the lesson kit re-exports it and `cosine_with_warmup`
+    (CS336's spelling) is it with CS336's arguments. The same numbers (to rounding) as SequentialLR
+    of LinearLR(start_factor=1/w, total_iters=max(1, w-1)) and CosineAnnealingLR(T_max=total-w,
+    eta_min=floor*peak) at milestone w (tests/optim/test_lr_scheduler.py checks it against torch).
     """
-    warm = max(1, total // 20)
+    warm = max(1, total // 20) if warmup is None else warmup
     if step < warm:
         return peak * (step + 1) / warm
     progress = (step - warm) / max(1, total - warm)
@@ -55,18 +57,20 @@ def cosine_with_warmup(it: int, max_learning_rate: float, min_learning_rate: flo
     """The learning rate at iteration `it` as Stanford CS336's assignment 1 defines it: a linear
     warm-up from 0 to max_learning_rate over warmup_iters iterations, a cosine from
     max_learning_rate down to min_learning_rate by iteration cosine_cycle_iters, then
-    min_learning_rate from there on. (`warmup_cosine` above is the lessons' variant: it starts
-    above 0 and ends at a fraction of the peak.)"""
+    min_learning_rate from there on. The cosine is `warmup_cosine`'s; only the warm-up differs
+    (CS336's starts at 0, the lessons' one step above it)."""
     if warmup_iters < 0 or cosine_cycle_iters < warmup_iters:
         raise ValueError(f"cosine_with_warmup: need 0 <= warmup_iters <= cosine_cycle_iters, got "
                          f"warmup_iters={warmup_iters}, cosine_cycle_iters={cosine_cycle_iters}")
+    if not 0 <= min_learning_rate <= max_learning_rate:
+        raise ValueError(f"cosine_with_warmup: need 0 <= min_learning_rate <= max_learning_rate, got "
+                         f"min_learning_rate={min_learning_rate}, max_learning_rate={max_learning_rate}")
     if it < warmup_iters:
         return it / warmup_iters * max_learning_rate
-    if it > cosine_cycle_iters or cosine_cycle_iters == warmup_iters:
+    if it > cosine_cycle_iters or cosine_cycle_iters == warmup_iters or max_learning_rate == 0:
         return min_learning_rate
-    progress = (it - warmup_iters) / (cosine_cycle_iters - warmup_iters)
-    cosine = 0.5 * (1 + np.cos(np.pi * progress))  # 1 at the end of the warm-up, 0 at the cycle's end
-    return float(min_learning_rate + cosine * (max_learning_rate - min_learning_rate))
+    floor = min_learning_rate / max_learning_rate
+    return warmup_cosine(it, cosine_cycle_iters, max_learning_rate, floor=floor, warmup=warmup_iters)
 
 
 class LRScheduler:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, fast
+from minigrad.engine import Tensor, kernels
 from minigrad.optim.optimizer import check_number
 from minigrad.optim.rows import DECAY_MODES, RowOptimizer, StepRows, check_rows, zeros_written
 
@@ -108,8 +108,8 @@ class Adam(RowOptimizer):
         m, v = rows.take(state["exp_avg"]), rows.take(state["exp_avg_sq"])
         (beta1, beta2), t = group["betas"], state["step"]
         rule = dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"], t=t, decay=rows.decay)
-        if not _adam_step_in_row_blocks_fast((p_rows, m, v, grad), rule):
-            adam_step(p_rows, m, v, grad, **rule)
+        arrays = (p_rows, m, v, grad)  # each row's step reads and writes its own rows only
+        kernels.rowwise(p_rows, lambda lo, hi: adam_step(*(a[lo:hi] for a in arrays), **rule))
         rows.put(state["exp_avg"], m)
         rows.put(state["exp_avg_sq"], v)
 
@@ -153,17 +153,6 @@ def adam_step(p: np.ndarray, m: np.ndarray, v: np.ndarray, g: np.ndarray, *, lr:
     np.divide(m, scratch, out=scratch)
     scratch *= lr / (1 - beta1**t)                 # lr * m_hat / (sqrt(v_hat) + eps)
     p -= scratch
-
-
-def _adam_step_in_row_blocks_fast(arrays: tuple[np.ndarray, ...], rule: dict[str, Any]) -> bool:
-    """Speed only: the fast twin (fast.py) runs `adam_step` on blocks of rows on two threads;
-    False when it declines (fast paths off, or a small or 0-d table) and the plain step runs.
-    Each row gets the same operations either way, so the numbers are the same bits."""
-    table = arrays[0]
-    if table.ndim == 0:
-        return False
-    return fast.elementwise_in_row_blocks(
-        table, lambda lo, hi: adam_step(*(a[lo:hi] for a in arrays), **rule))
 
 
 class AdamW(Adam):

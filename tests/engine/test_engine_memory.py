@@ -1,7 +1,8 @@
-"""What the engine copies and what it may keep: the fast paths must never change a gradient.
+"""What the engine copies and what it may keep: no shortcut may change a gradient.
 
-The engine stores a gradient in `.grad` without copying it, and sums into it in place, only when
-nothing else references the array. These tests build every way something else can hold it.
+The backward walk adds into a sum in place, and hands a sum to `.grad` without copying it, only
+when the walk made that sum itself (graph.add_gradient): nothing else can hold it. An array an
+op returned is always copied into `.grad`. These tests build every way something else can hold one.
 """
 
 import weakref
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine import fast, recording
+from minigrad.engine import graph, kernels, recording
 from minigrad.nn import functional as F
 
 
@@ -38,15 +39,34 @@ def doubling(keep=None):
     return Double, made
 
 
-fast_paths_only = pytest.mark.skipif(not fast.enabled(), reason="a fast path, off (MINIGRAD_FAST_PATHS=0)")
+fast_kernels_only = pytest.mark.skipif(not kernels.fast_enabled(),
+                                       reason="a fast kernel, off (MINIGRAD_FAST_KERNELS=0)")
 
 
-@fast_paths_only
-def test_a_fresh_gradient_becomes_grad_without_a_copy():
+def test_an_array_an_op_returned_is_copied_into_grad():
     Double, made = doubling()
     x = leaf([1.0, 2.0])
     Double.apply(x).sum().backward()
-    assert x.grad is made[0]()  # the very array the backward made
+    assert made[0]() is None or x.grad is not made[0]()  # the op's array is not the .grad
+
+
+def test_a_sum_the_walk_made_becomes_grad_without_a_copy_and_later_ones_add_into_it(monkeypatch):
+    sums = []
+    real_add_grads = graph.add_grads
+
+    def watched(total, g):
+        sums.append(real_add_grads(total, g))
+        return sums[-1]
+
+    monkeypatch.setattr(graph, "add_grads", watched)
+    x = leaf([1.0, 2.0])
+    seen = []
+    with recording(lambda sender, receiver, g: seen.append(g)):
+        ((x * 2.0).sum() + (x * 3.0).sum() + (x * 4.0).sum()).backward()
+    assert len(sums) == 1, "three gradients meet: one new array, the third added into it"
+    assert x.grad is sums[0]
+    np.testing.assert_array_equal(x.grad, [9.0, 9.0])
+    assert sorted(g[0] for g in seen) == [2.0, 3.0, 4.0]  # each contribution unchanged
 
 
 def test_a_gradient_its_backward_kept_is_copied():
@@ -169,7 +189,7 @@ def cross_entropy_buffer(loss):
     return loss.grad_fn.ctx.saved[0]
 
 
-@fast_paths_only
+@fast_kernels_only
 def test_cross_entropy_reuses_its_buffer_once_the_last_graph_is_gone():
     z = mg.tensor(np.random.default_rng(4).normal(size=(3, 5)))  # no grad: only the buffer matters
     w = leaf(np.ones(5))

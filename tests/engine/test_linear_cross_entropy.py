@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine import fast
+from minigrad.engine import kernels
 from minigrad.nn import functional as F
 
-needs_fast = pytest.mark.skipif(not fast.enabled(), reason="MINIGRAD_FAST_PATHS=0: nothing to compare")
+needs_fast = pytest.mark.skipif(not kernels.fast_enabled(),
+                                reason="MINIGRAD_FAST_KERNELS=0: nothing to compare")
 
 
 def problem(x_shape=(7, 5), classes=11, dtype=np.float64, bias=True, seed=0):
@@ -64,7 +65,7 @@ def test_the_same_bits_as_linear_then_cross_entropy(small_row_blocks, x_shape, d
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fast_and_plain_forms_give_the_same_bits(small_row_blocks, factor, dtype):
     with_fast = fused((41, 5), 40, dtype, True, factor=factor)
-    with fast.disabled():
+    with kernels.plain_only():
         plain = fused((41, 5), 40, dtype, True, factor=factor)
     assert_same_bits(with_fast, plain)
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from minigrad import nn
 from minigrad.engine import RowSparse, add_grads, to_dense
-from minigrad.engine.fast import SHORT_RUN
+from minigrad.engine.kernels.fast import SHORT_RUN
 
 
 def dense_reference(indices, values, shape):

@@ -1,4 +1,4 @@
-"""minigrad.learn.rare_rows: minigrad's step after a silence against its Adam, and RowAdamW (a
+"""minigrad.learn.kit.rare_rows: minigrad's step after a silence against its Adam, and RowAdamW (a
 table stepped by a row rule) against AdamW(lazy=True) for touched-only and catch-up decay."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn.lessons import load_module
-from minigrad.learn.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
+from minigrad.learn.course import load_module
+from minigrad.learn.kit.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
 from minigrad.optim import Adam, AdamW
 
 SOLUTION = load_module(Path(__file__).resolve().parents[2] / "lessons" / "solutions" /

@@ -1,4 +1,4 @@
-"""minigrad.learn.your_pieces: whose pieces a lesson runs, and the one line that says so."""
+"""minigrad.learn.course.pieces: whose pieces a lesson runs, and the one line that says so."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.learn import lessons as runner
-from minigrad.learn import your_pieces
-from minigrad.learn.your_pieces import PIECES, REASON_LENGTH, YourPieces, names, status_line, yours
+from minigrad.learn import course as runner
+from minigrad.learn.course import pieces as your_pieces
+from minigrad.learn.course.pieces import PIECES, REASON_LENGTH, YourPieces, names, status_line, yours
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,7 @@ def test_an_op_piece_is_put_in_place_with_minigrad_use(folder):
     import numpy as np
 
     import minigrad as mg
-    from minigrad.engine.seam import whose
+    from minigrad import whose
 
     _copy(4, folder)
     pieces = yours(4, announce=False)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 CHECK = runner.load_check(runner.get_lesson(1, Path(__file__).resolve().parents[2] / "lessons"))
 

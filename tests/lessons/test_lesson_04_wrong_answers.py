@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 LESSON = runner.get_lesson(4, Path(__file__).resolve().parents[2] / "lessons")
 check = runner.load_check(LESSON)
@@ -202,7 +202,7 @@ def test_a_class_that_is_not_a_function_is_refused():
 
 
 def test_the_reference_runs_inside_the_engine_with_a_repeated_id():
-    from minigrad.learn.lessons import load_module
+    from minigrad.learn.course import load_module
 
     embedding = load_module(LESSON.solution_path).Embedding
     table = mg.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)

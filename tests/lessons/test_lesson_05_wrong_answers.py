@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 LESSON = runner.get_lesson(5, Path(__file__).resolve().parents[2] / "lessons")
 check = runner.load_check(LESSON)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn import lessons as runner
-from minigrad.learn.tying import tie_weights as minigrads_tie
-from minigrad.models import TinyLM
+from minigrad.learn import course as runner
+from minigrad.learn.kit import minigrads_tie
+from minigrad.models import TinyGPT, TinyLM
 
 LESSON = runner.get_lesson(6, Path(__file__).resolve().parents[2] / "lessons")
 check = runner.load_check(LESSON)
@@ -94,10 +94,12 @@ def test_returning_something_else_than_the_model():
         check(SimpleNamespace(tie_weights=lambda model: True))
 
 
-def test_minigrads_tie_refuses_a_model_without_a_matching_pair():
+def test_minigrads_tie_is_the_models_own_and_refuses_another_model():
     model = mg.nn.Sequential(mg.nn.Linear(3, 4))
-    with pytest.raises(ValueError, match="the model has no nn.Embedding"):
+    with pytest.raises(TypeError, match="one of minigrad's language models .* got a Sequential"):
         minigrads_tie(model)
     tied = minigrads_tie(TinyLM(6, 3, 4, tied=False))
-    assert tied.head.weight is tied.emb.weight
+    assert tied.head.weight is tied.emb.weight and tied.tied
     assert np.array_equal(TinyLM(6, 3, 4, tied=True).head.weight.data, tied.head.weight.data)
+    gpt = minigrads_tie(TinyGPT(7, 4, 4, 2, 1, tied=False))
+    assert gpt.lm_head.weight is gpt.transformer.wte.weight and gpt.tied

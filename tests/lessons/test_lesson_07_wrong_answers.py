@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 LESSON = runner.get_lesson(7, Path(__file__).resolve().parents[2] / "lessons")
 check = runner.load_check(LESSON)

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 check = runner.load_check(runner.get_lesson(9, Path(__file__).resolve().parents[2] / "lessons"))
 

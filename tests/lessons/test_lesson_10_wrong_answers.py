@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 check = runner.load_check(runner.get_lesson(10, Path(__file__).resolve().parents[2] / "lessons"))
 

@@ -1,17 +1,20 @@
-"""The checks behind lesson 11's settling and freezing verdicts (minigrad.learn.lesson_kit) can
-fail: fed a table that has not settled, or a fine-tuning where freezing costs a lot, they say
-so; NaN never passes. The lesson asserts them on its full-size measurements."""
+"""The checks behind lesson 11's settling and freezing verdicts (minigrad.learn.kit, with every
+other verdict: `{statement: holds}`) can fail: fed a table that has not settled, or a fine-tuning
+where freezing costs a lot, they say so, for the named reason; NaN never passes. The lesson
+asserts them on its full-size measurements."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from minigrad.learn import lesson_kit as kit
+from minigrad.learn import kit
 
 # the lesson's full-size figures, rounded (three seeds): what the verdicts were asserted on
 LOSS_DONE_AT_A_QUARTER = np.array([0.72, 0.73, 0.72])
 TRAINED, BEFORE = np.array([2.50, 2.58, 2.54]), np.array([2.64, 2.68, 2.67])
+FREE = "in every seed freezing gives up under 5% of what fine-tuning gains"
+AHEAD = "in every seed the geometry is further along than the loss"
 
 
 def test_the_cost_of_freezing_is_a_share_of_what_fine_tuning_gains():
@@ -21,22 +24,22 @@ def test_the_cost_of_freezing_is_a_share_of_what_fine_tuning_gains():
 
 def test_freezing_that_costs_nothing_passes_the_check():
     frozen = TRAINED - 0.001  # the few-percent table: frozen ends a hair ahead
-    assert kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen))
+    kit.hold(kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen)))
 
 
 @pytest.mark.parametrize("given_up", [0.06, 0.2, 1.0])
 def test_freezing_that_gives_up_part_of_the_gain_fails_the_check(given_up):
     frozen = TRAINED + given_up * (BEFORE - TRAINED)
     frozen[1] = TRAINED[1]  # free in one seed is not enough: every seed must be
-    assert not kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen))
+    assert kit.failures(kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen))) == [FREE]
 
 
 def test_a_nan_loss_is_never_free_and_never_settled():
     frozen = TRAINED.copy()
     frozen[2] = np.nan
-    assert not kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen))
-    assert not kit.ahead_of_the_loss(np.array([0.9, np.nan, 0.9]), LOSS_DONE_AT_A_QUARTER)
-    assert not kit.ahead_of_the_loss(np.array([0.9, 0.9, 0.9]), np.array([0.7, np.nan, 0.7]))
+    assert not kit.holds(kit.freezing_is_free(kit.freezing_cost_share(BEFORE, TRAINED, frozen)))
+    assert not kit.holds(kit.ahead_of_the_loss(np.array([0.9, np.nan, 0.9]), LOSS_DONE_AT_A_QUARTER))
+    assert not kit.holds(kit.ahead_of_the_loss(np.array([0.9, 0.9, 0.9]), np.array([0.7, np.nan, 0.7])))
 
 
 def test_the_cost_needs_a_gain_in_every_seed():
@@ -59,7 +62,7 @@ def test_a_table_in_place_by_a_quarter_is_ahead_of_the_loss(settles_at):
     done = [kit.geometry_done(tables_along_a_run(settles_at, seed=s), np.arange(60)) for s in range(3)]
     structure, neighbours = (np.array([d[k][2] for d in done]) for k in (0, 1))  # evaluation 2 of 8
     assert np.allclose(structure, 1) and np.allclose(neighbours, 1)
-    assert kit.ahead_of_the_loss(structure, LOSS_DONE_AT_A_QUARTER)
+    kit.hold(kit.ahead_of_the_loss(structure, LOSS_DONE_AT_A_QUARTER))
 
 
 def test_a_table_still_wandering_at_a_quarter_fails_the_check():
@@ -67,8 +70,8 @@ def test_a_table_still_wandering_at_a_quarter_fails_the_check():
     structure, neighbours = (np.array([d[k][2] for d in done]) for k in (0, 1))
     # no more like the end than at the start
     assert np.all(np.abs(structure) < 0.2) and np.all(np.abs(neighbours) < 0.2)
-    assert not kit.ahead_of_the_loss(structure, LOSS_DONE_AT_A_QUARTER)
-    assert kit.ahead_of_the_loss(LOSS_DONE_AT_A_QUARTER, structure)
+    assert kit.failures(kit.ahead_of_the_loss(structure, LOSS_DONE_AT_A_QUARTER)) == [AHEAD]
+    kit.hold(kit.ahead_of_the_loss(LOSS_DONE_AT_A_QUARTER, structure))
 
 
 def test_ahead_of_the_loss_needs_one_value_per_seed_on_both_sides():
@@ -106,3 +109,9 @@ def test_similarity_to_the_last_table_is_one_there_and_done_is_its_share_of_the_
     done = kit.geometry_done(tables, np.arange(60), neighbours=5)
     np.testing.assert_allclose(done[0], (structure - structure[0]) / (1 - structure[0]))
     np.testing.assert_allclose(done[1], (neighbours - neighbours[0]) / (1 - neighbours[0]))
+
+
+def test_holds_reads_a_verdict_and_refuses_an_empty_one():
+    assert kit.holds({"a": True, "b": True}) and not kit.holds({"a": True, "b": False})
+    with pytest.raises(ValueError, match="no conditions given"):
+        kit.holds({})

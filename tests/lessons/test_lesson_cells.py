@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKED = runner.find_lessons(REPO / "lessons")

@@ -1,10 +1,10 @@
-"""The shared diagnosis helpers of the lesson checks (lessons/checks/_common.py)."""
+"""The shared diagnosis helpers of the lesson checks (minigrad/learn/course/checks/_common.py)."""
 
 import numpy as np
 import pytest
 
 import minigrad as mg
-from lessons.checks import _common as common
+from minigrad.learn.course.checks import _common as common
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""as_number in lessons/checks/_common.py: reading an answer that should be one number."""
+"""as_number in minigrad/learn/course/checks/_common.py: reading an answer that should be one number."""
 
 import numpy as np
 import pytest
 
 import minigrad as mg
-from lessons.checks import _common as common
+from minigrad.learn.course.checks import _common as common
 
 
 @pytest.mark.parametrize("value", [3, 3.0, np.float32(3.0), np.array(3.0), np.array([3.0]), mg.tensor([3.0])])

@@ -1,4 +1,4 @@
-"""minigrad.learn.lesson_kit: the setup every lesson shares, the one Spearman, the one unit_rows,
+"""minigrad.learn.kit: the setup every lesson shares, the one Spearman, the one unit_rows,
 and the table geometry and gradient split that lessons 6, 11 and 12 share."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import types
 import numpy as np
 import pytest
 
-from minigrad.learn import lesson_kit as kit
+from minigrad.learn import kit
 
 
 def brute_force_average_ranks(x: np.ndarray) -> np.ndarray:
@@ -239,9 +239,9 @@ def test_verdict_tested_says_what_the_fast_mode_skips(tmp_path, capsys):
     assert "fast mode: not testing that the bands separate" in capsys.readouterr().out
 
 
-def test_the_facade_re_exports_the_split_modules():
-    from minigrad.learn import lesson_geometry, lesson_plots, lesson_setup, lesson_training
-    for module in (lesson_geometry, lesson_plots, lesson_setup, lesson_training):
+def test_the_front_door_re_exports_every_module_of_the_kit():
+    from minigrad.learn.kit import figures, geometry, lesson, plots, rare_rows, training, verdicts
+    for module in (figures, geometry, lesson, plots, rare_rows, training, verdicts):
         public = [name for name in vars(module) if not name.startswith("_") and callable(vars(module)[name])
                   and getattr(vars(module)[name], "__module__", "") == module.__name__]
         assert public and all(getattr(kit, name) is getattr(module, name) for name in public), module.__name__

@@ -1,4 +1,4 @@
-"""The verdict checks of lessons 7-13 (minigrad/learn/lesson_verdicts.py) can fail.
+"""The verdict checks of lessons 7-13 (minigrad/learn/kit/verdicts.py) can fail.
 
 For each check: data with the effect the verdict claims passes, and data with the effect
 removed or reversed (decay switched off, tied equal to untied, an inverse in place of a trained
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn import lesson_verdicts as v
-from minigrad.learn.lesson_geometry import cone, principal_axes
-from minigrad.learn.rare_rows import row_gradient_noise
+from minigrad.learn.kit import row_gradient_noise
+from minigrad.learn.kit import verdicts as v
+from minigrad.learn.kit.geometry import cone, principal_axes
 
 CEILING = 3.2  # Adam's constant-gradient ceiling, (1 - beta1) / sqrt(1 - beta2) rounded
 
@@ -172,7 +172,7 @@ def test_language_model_decay_check():
 def trained_rank_correlation(weight_decay: float, seed: int, lazy: bool = False) -> float:
     """Spearman(times read, input-row norm) of a small untied TinyLM trained on a Zipf text with
     minigrad's AdamW (lesson 7's language-model measurement, shrunk)."""
-    from minigrad.learn.lesson_geometry import spearman
+    from minigrad.learn.kit.geometry import spearman
     from minigrad.learn.train import batches, split_windows
     from minigrad.models import TinyLM
     from minigrad.optim import AdamW
@@ -516,7 +516,7 @@ def first_window_shares(text: str, seed: int) -> dict[str, np.ndarray]:
     """The classifier's share of a tied TinyLM's gradient in three one-step ledger windows (steps
     0, 2 and 4; lesson 10's model and batch), per band, from the real ledger (tied_share_curve), on a Zipf
     text (exponent 1.2) or on a text where every token is equally common."""
-    from minigrad.learn.lesson_training import tied_share_curve
+    from minigrad.learn.kit.training import tied_share_curve
     from minigrad.learn.train import split_windows
     from minigrad.models import TinyLM
 
@@ -614,7 +614,7 @@ def cone_tables(V: int = 300, d: int = 16, shared: float = 0.0, seed: int = 0) -
 
 
 def measured_cones(tied_shared: dict[str, float], seeds: int = 3) -> dict[tuple[str, str], np.ndarray]:
-    """Each table's mean cosine per seed (lesson_geometry.cone), input maps random, output maps
+    """Each table's mean cosine per seed (the kit's cone), input maps random, output maps
     with a shared direction, tied tables with the given one."""
     shared = {"input map E": 0.0, "output map W": 1.0}
     raw = {}

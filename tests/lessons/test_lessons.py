@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from minigrad import cli
-from minigrad.learn import lessons as runner
-from minigrad.learn import runner as lesson_runner
+from minigrad.learn import course as runner
+from minigrad.learn.course import runner as lesson_runner
 
 REPO = Path(__file__).resolve().parents[2]
 LESSONS = runner.find_lessons(REPO / "lessons")
@@ -134,7 +134,7 @@ LESSON_TEXT = '''\
 # %%
 import os
 from pathlib import Path
-from minigrad.learn.lesson_kit import setup
+from minigrad.learn.kit import setup
 lesson = setup({n})
 OUT = lesson.out
 value = 21
@@ -203,7 +203,8 @@ def test_contract_problems_are_named(tiny):
     problems = runner.contract_problems(runner.get_lesson(3))
     assert "the title says lesson 5 but the file is lesson 3" in problems
     assert "no prediction cell (a markdown cell ending with a question)" in problems
-    assert "missing lessons/checks/03_tiny.py" in problems
+    assert ("missing its check: 03_tiny.py in minigrad/learn/course/checks/ (or, for a lessons folder of "
+            "one's own, in its checks/ folder)") in problems
     assert any(p.startswith("the first code cell must run `lesson = setup(3)` from") for p in problems)
 
 
@@ -412,12 +413,26 @@ def test_cli_lessons_lists_titles_summaries_and_status(tiny, capsys):
     assert " 4. Tiny  [not attempted]" in out
 
 
-def test_checks_can_import_shared_helpers_from_their_package(tiny):
-    (tiny / "checks" / "_common.py").write_text("EXPECTED = 42\n")
+def test_a_check_of_ones_own_runs_as_a_file_and_may_use_the_courses_diagnosis(tiny):
     (tiny / "checks" / "03_tiny.py").write_text(
-        "from ._common import EXPECTED\n\ndef check(answers):\n    assert answers.double(21) == EXPECTED\n")
+        "from minigrad.learn.course.checks import _common as common\n\n"
+        "def check(answers):\n    assert common.close(answers.double(21), 42)\n")
     lesson = runner.get_lesson(3)
+    assert not lesson.check_is_packaged and lesson.check_path == tiny / "checks" / "03_tiny.py"
     assert runner.check_answers(lesson, lesson.solution_path).status == runner.PASS
+    assert not any(name == "lessons" or name.startswith("lessons.") for name in sys.modules)
+
+
+def test_a_lesson_the_package_has_a_check_for_is_marked_by_the_packaged_check(tiny):
+    import shutil
+
+    for folder in ("", "exercises", "solutions"):
+        shutil.copy(REPO / "lessons" / folder / "02_finite_differences.py", tiny / folder)
+    (tiny / "checks" / "02_finite_differences.py").write_text("def check(answers):\n    assert False\n")
+    lesson = runner.get_lesson(2)
+    assert lesson.check_is_packaged
+    assert lesson.check_path == REPO / "minigrad" / "learn" / "course" / "checks" / "02_finite_differences.py"
+    assert runner.load_check(lesson).__module__ == "minigrad.learn.course.checks.02_finite_differences"
 
 
 # ---- the learner's own copy: minigrad exercise N -------------------------------------------------
@@ -505,7 +520,7 @@ def test_exercise_never_writes_through_a_link_outside_the_folder(tiny, tmp_path,
 
 
 def test_exercise_into_a_folder_it_cannot_write_says_so(tiny, tmp_path, capsys, monkeypatch):
-    from minigrad.learn import grading
+    from minigrad.learn.course import grading
 
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(args[0]))

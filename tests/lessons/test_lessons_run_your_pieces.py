@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.learn import lessons as runner
-from minigrad.learn.your_pieces import PIECES, names
+from minigrad.learn import course as runner
+from minigrad.learn.course.pieces import PIECES, names
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from minigrad.learn import figures
-from minigrad.learn import lessons as runner
+from minigrad.learn import course as runner
+from minigrad.learn.kit import figures
 
 LESSON = '''\
 # %% [markdown]
@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import minigrad as mg
-from minigrad.learn.figures import save_figure, show_file
+from minigrad.learn.kit.figures import save_figure, show_file
 from minigrad.learn.train import ProgressBar
 
 OUT = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / "lesson-05"
@@ -151,7 +151,7 @@ def test_lessons_show_every_figure_they_save():
 
 def test_lesson_kit_shows_what_it_saves_and_announces(tmp_path, monkeypatch, capsys):
     plt = pytest.importorskip("matplotlib.pyplot")
-    from minigrad.learn.lesson_kit import LessonSetup
+    from minigrad.learn.kit import LessonSetup
 
     kernel = FakeKernel(monkeypatch)
     lesson = LessonSetup(5, tmp_path, fast=True)
@@ -200,9 +200,9 @@ def test_the_jupytext_route_shows_the_figures_too(figure_lesson, tmp_path):
 
 
 def test_there_is_one_in_notebook_and_a_kernel_shell_of_any_class_counts(monkeypatch):
-    from minigrad.learn import lesson_kit
+    from minigrad.learn import kit
 
-    assert lesson_kit.in_notebook is figures.in_notebook
+    assert kit.in_notebook is figures.in_notebook
     colab_like = type("Shell", (), {"kernel": object()})  # Colab's shell subclasses ipykernel's
     ipython = types.ModuleType("IPython")
     ipython.get_ipython = colab_like

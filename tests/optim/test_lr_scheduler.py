@@ -111,13 +111,24 @@ def test_warmup_cosine_rises_over_five_percent_then_falls_to_the_floor():
     assert S.warmup_cosine(0, 1) == 1.0 and isinstance(S.warmup_cosine(50, 100), float)
 
 
-def test_lesson_kit_uses_the_one_warmup_cosine(monkeypatch):
-    from minigrad.learn import lesson_kit
+def test_there_is_one_warmup_cosine_the_kit_and_cs336s_spelling_use(monkeypatch):
+    from minigrad.learn import kit
+    from minigrad.learn.kit import training
 
-    assert [lesson_kit.warmup_cosine(s, 60, 0.5) for s in range(61)] == \
-        [S.warmup_cosine(s, 60, 0.5) for s in range(61)]
-    monkeypatch.setattr(S, "warmup_cosine", lambda step, total, peak: ("the one", step, total, peak))
-    assert lesson_kit.warmup_cosine(3, 60, 0.5) == ("the one", 3, 60, 0.5), "a second copy of the formula"
+    assert kit.warmup_cosine is S.warmup_cosine and training.warmup_cosine is S.warmup_cosine
+    calls = []
+    monkeypatch.setattr(S, "warmup_cosine", lambda *args, **kwargs: calls.append((args, kwargs)) or 0.5)
+    assert S.cosine_with_warmup(10, 2.0, 0.2, 5, 20) == 0.5, "a second copy of the cosine"
+    assert calls == [((10, 20, 2.0), {"floor": 0.1, "warmup": 5})]
+
+
+@pytest.mark.parametrize("total", [7, 40, 333])
+def test_warmup_cosine_with_a_given_warmup_is_cs336s_cosine_after_it(total):
+    warm, peak, floor = total // 4, 3e-3, 3e-4
+    for step in range(warm, total + 1):
+        expected = floor + 0.5 * (1 + math.cos(math.pi * (step - warm) / (total - warm))) * (peak - floor)
+        assert S.warmup_cosine(step, total, peak, floor=floor / peak, warmup=warm) == pytest.approx(expected)
+    assert S.warmup_cosine(0, total, peak, warmup=warm) == peak / warm
 
 
 def test_cosine_with_warmup_follows_cs336s_definition():
@@ -131,3 +142,5 @@ def test_cosine_with_warmup_follows_cs336s_definition():
     assert all(a >= b for a, b in zip(got[7:], got[8:]))  # never rises after the warm-up
     with pytest.raises(ValueError, match="cosine_cycle_iters"):
         cosine_with_warmup(0, peak, floor, 10, 5)
+    with pytest.raises(ValueError, match="min_learning_rate <= max_learning_rate, got min_learning_rate=2"):
+        cosine_with_warmup(0, 1.0, 2.0, 5, 10)

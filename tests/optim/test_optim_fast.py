@@ -1,12 +1,12 @@
-"""Adam's one fast call (row blocks on two threads) against its plain step: the same bits."""
+"""Adam's step through the kernels' `rowwise` (row blocks on two threads with the fast kernels)
+against the plain kernels: the same bits."""
 
 import numpy as np
 import pytest
 
-import minigrad
 from minigrad import nn, optim
-from minigrad.engine import RowSparse, fast
-from minigrad.optim import optimizers
+from minigrad.engine import RowSparse, kernels
+from minigrad.engine.kernels import fast
 
 
 def run(kind, lazy, sparse):
@@ -25,15 +25,19 @@ def run(kind, lazy, sparse):
 @pytest.mark.parametrize("lazy,sparse", [(False, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kind", ["Adam", "AdamW"])
 def test_adam_in_row_blocks_gives_the_plain_steps_bits(kind, lazy, sparse, small_row_blocks, monkeypatch):
-    ran_fast = []
-    in_blocks = optimizers._adam_step_in_row_blocks_fast
-    monkeypatch.setattr(optimizers, "_adam_step_in_row_blocks_fast",
-                        lambda arrays, rule: ran_fast.append(in_blocks(arrays, rule)) or ran_fast[-1])
-    with minigrad.use(fast=True):  # the twin against the plain step, whatever MINIGRAD_FAST_PATHS says
+    blocks = []
+    in_blocks = fast.in_row_blocks
+    monkeypatch.setattr(fast, "in_row_blocks", lambda *a, **k: blocks.append(a[0]) or in_blocks(*a, **k))
+    monkeypatch.setattr(fast, "PARALLEL_MIN_BYTES", 0)
+    default = kernels.fast_enabled()
+    kernels.use_fast(True)  # the row blocks against the plain step, whatever MINIGRAD_FAST_KERNELS says
+    try:
         fast_result = run(kind, lazy, sparse)
-    assert len(ran_fast) == 4 and all(ran_fast), "the row-block form ran at every step"
-    with fast.disabled():
+    finally:
+        kernels.use_fast(default)
+    assert len(blocks) == 4, "the row-block form ran at every step"
+    with kernels.plain_only():
         plain_result = run(kind, lazy, sparse)
-    assert ran_fast[4:] == [False] * 4, "the plain form ran at every step with the fast paths off"
+    assert len(blocks) == 4, "the plain form ran at every step with the plain kernels"
     for a, b in zip(fast_result, plain_result):
         np.testing.assert_array_equal(a, b)

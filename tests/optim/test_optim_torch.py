@@ -85,7 +85,7 @@ def test_sparse_embedding_in_dense_mode_matches_pytorch(name):
 
 @pytest.mark.parametrize("name", ["adam_wd", "adamw"])
 def test_adam_in_threaded_row_blocks_matches_pytorch_and_the_plain_form(small_row_blocks, name):
-    from minigrad.engine import fast
+    from minigrad.engine import kernels
 
     cls, options = CONFIGS[name]
 
@@ -93,7 +93,7 @@ def test_adam_in_threaded_row_blocks_matches_pytorch_and_the_plain_form(small_ro
         return ours(lambda emb, head: getattr(optim, cls)(params(emb, head), **options), tied=True)
 
     in_blocks = run()
-    with fast.disabled():
+    with kernels.plain_only():
         plain = run()
     for mine, reference in zip(params(*in_blocks), params(*plain), strict=True):
         assert mine.data.tobytes() == reference.data.tobytes()

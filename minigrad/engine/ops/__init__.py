@@ -11,70 +11,89 @@
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
     losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options)
 
-Each runs through `Function.apply`, which asks the seam (seam.py) which implementation of the op
-runs: this plain one, its fast twin (fast_ops.py), or a learner's own (`minigrad.use`).
+Each runs through `Function.apply`, which runs this op, or a learner's own inside
+`minigrad.use(...)` (seam.py). Where its work is heavy an op calls a kernel by name
+(`kernels.segment_sums`, `kernels.cross_entropy_rows`, ...): the plain form in kernels/plain.py
+reads like the math, and a faster one may run instead (kernels/__init__.py chooses).
 
 Notation: G is d(loss)/d(output), the `grad` each backward receives; the backward returns one
 gradient per input, summed back over broadcast axes (`unbroadcast`). Backwards never modify G in
 place: the same array may be on its way to another node.
 
-    op            forward                 backward (what each input receives)       lesson
-    Add, Sub      a + b, a - b            G, +-G                                    1
-    Mul           a b                     G b, G a                                  1
-    Div           a / b                   G / b, -G a / b^2                         2
-    Pow           a^n (n a number)        G n a^(n-1)                               2
-    Neg, Clone    -a, a copy              -G, G                                     -
-    MatMul        A @ B                   G B^T, A^T G                              3
-    Sum, Mean     sum / mean over axes    G (or G / n) spread back over the axes    1
-    Max           max over axes           G to the maximum (ties share it)          4
-    Exp, Log      e^a, log a              G e^a, G / a                              2
-    Tanh          tanh a                  G (1 - tanh^2 a)                          1
-    Sigmoid       s = 1 / (1 + e^-a)      G s (1 - s)                               -
-    LogSigmoid    log s(a)                G s(-a)                                   11
-    ReLU, GELU    max(a, 0), a Phi(a)     G [a > 0], G (Phi(a) + a phi(a))          -
-    Reshape, Permute, GetItem             G reshaped / permuted back / scattered    4
-                                          (an index picked twice gets both)
-    Concatenate, Stack                    each input its slice of G                 6
-    Softmax       p = e^z / sum e^z       p (G - sum(G p))                          5
-    LogSoftmax    z - log sum e^z         G - p sum(G)                              5
-    CrossEntropy  mean -log p_y           G (p - onehot(y)) / N                     5
-    LinearCrossEntropy  CrossEntropy(x W^T + b): dz = (p - onehot(y)) / N,
-                  then G dz W, G dz^T x, G sum dz                                    5, 6
-    Embedding     E[ids]                  RowSparse: G's rows summed per id         3, 4
-    Linear        x W^T + b               G W, G^T x, sum G                         5, 6
-    LayerNorm     (x - mean) / std w + b  w G / std minus its means, G x_hat, sum G -
-    MaskedFill    a, value where mask     G where not mask                          -
-    Where         cond ? a : b            G where cond, G elsewhere                 -
-    Narrow        a slice along an axis   G in that slice, zero elsewhere           -
-    Sqrt, Abs     sqrt a, |a|             G / (2 sqrt a), G sign(a)                 -
-    ScaledDotProductAttention             dV = P^T G, dS = P (dP - sum(dP P)), ...  -
-                  softmax(q k^T s + mask) v
-    RMSNorm       x / rms(x) w            w G / rms minus its projection on xhat    -
-    Rotary        pairs turned by angles  G turned back (the same map with -sin)    -
-    SiLU          a s(a)                  G (s + a s (1 - s))                       -
-    Sin, Cos      sin a, cos a            G cos a, -G sin a                         -
-    Erf, Exp2     erf a, 2^a              G 2/sqrt(pi) e^(-a^2), G 2^a ln 2          -
-    Log2, Rsqrt   log2 a, a^(-1/2)        G / (a ln 2), -G a^(-3/2) / 2             -
-    Softplus      log(1 + e^(b a)) / b    G s(b a) (G past the threshold)           -
-    LeakyReLU     a, or k a where a <= 0  G, or G k                                 -
-    Sign          sign a                  0                                         -
-    Clamp         min(max(a, lo), hi)     G to whichever was taken (a on a tie)     -
-    Maximum, Minimum                      G to the winner, G / 2 each at a tie      -
-    PowTensor     a^b, both tensors       G b a^(b-1), G a^b log a                  -
-    Cast          a as another float      G in a's dtype                            -
-    Min           min over axes           G to the minimum (ties share it)          -
-    Prod          product over an axis    G times the product of the others         -
-    LogSumExp     log sum e^a over axes   G softmax(a)                              -
-    Var           sum (a - mean)^2 / (n - c)  G 2 (a - mean) / (n - c)              -
-    Flip, Expand  reversed, broadcast     G reversed, G summed back                 -
-    SoftTargetCrossEntropy  -sum A log softmax(z)  G ((sum A) p - A), -G log p      -
-    NLLLoss       -sum A x                -G A, -G x                                -
+RULES below is every op's rule as data: what the forward computes, what each input receives,
+and the lesson that derives it ("-": gradchecked in tests/engine/test_ops_gradcheck.py, which
+runs every op named here, but not the subject of a lesson). `print(ops.rules_table())` shows it:
+
+    op                        forward                     backward: each input gets                     lesson
+    Add                       a + b                       G, G                                          1
+    Sub                       a - b                       G, -G                                         1
+    Mul                       a b                         G b, G a                                      1
+    Div                       a / b                       G / b, -G a / b^2                             2
+    Pow                       a^n (n a number)            G n a^(n-1)                                   2
+    Neg                       -a                          -G                                            -
+    Clone                     a copy of a                 G                                             -
+    Copy                      src copied into a new array 0, G (summed back to src)                     -
+    MatMul                    A @ B                       G B^T, A^T G                                  3
+    Sum                       sum over axes               G spread back over the axes                   1
+    Mean                      mean over axes              G / n spread back over the axes               1
+    Max                       max over axes               G to the maximum (ties share it)              4
+    Min                       min over axes               G to the minimum (ties share it)              -
+    Prod                      product over an axis        G times the product of the others             -
+    LogSumExp                 log sum e^a over axes       G softmax(a)                                  -
+    Var                       sum (a - mean)^2 / (n - c)  G 2 (a - mean) / (n - c)                      -
+    Exp                       e^a                         G e^a                                         2
+    Log                       log a                       G / a                                         2
+    Tanh                      tanh a                      G (1 - tanh^2 a)                              1
+    Sigmoid                   s = 1 / (1 + e^-a)          G s (1 - s)                                   -
+    LogSigmoid                log s(a)                    G s(-a)                                       13
+    ReLU                      max(a, 0)                   G [a > 0]                                     -
+    GELU                      a Phi(a)                    G (Phi(a) + a phi(a))                         -
+    Sqrt                      sqrt a                      G / (2 sqrt a)                                -
+    Abs                       |a|                         G sign(a)                                     -
+    SiLU                      a s(a)                      G (s + a s (1 - s))                           -
+    Sin                       sin a                       G cos a                                       -
+    Cos                       cos a                       -G sin a                                      -
+    Erf                       erf a                       G 2/sqrt(pi) e^(-a^2)                         -
+    Exp2                      2^a                         G 2^a ln 2                                    -
+    Log2                      log2 a                      G / (a ln 2)                                  -
+    Rsqrt                     a^(-1/2)                    -G a^(-3/2) / 2                               -
+    Softplus                  log(1 + e^(b a)) / b        G s(b a) (G past the threshold)               -
+    LeakyReLU                 a, or k a where a <= 0      G, or G k                                     -
+    Sign                      sign a                      0                                             -
+    Clamp                     min(max(a, lo), hi)         G to whichever was taken (a on a tie)         -
+    Maximum                   the larger of a and b       G to the winner, G / 2 each at a tie          -
+    Minimum                   the smaller of a and b      G to the winner, G / 2 each at a tie          -
+    PowTensor                 a^b, both tensors           G b a^(b-1), G a^b log a                      -
+    Cast                      a as another float dtype    G in a's dtype                                -
+    Reshape                   a in another shape          G reshaped back                               4
+    Permute                   a's axes reordered          G permuted back                               4
+    GetItem                   a[index]                    G scattered back (a repeated index gets both) 4
+    SetItem                   a, value written at index   G off the index, G[index]                     -
+    Concatenate               inputs joined along an axis each input its slice of G                     6
+    Stack                     inputs stacked on new axis  each input its slice of G                     6
+    Narrow                    a slice along an axis       G in that slice, zero elsewhere               -
+    MaskedFill                a, value where mask         G where not mask                              -
+    Where                     cond ? a : b                G where cond, G elsewhere                     -
+    Flip                      a reversed along axes       G reversed                                    -
+    Expand                    a broadcast to a shape      G summed back                                 -
+    Embedding                 E[ids]                      RowSparse: G's rows summed per id             3, 4
+    Linear                    x W^T + b                   G W, G^T x, sum G                             5, 6
+    Softmax                   p = e^z / sum e^z           p (G - sum(G p))                              5
+    LogSoftmax                z - log sum e^z             G - p sum(G)                                  5
+    CrossEntropy              mean -log p_y               G (p - onehot(y)) / N                         5
+    LinearCrossEntropy        CrossEntropy(x W^T + b)     G dz W, G dz^T x, G sum dz (dz: as above)     5, 6
+    LayerNorm                 (x - mean) / std w + b      w G / std minus its means, G xhat, sum G      -
+    RMSNorm                   x / rms(x) w                w G / rms minus its part along xhat, G xhat   -
+    Rotary                    pairs of x turned by angles G turned back (the same map with -sin)        -
+    ScaledDotProductAttention softmax(q k^T s + mask) v   dS k s, dS^T q s, P^T G; dS = softmax's       -
+    SoftTargetCrossEntropy    -sum A log softmax(z)       G ((sum A) p - A), -G log p                   -
+    NLLLoss                   -sum A x                    -G A, -G x                                    -
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
-gradients, 5 the output map, 6 tying the two maps, 11 skip-gram with negative sampling ("-":
-gradchecked in tests/engine/test_ops_gradcheck.py, not the subject of a lesson).
+gradients, 5 the output map, 6 tying the two maps, 13 skip-gram with negative sampling.
 """
 
+from minigrad.engine.function import Function
 from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, Neg, Pow, Sub, unbroadcast
 from minigrad.engine.ops.elementwise import (
     GELU,
@@ -140,3 +159,79 @@ __all__ = [
     "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",
     "SoftTargetCrossEntropy", "Var",
 ]
+
+# op: (forward, what each input receives, lesson)
+RULES: dict[type[Function], tuple[str, str, str]] = {
+    Add: ("a + b", "G, G", "1"),
+    Sub: ("a - b", "G, -G", "1"),
+    Mul: ("a b", "G b, G a", "1"),
+    Div: ("a / b", "G / b, -G a / b^2", "2"),
+    Pow: ("a^n (n a number)", "G n a^(n-1)", "2"),
+    Neg: ("-a", "-G", "-"),
+    Clone: ("a copy of a", "G", "-"),
+    Copy: ("src copied into a new array", "0, G (summed back to src)", "-"),
+    MatMul: ("A @ B", "G B^T, A^T G", "3"),
+    Sum: ("sum over axes", "G spread back over the axes", "1"),
+    Mean: ("mean over axes", "G / n spread back over the axes", "1"),
+    Max: ("max over axes", "G to the maximum (ties share it)", "4"),
+    Min: ("min over axes", "G to the minimum (ties share it)", "-"),
+    Prod: ("product over an axis", "G times the product of the others", "-"),
+    LogSumExp: ("log sum e^a over axes", "G softmax(a)", "-"),
+    Var: ("sum (a - mean)^2 / (n - c)", "G 2 (a - mean) / (n - c)", "-"),
+    Exp: ("e^a", "G e^a", "2"),
+    Log: ("log a", "G / a", "2"),
+    Tanh: ("tanh a", "G (1 - tanh^2 a)", "1"),
+    Sigmoid: ("s = 1 / (1 + e^-a)", "G s (1 - s)", "-"),
+    LogSigmoid: ("log s(a)", "G s(-a)", "13"),
+    ReLU: ("max(a, 0)", "G [a > 0]", "-"),
+    GELU: ("a Phi(a)", "G (Phi(a) + a phi(a))", "-"),
+    Sqrt: ("sqrt a", "G / (2 sqrt a)", "-"),
+    Abs: ("|a|", "G sign(a)", "-"),
+    SiLU: ("a s(a)", "G (s + a s (1 - s))", "-"),
+    Sin: ("sin a", "G cos a", "-"),
+    Cos: ("cos a", "-G sin a", "-"),
+    Erf: ("erf a", "G 2/sqrt(pi) e^(-a^2)", "-"),
+    Exp2: ("2^a", "G 2^a ln 2", "-"),
+    Log2: ("log2 a", "G / (a ln 2)", "-"),
+    Rsqrt: ("a^(-1/2)", "-G a^(-3/2) / 2", "-"),
+    Softplus: ("log(1 + e^(b a)) / b", "G s(b a) (G past the threshold)", "-"),
+    LeakyReLU: ("a, or k a where a <= 0", "G, or G k", "-"),
+    Sign: ("sign a", "0", "-"),
+    Clamp: ("min(max(a, lo), hi)", "G to whichever was taken (a on a tie)", "-"),
+    Maximum: ("the larger of a and b", "G to the winner, G / 2 each at a tie", "-"),
+    Minimum: ("the smaller of a and b", "G to the winner, G / 2 each at a tie", "-"),
+    PowTensor: ("a^b, both tensors", "G b a^(b-1), G a^b log a", "-"),
+    Cast: ("a as another float dtype", "G in a's dtype", "-"),
+    Reshape: ("a in another shape", "G reshaped back", "4"),
+    Permute: ("a's axes reordered", "G permuted back", "4"),
+    GetItem: ("a[index]", "G scattered back (a repeated index gets both)", "4"),
+    SetItem: ("a, value written at index", "G off the index, G[index]", "-"),
+    Concatenate: ("inputs joined along an axis", "each input its slice of G", "6"),
+    Stack: ("inputs stacked on new axis", "each input its slice of G", "6"),
+    Narrow: ("a slice along an axis", "G in that slice, zero elsewhere", "-"),
+    MaskedFill: ("a, value where mask", "G where not mask", "-"),
+    Where: ("cond ? a : b", "G where cond, G elsewhere", "-"),
+    Flip: ("a reversed along axes", "G reversed", "-"),
+    Expand: ("a broadcast to a shape", "G summed back", "-"),
+    Embedding: ("E[ids]", "RowSparse: G's rows summed per id", "3, 4"),
+    Linear: ("x W^T + b", "G W, G^T x, sum G", "5, 6"),
+    Softmax: ("p = e^z / sum e^z", "p (G - sum(G p))", "5"),
+    LogSoftmax: ("z - log sum e^z", "G - p sum(G)", "5"),
+    CrossEntropy: ("mean -log p_y", "G (p - onehot(y)) / N", "5"),
+    LinearCrossEntropy: ("CrossEntropy(x W^T + b)", "G dz W, G dz^T x, G sum dz (dz: as above)", "5, 6"),
+    LayerNorm: ("(x - mean) / std w + b", "w G / std minus its means, G xhat, sum G", "-"),
+    RMSNorm: ("x / rms(x) w", "w G / rms minus its part along xhat, G xhat", "-"),
+    Rotary: ("pairs of x turned by angles", "G turned back (the same map with -sin)", "-"),
+    ScaledDotProductAttention: ("softmax(q k^T s + mask) v", "dS k s, dS^T q s, P^T G; dS = softmax's", "-"),
+    SoftTargetCrossEntropy: ("-sum A log softmax(z)", "G ((sum A) p - A), -G log p", "-"),
+    NLLLoss: ("-sum A x", "-G A, -G x", "-"),
+}
+
+
+def rules_table() -> str:
+    """RULES as the table in this module's docstring: op, forward, what each input receives, lesson."""
+    rows = [("op", "forward", "backward: each input gets", "lesson")]
+    rows += [(op.__name__, *rule) for op, rule in RULES.items()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join("    " + " ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " " + row[3]
+                     for row in rows)

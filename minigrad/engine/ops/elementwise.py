@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from minigrad.engine import kernels
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
@@ -42,7 +43,7 @@ class Log(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = np.tanh(as_float(a))
+        out = kernels.tanh(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -56,16 +57,10 @@ class Tanh(Function):
         return slope
 
 
-def _sigmoid(a: np.ndarray) -> np.ndarray:
-    """1 / (1 + e^-a) in a's dtype, from the exp of a non-positive number only (never overflows)."""
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
-
-
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        out = _sigmoid(as_float(a))
+        out = kernels.sigmoid(as_float(a))
         ctx.save_for_backward(out)
         return out
 
@@ -91,7 +86,7 @@ class LogSigmoid(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log s(a) = G (1 - s(a)) = G s(-a)
         (a,) = ctx.saved
-        return grad * _sigmoid(-a)
+        return grad * kernels.sigmoid(-a)
 
 
 class ReLU(Function):
@@ -106,19 +101,12 @@ class ReLU(Function):
         return grad * (a > 0)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-
-
-_SQRT_2PI = math.sqrt(2 * math.pi)
 
 
 class GELU(Function):
     """x * Phi(x), Phi the standard normal CDF. approximate="none" uses erf (PyTorch's default),
-    "tanh" the tanh fit. (numpy has no erf: math.erf runs one element at a time, which is why the
-    fast twin fits Phi by a rational function instead.)"""
+    "tanh" the tanh fit."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
@@ -130,10 +118,7 @@ class GELU(Function):
             ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
             return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
-        # Phi(a) = (1 + erf(a / sqrt 2)) / 2 and phi(a) = exp(-a^2 / 2) / sqrt(2 pi)
-        cdf = (0.5 * (1 + _erf(a.astype(np.float64) / math.sqrt(2)))).astype(a.dtype)
-        pdf = (np.exp(-0.5 * a * a) / _SQRT_2PI).astype(a.dtype)
-        out = a * cdf
+        out, cdf, pdf = kernels.gelu(a)  # a Phi(a), Phi(a), and the density phi(a)
         ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
         return out
 
@@ -145,7 +130,7 @@ class GELU(Function):
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
             slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
             return (grad * slope).astype(a.dtype)
-        return (a * pdf + cdf) * grad  # d/da [a Phi(a)] = Phi(a) + a phi(a)
+        return kernels.gelu_backward(grad, a, cdf, pdf)  # G (Phi(a) + a phi(a))
 
 
 class Sqrt(Function):
@@ -178,14 +163,14 @@ class SiLU(Function):
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        s = _sigmoid(a)
+        out, s = kernels.silu(a)  # a s(a), and s(a) for the backward
         ctx.save_for_backward(a, s)
-        return a * s
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a s(a) = G (s + a s (1 - s))
         a, s = ctx.saved
-        return grad * s * (1 + a * (1 - s))
+        return kernels.silu_backward(grad, a, s)
 
 
 # ---- PyTorch's everyday elementwise functions: sin, cos, erf, exp2, log2, rsqrt, softplus, leaky
@@ -224,7 +209,7 @@ class Erf(Function):
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return _erf(a).astype(a.dtype)
+        return kernels.erf(a)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d erf a = G 2/sqrt(pi) e^(-a^2)
@@ -287,7 +272,7 @@ class Softplus(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G s(beta a), or G where linear
         (scaled,) = ctx.saved
-        return grad * np.where(ctx.linear, np.ones((), scaled.dtype), _sigmoid(scaled))
+        return grad * np.where(ctx.linear, np.ones((), scaled.dtype), kernels.sigmoid(scaled))
 
 
 class LeakyReLU(Function):

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from minigrad.engine import kernels
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
 
@@ -22,12 +23,7 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
                 bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
-        centred = x - x.mean(axis=-1, keepdims=True)
-        variance = (centred * centred).mean(axis=-1, keepdims=True)
-        rstd = 1 / np.sqrt(variance + np.asarray(eps, x.dtype))
-        xhat = centred * rstd
-        out = xhat if weight is None else xhat * weight
-        out = out if bias is None else out + bias
+        out, xhat, rstd = kernels.layer_norm(x, weight, bias, eps)
         ctx.save_for_backward(xhat, rstd, weight)
         return out
 
@@ -38,11 +34,7 @@ class LayerNorm(Function):
         rows = grad.reshape(-1, grad.shape[-1])  # dw and db sum over every position
         grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
         grad_b = rows.sum(axis=0) if need_b else None
-        grad_x = None
-        if need_x:
-            g = grad if weight is None else grad * weight
-            grad_x = rstd * (g - g.mean(axis=-1, keepdims=True)
-                             - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        grad_x = kernels.layer_norm_backward(grad, xhat, rstd, weight) if need_x else None
         return grad_x, grad_w, grad_b
 
 
@@ -58,10 +50,9 @@ class RMSNorm(Function):
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
                 eps: float = 1e-6) -> np.ndarray:
-        rstd = 1 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + np.asarray(eps, x.dtype))
-        xhat = x * rstd
+        out, xhat, rstd = kernels.layer_norm(x, weight, None, eps, centred=False)
         ctx.save_for_backward(xhat, rstd, weight)
-        return xhat if weight is None else xhat * weight
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
@@ -69,10 +60,7 @@ class RMSNorm(Function):
         need_x, need_w = ctx.needs_input_grad
         rows = grad.reshape(-1, grad.shape[-1])  # dw sums over every position
         grad_w = np.einsum("ni,ni->i", rows, xhat.reshape(rows.shape)) if need_w else None
-        grad_x = None
-        if need_x:
-            g = grad if weight is None else grad * weight
-            grad_x = rstd * (g - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        grad_x = kernels.layer_norm_backward(grad, xhat, rstd, weight, centred=False) if need_x else None
         return grad_x, grad_w
 
 
@@ -153,20 +141,13 @@ class ScaledDotProductAttention(Function):
                 attn_mask: np.ndarray | None = None, dropout_p: float = 0.0, is_causal: bool = False,
                 scale: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-        scores = (q @ k.swapaxes(-1, -2)) * np.asarray(scale, q.dtype)
         bias = attention_bias(attn_mask, is_causal, q.shape[-2], k.shape[-2], q.dtype)
-        if bias is not None:
-            scores = scores + bias
-        top = scores.max(axis=-1, keepdims=True)
-        top[np.isneginf(top)] = 0  # a row masked everywhere: every e is 0, and so is every weight
-        e = np.exp(scores - top)
-        total = e.sum(axis=-1, keepdims=True)
-        p = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-        keep = None
+        keep = None  # dropout: the weights kept, scaled by 1/(1 - p)
         if dropout_p > 0:
-            kept = (rng or np.random.default_rng()).random(p.shape) >= dropout_p
-            keep = kept * np.asarray(0.0 if dropout_p >= 1 else 1 / (1 - dropout_p), p.dtype)
-        out = (p if keep is None else p * keep) @ v
+            weights_shape = (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+            kept = (rng or np.random.default_rng()).random(weights_shape) >= dropout_p
+            keep = kept * np.asarray(0.0 if dropout_p >= 1 else 1 / (1 - dropout_p), q.dtype)
+        out, p = kernels.attention(q, k, v, scale, bias, keep)  # softmax(q k^T scale + bias) keep, @ v
         ctx.save_for_backward(q, k, v, p, keep)
         ctx.scale = scale
         ctx.mask_shape = None if attn_mask is None else attn_mask.shape
@@ -176,16 +157,7 @@ class ScaledDotProductAttention(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         q, k, v, p, keep = ctx.saved
         n_inputs = len(ctx.needs_input_grad)  # q, k, v, and attn_mask when it was passed
-        need_q, need_k, need_v, need_mask = (*ctx.needs_input_grad, False)[:4]
-        dropped = p if keep is None else p * keep
-        grad_v = dropped.swapaxes(-1, -2) @ grad if need_v else None
-        if not (need_q or need_k or need_mask):
-            return (None, None, grad_v, None)[:n_inputs]
-        dp = grad @ v.swapaxes(-1, -2)
-        if keep is not None:
-            dp = dp * keep
-        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))  # d(scores), the softmax's backward
-        grad_mask = unbroadcast(ds, ctx.mask_shape) if need_mask else None
-        ds = ds * np.asarray(ctx.scale, p.dtype)
-        return (ds @ k if need_q else None, ds.swapaxes(-1, -2) @ q if need_k else None, grad_v,
-                grad_mask)[:n_inputs]
+        needs = (*ctx.needs_input_grad, False)[:4]
+        grad_q, grad_k, grad_v, ds = kernels.attention_backward(grad, q, k, v, p, keep, ctx.scale, needs)
+        grad_mask = unbroadcast(ds, ctx.mask_shape) if ds is not None else None
+        return (grad_q, grad_k, grad_v, grad_mask)[:n_inputs]

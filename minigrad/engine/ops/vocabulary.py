@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine import kernels
+from minigrad.engine.arrays import Array
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
@@ -45,13 +47,13 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dE[v] = sum of G[b,t] where ids[b,t] = v
-        shape = ctx.weight_shape
-        flat_ids = ctx.ids.reshape(-1)
-        rows = grad.reshape(flat_ids.size, *shape[1:])
+        ids = ctx.ids.reshape(-1)
+        rows = grad.reshape(ids.size, *ctx.weight_shape[1:])  # one row of G per position
         if ctx.padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
-            keep = flat_ids != ctx.padding_idx
-            flat_ids, rows = flat_ids[keep], rows[keep]
-        grad_weight = RowSparse(flat_ids, rows, shape).coalesce()  # repeated ids summed
+            keep = ids != ctx.padding_idx
+            ids, rows = ids[keep], rows[keep]
+        unique, sums = kernels.segment_sums(ids, rows)  # each id's rows added into one (repeats too)
+        grad_weight = RowSparse(unique, sums, ctx.weight_shape, coalesced=True)
         return (grad_weight if ctx.sparse else grad_weight.to_dense()), None
 
 
@@ -65,7 +67,7 @@ class Linear(Function):
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
                 ) -> np.ndarray:
         ctx.save_for_backward(x, weight)
-        return x @ weight.T if bias is None else x @ weight.T + bias
+        return kernels.linear(x, weight, bias)  # x W^T + b
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
@@ -117,56 +119,55 @@ class LogSoftmax(Function):
 class CrossEntropy(Function):
     """Mean (or sum) over positions of -log softmax(z)[y], fused: dL/dz = G scale (p - onehot(y)).
 
-    With e = exp(z - max z) (never overflows) and s = sum(e):  p = e / s  and
-    -log p_y = log s - (z_y - max z). logits: (..., C) float; targets: (...) int.
+    logits: (..., C) float; targets: (...) int. Nothing but the loss reads the softmax, so the
+    forward turns the logits at once into the loss's gradient for G = 1, dz = scale (p - onehot(y))
+    (scale = 1/N for the mean), and keeps only that; the backward scales it by G.
     """
 
     @staticmethod
     def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
                 reduction: str = "mean") -> np.ndarray:
-        e, total, shifted = shifted_exp(logits)
-        shifted_target = np.take_along_axis(shifted, targets[..., None], axis=-1)
-        # our own copy of the targets: a target changed (or a buffer refilled) before backward
-        # must not change the gradient
-        ctx.save_for_backward(e, total, targets.copy())
-        ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
-        loss = (np.log(total) - shifted_target).sum() * ctx.scale
-        return np.asarray(loss, dtype=logits.dtype)
+        z, y = as_float(logits).reshape(-1, logits.shape[-1]), targets.reshape(-1, 1)
+        scale = mean_or_sum_scale(y.size, reduction, z.dtype)
+        dz = kernels.buffer("cross_entropy", z.shape, z.dtype)  # written whole by the next line
+        total, shifted_target = kernels.cross_entropy_rows(z, y, scale, out=dz)
+        ctx.save_for_backward(dz)
+        ctx.logits_shape = logits.shape
+        loss = (np.log(total) - shifted_target).sum() * scale  # -log p_y = log s - (z_y - max z)
+        return np.asarray(loss, dtype=z.dtype)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - onehot(y))
-        e, total, targets = ctx.saved
-        y = targets[..., None]
-        step = grad * np.asarray(ctx.scale, dtype=e.dtype)
-        dz = e * (step / total)                                    # G scale p, with p = e / s
-        np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=-1) - step, axis=-1)  # - G scale y
-        return dz, None
+        (dz,) = ctx.saved
+        return (dz if grad == 1 else dz * grad.astype(dz.dtype)).reshape(ctx.logits_shape), None
+
+
+def mean_or_sum_scale(n: int, reduction: str, dtype: np.dtype) -> Array:
+    """1/n for reduction="mean" (NaN for no positions: the mean of nothing, as PyTorch), 1 for "sum"."""
+    return np.asarray((1.0 / n if n else np.nan) if reduction == "mean" else 1.0, dtype=dtype)
 
 
 class LinearCrossEntropy(Function):
     """The classifier and its loss as one op: mean (or sum) of -log softmax(x W^T + b)[y].
 
     x: (..., in) float; weight: (C, in); bias: (C,) or None; targets: (...) int -> a scalar.
-    Nothing but the loss reads these logits, so the forward turns them into the loss's gradient
-    at once, dz = scale (p - onehot(y)) (for G = 1), and keeps only that. The backward is two
-    products: dx = G dz W, dW = G dz^T x (db = G sum dz). For G = 1 every number is the one that
-    F.cross_entropy(F.linear(x, W, b), y) computes.
+    As in CrossEntropy, the forward turns the logits at once into dz = scale (p - onehot(y)) and
+    keeps only that. The backward is two products: dx = G dz W, dW = G dz^T x (db = G sum dz).
+    For G = 1 every number is the one that F.cross_entropy(F.linear(x, W, b), y) computes.
     """
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
                 targets: np.ndarray, reduction: str = "mean") -> np.ndarray:
         rows, y = x.reshape(-1, x.shape[-1]), targets.reshape(-1, 1)
-        scale = np.asarray(1.0 / y.size if reduction == "mean" else 1.0, dtype=x.dtype)
-        z = rows @ weight.T if bias is None else rows @ weight.T + bias
-        e, total, shifted = shifted_exp(z, axis=1)
-        shifted_target = np.take_along_axis(shifted, y, axis=1)
-        dz = e * (scale / total)                                   # scale p
-        np.put_along_axis(dz, y, np.take_along_axis(dz, y, axis=1) - scale, axis=1)
-        ctx.save_for_backward(rows, weight, dz)
+        dtype = np.result_type(x, weight)
+        scale = mean_or_sum_scale(y.size, reduction, dtype)
+        z = kernels.linear(rows, weight, bias, out=kernels.buffer("logits", (len(rows), len(weight)), dtype))
+        total, shifted_target = kernels.cross_entropy_rows(z, y, scale, out=z)  # z is now dz
+        ctx.save_for_backward(rows, weight, z)
         ctx.x_shape = x.shape
         loss = (np.log(total) - shifted_target).sum() * scale  # -log p_y = log s - (z_y - max z)
-        return np.asarray(loss, dtype=x.dtype)
+        return np.asarray(loss, dtype=dtype)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # G dz W, G dz^T x, G sum dz

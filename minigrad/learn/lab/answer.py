@@ -2,7 +2,7 @@
 for the audit's model and gets the verdict and diagnosis `minigrad check` would give.
 
 The reference is minigrad's backward confirmed by central differences, and the diagnosis is the
-lesson checks' own (`lessons/checks/_common.py`): the whole answer flipped or scaled, a listed
+lesson checks' own (`minigrad.learn.course.checks._common`): the whole answer flipped or scaled, a listed
 typical mistake, or row by row which path is missing, which sign or which factor is wrong.
 
 The page shows the numbers to DECIMALS places, so an answer worked out from them carries their
@@ -13,14 +13,13 @@ within it counts as the reference (or as the typical mistake it is that close to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from minigrad.engine import Tensor, no_grad, to_dense
-from minigrad.learn import lessons, tour
+from minigrad.learn import tour
+from minigrad.learn.course.checks import _common as common
 from minigrad.learn.lab import audit
 from minigrad.learn.lab import request_params as P
 from minigrad.nn import functional as F
@@ -28,12 +27,6 @@ from minigrad.nn import functional as F
 TABLES = ("emb.weight", "head.weight")
 WHOLE_TABLE = "(whole table)"
 DECIMALS = 4  # the page shows E, W, h and p rounded to this many places
-
-
-@lru_cache(maxsize=1)
-def checks_common() -> ModuleType:
-    """The lesson checks' shared diagnosis code, loaded as `minigrad check` loads it."""
-    return lessons.load_module(lessons.lessons_root() / "checks" / "_common.py", "minigrad_lab_checks_common")
 
 
 def read_question(body: Mapping[str, Any]) -> tuple[audit.AuditSetup, str, int | None]:
@@ -110,7 +103,6 @@ def question(body: Mapping[str, Any]) -> dict[str, Any]:
 def expected_and_parts(setup: audit.AuditSetup, table: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The reference gradient of `table` (minigrad, confirmed by finite differences) and what each
     path sent into it (from the gradient ledger), both (V, d)."""
-    common = checks_common()
     weights = tour.seed_weights(setup.seed, len(setup.vocab), setup.width)
     E, W = weights.E, np.ascontiguousarray(weights.W_U.T)
 
@@ -169,7 +161,6 @@ def check(body: Mapping[str, Any]) -> dict[str, Any]:
     if "answer" not in body:
         raise P.BadRequest("answer: type the gradient (numbers separated by commas or spaces)")
     got = P.parse_array(body["answer"], "answer")
-    common = checks_common()
     expected, parts = expected_and_parts(setup, table)
     n = forward_numbers(setup)
     mistakes = typical_mistakes(setup, table, parts, n)

@@ -28,10 +28,10 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from minigrad.learn.kit import blas_thread_cap, cap_blas_threads
 from minigrad.learn.lab import answer, audit, steps
 from minigrad.learn.lab import request_params as P
 from minigrad.learn.lab.request_params import BadRequest
-from minigrad.learn.lesson_kit import blas_thread_cap, cap_blas_threads
 
 HOST = "127.0.0.1"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

@@ -1,0 +1,311 @@
+"""The layout of a tensor's data, mixed into Tensor (tensor.py): its shape and views of it
+(reshape, permute, t[i], unsqueeze, split ...), and its dtype (to, float, long ...).
+
+A view shares its base's memory, as in numpy and PyTorch. It remembers how it was made from its
+base, so an in-place change of the base remakes the view's node too (PyTorch regenerates a
+view's grad_fn the same way): reading the view never uses a stale graph.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from minigrad.engine import ops
+from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
+from minigrad.engine.arrays import ArrayHolder, as_array, index_array
+
+if TYPE_CHECKING:
+    from minigrad.engine.tensor import Tensor
+
+
+class TensorLayout(ArrayHolder):
+    """Mixed into Tensor."""
+
+    __slots__ = ()
+    _views: list[weakref.ref[Tensor]] | None = None
+    _base: Tensor | None = None
+    _from_base: Callable[[Tensor], Tensor] | None = None
+
+    if TYPE_CHECKING:  # what the class this is mixed into provides
+        requires_grad: bool
+        grad_fn: Any
+
+        def _new(self, array: Any) -> Tensor: ...
+        def clone(self) -> Tensor: ...
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> np.dtype[Any]: ...
+        @property
+        def ndim(self) -> int: ...
+
+    # ---- shapes and views -------------------------------------------------------------------
+    def reshape(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        return self._view(lambda base: ops.Reshape.apply(base, shape=shape))
+
+    view = reshape
+
+    def permute(self, *dims: Any) -> Tensor:
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if sorted(d % self.ndim for d in dims) != list(range(self.ndim)):
+            raise ValueError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
+        dims = tuple(d % self.ndim for d in dims)
+        return self._view(lambda base: ops.Permute.apply(base, dims=dims))
+
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        """Swap two axes. As in PyTorch, a 0-d tensor counts as having one axis (-1 or 0)."""
+        axes = max(self.ndim, 1)
+        for dim in (dim0, dim1):
+            if not -axes <= dim < axes:
+                raise IndexError(
+                    f"transpose(): dimension {dim} is out of range for a tensor of shape "
+                    f"{self.shape} (expected in [{-axes}, {axes - 1}]); a 1-D tensor has no "
+                    "second axis to swap with (its .T is itself)"
+                )
+        if self.ndim == 0:
+            return self.permute(())
+        dims = list(range(self.ndim))
+        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+        return self.permute(dims)
+
+    swapaxes = transpose
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def __getitem__(self, index: Any) -> Tensor:
+        index = index_array(index)
+        return self._view(lambda base: ops.GetItem.apply(base, index=index))
+
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A new axis of size 1 at `dim` (in [-ndim - 1, ndim], as PyTorch)."""
+        dim = check_dim("unsqueeze", dim, self.shape + (1,))  # one more place than axes
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def squeeze(self, dim: int | tuple[int, ...] | None = None) -> Tensor:
+        """Drop axes of size 1: all of them, or those in `dim` (a named axis of another size stays,
+        as in PyTorch)."""
+        if self.ndim == 0:  # a 0-d tensor has one place, 0 (or -1): squeezing it returns it
+            for d in () if dim is None else (dim if isinstance(dim, tuple) else (dim,)):
+                check_dim("squeeze", d, (1,))
+            return self.reshape(())
+        if dim is None:
+            dims = set(range(self.ndim))
+        else:
+            dims = {check_dim("squeeze", d, self.shape) for d in (dim if isinstance(dim, tuple) else (dim,))}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge axes start_dim..end_dim (inclusive) into one."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = (check_dim("flatten", d, self.shape) for d in (start_dim, end_dim))
+        if start > end:
+            raise ValueError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
+                             f"for a tensor of shape {self.shape}")
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+        """Axis `dim` split into `sizes` (whose product is its length; one may be -1)."""
+        dim = check_dim("unflatten", dim, self.shape)
+        sizes = tuple(int(n) for n in sizes)
+        known = int(np.prod([n for n in sizes if n != -1], dtype=np.int64))
+        if not sizes or sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[dim]) or \
+                (-1 in sizes and (known == 0 or self.shape[dim] % known)):
+            raise ValueError(f"unflatten(): sizes {sizes} do not split dim {dim} of size "
+                             f"{self.shape[dim]} (shape {self.shape})")
+        return self.reshape(self.shape[:dim] + sizes + self.shape[dim + 1:])
+
+    def flip(self, *dims: Any) -> Tensor:
+        """Reversed along each of `dims` (a copy, as PyTorch)."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        axes = tuple(check_dim("flip", d, self.shape or (1,)) for d in dims)
+        if len(set(axes)) != len(axes):
+            raise RuntimeError(f"flip(): dims {dims} name an axis twice")  # RuntimeError, as PyTorch
+        return ops.Flip.apply(self, axes=axes if self.ndim else ())
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """A read-only view with size-1 axes stretched to `sizes` (-1 keeps an axis), new axes
+        in front: no copy; the gradient sums back over what was stretched."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        sizes = tuple(int(n) for n in sizes)
+        added = len(sizes) - self.ndim
+        if added < 0:
+            raise ValueError(f"expand(): {len(sizes)} sizes {sizes} are fewer than the tensor's "
+                             f"{self.ndim} axes (shape {self.shape})")
+        shape = tuple(self.shape[i - added] if n == -1 and i >= added else n for i, n in enumerate(sizes))
+        if any(n < 0 for n in shape) or broadcast_shape(self.shape, shape) != shape:
+            raise ValueError(f"expand(): shape {self.shape} cannot be expanded to {sizes} (only "
+                             "axes of size 1 stretch; -1 keeps an existing axis)")
+        return self._view(lambda base: ops.Expand.apply(base, shape=shape))
+
+    def expand_as(self, other: Any) -> Tensor:
+        return self.expand(other.shape)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """Entries start..start + length - 1 along `dim`."""
+        dim = check_dim("narrow", dim, self.shape)
+        size = self.shape[dim]
+        if not (0 <= start <= size and 0 <= length <= size - start):
+            raise IndexError(f"narrow(): start={start}, length={length} does not fit dim {dim} of "
+                             f"size {size} (shape {self.shape})")
+        start, length = int(start), int(length)
+        return self._view(lambda base: ops.Narrow.apply(base, axis=dim, start=start, length=length))
+
+    def split(self, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along `dim`: of size split_size_or_sections each (the last may be smaller), or of
+        the listed sizes, which must add up to the axis."""
+        dim = check_dim("split", dim, self.shape)
+        size = self.shape[dim]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            step = int(split_size_or_sections)
+            if step < 1:
+                raise ValueError(f"split(): split_size must be a positive int, got {step}")
+            sections = [min(step, size - start) for start in range(0, size, step)] or [0]
+        else:
+            sections = [int(n) for n in split_size_or_sections]
+            if sum(sections) != size or min(sections, default=0) < 0:
+                raise ValueError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
+                                 f"has size {size} (shape {self.shape})")
+        starts = np.cumsum([0] + sections[:-1])
+        return tuple(self.narrow(dim, int(a), n) for a, n in zip(starts, sections))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch."""
+        if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+            raise ValueError(f"chunk(): chunks must be a positive int, got {chunks!r}")
+        dim = check_dim("chunk", dim, self.shape)
+        return self.split(max(1, -(-self.shape[dim] // int(chunks))), dim)
+
+    def masked_fill(self, mask: Any, value: float) -> Tensor:
+        """`value` where mask is True; mask (bool) broadcasts to this tensor's shape. A value of
+        -inf before a softmax gives those places probability exactly 0."""
+        mask = np.asarray(as_array(mask))
+        if mask.dtype != np.bool_:
+            raise TypeError(f"masked_fill(): mask must be a bool array, got dtype {mask.dtype}")
+        if broadcast_shape(mask.shape, self.shape) != self.shape:
+            raise ValueError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
+                             f"tensor's shape {self.shape}")
+        return ops.MaskedFill.apply(self, mask, value=float(value))
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def contiguous(self) -> Tensor:
+        """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
+        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)  # type: ignore[return-value]
+
+    # ---- remembering views -------------------------------------------------------------------
+    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
+        """make(self), remembered as a view when it shares self's memory: an in-place op that
+        rebases the base's history then remakes the view's node from the new history (as PyTorch
+        regenerates a view's grad_fn), so reading the view never uses a stale graph."""
+        out = make(self)
+        if out.data.base is not None and np.may_share_memory(out.data, self.data):
+            if self._base is None:
+                out._base, out._from_base = self, make
+            else:  # a view of a view: remade from the first base, through both ops
+                parent = self._from_base
+                out._base, out._from_base = self._base, lambda base: make(parent(base))
+            views = out._base._views
+            if views is None:
+                views = out._base._views = []
+            views.append(weakref.ref(out))
+            if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
+                views[:] = out._base._live_views()
+        return out
+
+    def _live_views(self) -> list[weakref.ref]:
+        return [ref for ref in self._views or () if ref() is not None]
+
+    def _remake_views(self) -> None:
+        for ref in self._live_views():
+            view = ref()
+            if view is not None:
+                remade = view._from_base(self)
+                view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
+
+
+    # ---- dtype conversions ------------------------------------------------------------------
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False) -> Tensor:
+        """This tensor in another dtype (`t.to(mg.float64)`, `t.to(other_tensor)`); devices other
+        than "cpu" are refused. Float-to-float keeps the gradient; the same dtype returns self
+        unless copy=True, as PyTorch."""
+        for arg in args:
+            if isinstance(arg, ArrayHolder):
+                arg = arg.data.dtype
+            if isinstance(arg, str) and arg.split(":")[0] in ("cpu", "cuda", "mps", "meta"):
+                device = arg
+            elif dtype is None:
+                dtype = arg
+            else:
+                raise TypeError(f"to(): got two dtypes, {dtype!r} and {arg!r}")
+        if device is not None and str(device) != "cpu":
+            raise ValueError(f"to(): minigrad runs on the CPU only, got device={device!r}")
+        if dtype is None:
+            return self.clone() if copy else self
+        return self._cast(as_dtype("to", dtype), copy)
+
+    def type(self, dtype: Any = None) -> Any:
+        """With no argument the dtype's name (e.g. 'float32'); with one, `to(dtype)`."""
+        return str(self.dtype) if dtype is None else self._cast(as_dtype("type", dtype), False)
+
+    def float(self) -> Tensor:
+        return self._cast(np.dtype(np.float32), False)
+
+    def double(self) -> Tensor:
+        return self._cast(np.dtype(np.float64), False)
+
+    def half(self) -> Tensor:
+        return self._cast(np.dtype(np.float16), False)
+
+    def long(self) -> Tensor:
+        return self._cast(np.dtype(np.int64), False)
+
+    def int(self) -> Tensor:
+        return self._cast(np.dtype(np.int32), False)
+
+    def bool(self) -> Tensor:
+        return self._cast(np.dtype(np.bool_), False)
+
+    def _cast(self, dtype: np.dtype[Any], copy: bool) -> Tensor:
+        if dtype == self.dtype:
+            return self.clone() if copy else self
+        if dtype.kind == "f" and self.dtype.kind == "f":
+            return ops.Cast.apply(self, dtype=dtype)  # the gradient goes back as self's dtype
+        return self._new(self.data.astype(dtype))  # to or from ints and bools: no gradient
+
+
+
+class Size(int):
+    """A tensor's element count (numpy's `t.size`) that also answers PyTorch's `t.size()`, the
+    shape, and `t.size(dim)`, one axis's length."""
+
+    shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> Size:
+        count = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        count.shape = tuple(shape)
+        return count
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self.shape[check_dim("size", dim, self.shape)]
+

@@ -1,0 +1,142 @@
+"""Check for lesson 2: the learner's central_difference(f, x, eps).
+
+Three probes, each chosen so a typical mistake leaves a recognisable fingerprint:
+1. a weighted quadratic with a large eps: central differences are exact for a quadratic, while
+   a forward difference is off by exactly +w*eps and a divisor of eps doubles the answer;
+2. a weighted cubic with eps = 0.1: the central difference is exactly 3 w x^2 + w eps^2, so an
+   estimate that comes out as 3 w x^2 did not use the eps it was given;
+3. a smooth minigrad function at eps = 1e-6, against the engine's own backward.
+check(answers) returns None on success, lets NotImplementedError through (not attempted) and
+raises AssertionError with a diagnosis otherwise.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+
+from minigrad.engine import Tensor, tensor
+
+X = np.array([[1.5, -2.0, 0.25], [3.0, -0.75, 0.5]])
+WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
+BIG_EPS = 0.25  # a power of two: x +- eps is exact in binary, so the quadratic probe is exact
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def _name(index: tuple) -> str:
+    return "x[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
+def _call(central_difference: Callable, f: Callable, x: np.ndarray, eps: float) -> np.ndarray:
+    """Call the learner's function on a copy of x; check x comes back untouched and the shape."""
+    x = x.copy()
+    before = x.copy()
+    got = central_difference(f, x, eps)
+    moved = np.argwhere(x != before)
+    if len(moved):
+        index = tuple(moved[0])
+        steps = (x[index] - before[index]) / eps
+        offset = f"{steps:+g} eps" if abs(steps - round(steps)) < 1e-9 else f"{x[index] - before[index]:+g}"
+        raise AssertionError(
+            f"after your function returned, {_name(index)} was {x[index]:g} instead of {before[index]:g} "
+            f"(it moved by {offset}), and {len(moved)} element(s) of x changed in all. Put each element "
+            "back to its original value after evaluating f around it (or nudge a copy of x): "
+            "otherwise every later estimate is taken at the wrong point, and so is the caller's."
+        )
+    assert got is not None, "central_difference returned None: return the gradient array"
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape != (), (
+        f"your function returned one number ({float(got):g}) for an x of shape {x.shape}: that is the "
+        "slope along (1, 1, ..., 1), from nudging all of x at once. Nudge one element at a time and "
+        "return an array shaped like x."
+    )
+    assert got.shape == x.shape, (
+        f"your gradient has shape {got.shape} but x has shape {x.shape}: return one estimate per "
+        "element of x, arranged like x"
+    )
+    return got
+
+
+def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
+    """Match `got` against the fingerprints of the usual mistakes on f = sum(w x^2)."""
+    w = WEIGHTS
+    rows = np.broadcast_to(exact.sum(axis=1, keepdims=True), exact.shape)
+    fingerprints = [
+        (exact + w * eps, "this is the forward difference (f(x + eps) - f(x)) / eps: for "
+                          "f = sum(w x^2) it is off by exactly w * eps. Evaluate f at x + eps AND x - eps."),
+        (exact - w * eps, "this is the backward difference (f(x) - f(x - eps)) / eps: off by exactly "
+                          "-w * eps here. Evaluate f at x + eps AND x - eps."),
+        (2 * exact, "every estimate is twice the true slope: f(x + eps) and f(x - eps) are 2 * eps "
+                    "apart, so divide their difference by 2 * eps, not by eps."),
+        (exact * eps * eps, "every estimate is eps^2 times the true slope: `/ 2 * eps` means "
+                            "`(... / 2) * eps` in Python. Write `/ (2 * eps)`."),
+        (-exact, "every estimate has the wrong sign: subtract f(x - eps) from f(x + eps), not the "
+                 "other way round."),
+        (np.full_like(exact, exact.sum()), "every element got the same value, the slope along "
+                                          "(1, 1, ..., 1): you nudged all of x at once. Nudge one "
+                                          "element at a time."),
+        (rows, "each row got one value repeated, the slope of the whole row: you nudged a row "
+               "x[i] at once (x[i] += eps on a 2-d array). Nudge one element x[i, j] at a time; "
+               "np.ndindex(x.shape) gives every index."),
+    ]
+    for candidate, diagnosis in fingerprints:
+        if _close(got, candidate):
+            return diagnosis
+    worst = np.unravel_index(np.argmax(np.abs(got - exact)), got.shape)
+    return (f"for f(x) = sum(w * x**2) with eps = {eps:g}, {_name(worst)} = {X[worst]:g}: your estimate "
+            f"is {got[worst]:.6g}, the exact central difference is {exact[worst]:.6g}")
+
+
+def _smooth(z: Tensor) -> Tensor:
+    return (z.tanh() * (z * 0.5).exp()).sum()
+
+
+def check(answers) -> None:
+    assert hasattr(answers, "central_difference"), "your file has no function named central_difference"
+    central_difference = answers.central_difference
+
+    # 1. quadratic, large eps: the central difference equals the derivative 2 w x exactly
+    def quadratic(z: np.ndarray) -> float:
+        return float(np.sum(WEIGHTS * z**2))
+
+    got = _call(central_difference, quadratic, X, BIG_EPS)
+    exact = 2 * WEIGHTS * X
+    assert _close(got, exact), _diagnose_quadratic(got, exact, BIG_EPS)
+
+    # 2. cubic: ((x+e)^3 - (x-e)^3) / (2e) = 3 x^2 + e^2, so eps must show up in the answer
+    eps = 0.1
+    x = X[0]
+    w = WEIGHTS[0]
+
+    def cubic(z: np.ndarray) -> float:
+        return float(np.sum(w * z**3))
+
+    got = _call(central_difference, cubic, x, eps)
+    expected = 3 * w * x**2 + w * eps**2
+    if not _close(got, expected, rtol=1e-8):
+        assert not _close(got, 3 * w * x**2, rtol=1e-5), (
+            f"with eps = {eps}, the central difference of sum(w x^3) is exactly 3 w x^2 + w eps^2, but "
+            "yours came out as 3 w x^2: your function does not use the eps it is given"
+        )
+        worst = np.argmax(np.abs(got - expected))
+        raise AssertionError(
+            f"for f(x) = sum(w * x**3) on a 1-d x with eps = {eps}, x[{worst}] = {x[worst]:g}: your "
+            f"estimate is {got[worst]:.6g}, the central difference is {expected[worst]:.6g}"
+        )
+
+    # 3. a smooth function of a 3-d array, against the engine's backward
+    x = np.random.default_rng(2).uniform(-1.5, 1.5, size=(2, 3, 2))
+    leaf = tensor(x, requires_grad=True)
+    _smooth(leaf).backward()
+
+    def smooth(z: np.ndarray) -> float:
+        return _smooth(tensor(z)).item()
+
+    got = _call(central_difference, smooth, x, 1e-6)
+    worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
+    assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
+        f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
+        f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
+    )

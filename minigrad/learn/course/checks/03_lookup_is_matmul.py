@@ -1,0 +1,59 @@
+"""Check for lesson 3: dL/dE = O^T G, compared with minigrad's backward and finite differences."""
+
+from types import ModuleType
+
+import numpy as np
+
+from minigrad.engine import tensor
+
+from . import _common as common
+
+# (ids, V, d). The first case has N == V, so the wrong product O G still has the right shape
+# and must be caught by its values; in the second it cannot even be computed. Both cases have
+# a repeated id and rows that nobody reads.
+CASES = [
+    (np.array([1, 3, 1, 0, 5, 1]), 6, 4),
+    (np.array([2, 7, 2, 4, 0, 8, 2]), 9, 3),
+]
+
+
+def _one_hot(ids: np.ndarray, vocab_size: int) -> np.ndarray:
+    rows = np.zeros((ids.size, vocab_size))
+    rows[np.arange(ids.size), ids] = 1.0
+    return rows
+
+
+def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:
+    """For each row read: one (name, upstream vector) pair per position that read it."""
+    parts: dict = {}
+    for position, row in enumerate(ids):
+        parts.setdefault(int(row), []).append((f"position {position}", upstream[position]))
+    return parts
+
+
+def check(answers: ModuleType) -> None:
+    table_grad_from_one_hot = common.answer_function(answers, "table_grad_from_one_hot")
+    rng = np.random.default_rng(33)
+    for ids, vocab_size, width in CASES:
+        n = ids.size
+        onehot = _one_hot(ids, vocab_size)
+        upstream = rng.standard_normal((n, width))
+        table = rng.standard_normal((vocab_size, width))
+        expected = common.reference_gradient(lambda e, o=onehot: tensor(o) @ e, [table], upstream=upstream)
+
+        hint = (f"Shapes here: one_hot is (N, V) = {onehot.shape}, upstream is (N, d) = {upstream.shape}, "
+                f"and dL/dE must be (V, d) = {(vocab_size, width)}: which product of the two has that shape?")
+        answer = common.call_answer(table_grad_from_one_hot, onehot, upstream, hint=hint)
+        got = common.as_array(answer, "dL/dE")
+        common.expect_shape(got, (vocab_size, width), "dL/dE", known={
+            (width, vocab_size): "it is transposed (G^T O); the gradient has the table's shape (V, d): O^T G",
+            (n, width): "that is one row per position, like G itself; the gradient needs one row per "
+                        "vocabulary entry: O^T G adds each position's G into the row of its token",
+        })
+        mistakes = []
+        if n == vocab_size:  # only then does O G have the right shape
+            mistakes.append((onehot @ upstream,
+                             "you computed O G, which treats positions as if they were vocabulary rows (its "
+                             "shape only fits because N = V here); the gradient of X = O E with respect to "
+                             "E is O^T G"))
+        common.assert_matches(got, expected, "dL/dE", mistakes, parts=_occurrences(ids, upstream))

@@ -1,0 +1,247 @@
+"""Check for lesson 7: Adam's step for a row coming back from a silence, and a lazy AdamW step
+on the rows present with touched-only or catch-up decay.
+
+The reference is minigrad's own optimizer, run on a small table (Adam and AdamW with PyTorch's
+formulas); each typical mistake is recomputed and, when the learner's answer equals it, named.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from minigrad.engine import RowSparse
+from minigrad.nn import Parameter
+from minigrad.optim import Adam, AdamW
+
+from . import _common as common
+
+BETAS = (0.9, 0.999)
+D = 3
+# adam_step_after_silence: (t, k, lr, eps, lazy); eps = 1e-3 makes where eps sits visible
+SILENCES = [(6, 4, 0.01, 1e-8, False), (5, 0, 0.02, 1e-8, False), (4, 7, 0.01, 1e-8, True),
+            (7, 3, 0.05, 1e-3, False)]
+# lazy_adamw_rows: (decay, lr, weight_decay); a large lr * wd so that every factor shows
+STEPS = [("touched", 0.05, 2.0), ("catch_up", 0.05, 2.0), ("catch_up", 0.02, 0.5)]
+PRESENT = [[0, 2], [1, 2], [2], [0, 2], [2, 3], [1, 2, 4]]  # the rows present on steps 1..6; row 4 is new
+
+
+def _close(a: Any, b: Any) -> bool:
+    return bool(np.allclose(a, b, rtol=1e-7, atol=1e-12))
+
+
+# ---- piece 1: Adam's step after k silent steps ---------------------------------------------
+
+def _adam_after_silence(t: int, k: int, lr: float, eps: float, lazy: bool, rng: np.random.Generator) -> tuple:
+    """Run minigrad's Adam on a 2-row table: t steps with row 0 present, k with row 1 only, then
+    one with row 0's gradient g. Returns (m, v, g, the change of row 0 on the last step)."""
+    table = Parameter(rng.standard_normal((2, D)))
+    optimizer = Adam([table], lr=lr, betas=BETAS, eps=eps, lazy=lazy)
+    for _ in range(t):
+        table.grad = RowSparse([0, 1], rng.standard_normal((2, D)), table.shape)
+        optimizer.step()
+    state = optimizer.state_dict()["state"][0]
+    m, v = state["exp_avg"][0].copy(), state["exp_avg_sq"][0].copy()
+    for _ in range(k):
+        table.grad = RowSparse([1], rng.standard_normal((1, D)), table.shape)
+        optimizer.step()
+    g = rng.standard_normal(D)
+    before = table.data[0].copy()
+    table.grad = RowSparse([0], g[None], table.shape)
+    optimizer.step()
+    return m, v, g, table.data[0] - before
+
+
+def _step_variant(m, v, t, k, g, lr, eps, *, silent_decays: int, bias_step: int | None,
+                  eps_before_correction: bool = False, sign: float = -1.0, with_lr: bool = True,
+                  decay_m: bool = True, decay_v: bool = True) -> np.ndarray:
+    """Adam's step with one thing changed: how often the moments decay while silent, which step
+    the bias correction counts (None: none), where eps sits, the sign, lr."""
+    beta1, beta2 = BETAS
+    m = beta1 ** (silent_decays if decay_m else 0) * m
+    v = beta2 ** (silent_decays if decay_v else 0) * v
+    m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+    c1, c2 = (1.0, 1.0) if bias_step is None else (1 - beta1**bias_step, 1 - beta2**bias_step)
+    denominator = (np.sqrt(v) + eps) / np.sqrt(c2) if eps_before_correction else np.sqrt(v / c2) + eps
+    return sign * (lr if with_lr else 1.0) * (m / c1) / denominator
+
+
+def _silence_mistakes(m, v, t, k, g, lr, eps, lazy) -> list[tuple[np.ndarray, str]]:
+    right = 0 if lazy else k
+    arrival = t + k + 1
+    variant = lambda **change: _step_variant(m, v, t, k, g, lr, eps, **{  # noqa: E731
+        "silent_decays": right, "bias_step": arrival, **change})
+    mistakes = []
+    if lazy and k:
+        mistakes.append((variant(silent_decays=k),
+                         "with lazy=True an absent row is not touched at all: its m and v stay as they were "
+                         "during the silent steps (you let them decay)"))
+    if not lazy and k:
+        mistakes += [
+            (variant(silent_decays=0),
+             "you left m and v as they were during the k silent steps; with lazy=False an absent row counts "
+             "as a zero gradient, so every silent step multiplies m by beta1 and v by beta2"),
+            (variant(silent_decays=k - 1),
+             f"the moments decayed {k - 1} times during the silence, but there are k = {k} silent steps, "
+             "each multiplying them by beta once (and the arrival step multiplies them once more, before "
+             "adding g)"),
+            (variant(silent_decays=k + 1),
+             f"the moments decayed {k + 1} times before the arrival step: k = {k} silent steps each multiply "
+             "them by beta once, and the arrival step multiplies once more as part of adding g, not twice"),
+            (variant(decay_m=False), "you decayed v during the silence but not m: both moments decay on a "
+                                     "step with a zero gradient"),
+            (variant(decay_v=False), "you decayed m during the silence but not v: both moments decay on a "
+                                     "step with a zero gradient"),
+        ]
+    if k:
+        mistakes += [
+            (variant(bias_step=t + 1),
+             f"your bias correction counts step t + 1 = {t + 1}, as if the silent steps had not happened; "
+             f"it counts the optimizer's steps on the table, t + k + 1 = {arrival}"),
+            (variant(bias_step=t + k),
+             f"your bias correction counts step t + k = {t + k}; the arrival step is step t + k + 1 = "
+             f"{arrival}"),
+        ]
+    mistakes += [
+        (variant(bias_step=None), "you left out the bias correction: Adam divides m by 1 - beta1^step and v "
+                                  "by 1 - beta2^step (step = the optimizer's step count on that step)"),
+        (variant(sign=1.0),
+         "your step has the wrong sign: Adam moves the row against m, the gradient's average"),
+        (variant(with_lr=False),
+         "you left out the learning rate lr: the step is lr * m_hat / (sqrt(v_hat) + eps)"),
+        (variant(eps_before_correction=True),
+         "you added eps to sqrt(v) before the bias correction (SparseAdam's placement); minigrad's and "
+         "PyTorch's Adam add it to sqrt(v_hat), after dividing v by 1 - beta2^step"),
+    ]
+    return mistakes
+
+
+def _check_adam_step_after_silence(function: Any, rng: np.random.Generator) -> None:
+    for t, k, lr, eps, lazy in SILENCES:
+        m, v, g, expected = _adam_after_silence(t, k, lr, eps, lazy, rng)
+        what = f"adam_step_after_silence(t = {t}, k = {k}, lr = {lr}, eps = {eps:g}, lazy = {lazy})"
+        hint = f"Here m, v and g have shape ({D},); return the change of the row, shape ({D},)"
+        answer = common.call_answer(function, m, v, t, k, g, lr, BETAS, eps, lazy, hint=hint)
+        got = common.as_array(answer, what)
+        common.expect_shape(got, (D,), what, known={(): "return the change of every coordinate of the "
+                                                        "row, not its norm"})
+        if _close(got, expected):
+            continue
+        for wrong, diagnosis in _silence_mistakes(m, v, t, k, g, lr, eps, lazy):
+            if _close(got, wrong):
+                raise AssertionError(f"{what}: {diagnosis}")
+        raise AssertionError(f"{what} is off: minigrad's Adam moved the row by {common.short(expected, 6)}, "
+                             f"yours says {common.short(got, 6)}")
+
+
+# ---- piece 2: one lazy AdamW step on the rows present --------------------------------------
+
+def _adamw_step(decay: str, lr: float, weight_decay: float, rng: np.random.Generator) -> tuple:
+    """minigrad's AdamW(lazy=True, decay=decay) on a 5-row table for the steps in PRESENT; what the
+    learner is given for the last step, and the rows, m and v after it."""
+    table = Parameter(rng.standard_normal((5, D)))
+    optimizer = AdamW([table], lr=lr, betas=BETAS, weight_decay=weight_decay, lazy=True, decay=decay)
+    for present in PRESENT[:-1]:
+        table.grad = RowSparse(present, rng.standard_normal((len(present), D)), table.shape)
+        optimizer.step()
+    rows = np.array(PRESENT[-1])
+    state = optimizer.state_dict()["state"][0]
+    given = dict(rows=table.data[rows].copy(), m=state["exp_avg"][rows].copy(),
+                 v=state["exp_avg_sq"][rows].copy(), g=rng.standard_normal((rows.size, D)), t=len(PRESENT),
+                 last_present=optimizer.last_touched(table)[rows].copy())
+    table.grad = RowSparse(rows, given["g"], table.shape)
+    optimizer.step()
+    state = optimizer.state_dict()["state"][0]
+    return given, (table.data[rows].copy(), state["exp_avg"][rows].copy(), state["exp_avg_sq"][rows].copy())
+
+
+def _rows_variant(given: dict, lr: float, weight_decay: float, *, exponent: Any, decay_after: bool = False,
+                  l2: bool = False, bias: bool = True) -> np.ndarray:
+    """The rows after a lazy AdamW step with one thing changed: the decay's exponent per row,
+    decaying after Adam's step, L2 decay in the gradient, no bias correction."""
+    (beta1, beta2), t = BETAS, given["t"]
+    rows, g = given["rows"], given["g"] + (weight_decay * given["rows"] if l2 else 0.0)
+    factor = 1.0 if l2 else (1 - lr * weight_decay) ** np.asarray(exponent, dtype=float).reshape(-1, 1)
+    m = beta1 * given["m"] + (1 - beta1) * g
+    v = beta2 * given["v"] + (1 - beta2) * g * g
+    c1, c2 = (1 - beta1**t, 1 - beta2**t) if bias else (1.0, 1.0)
+    step = lr * (m / c1) / (np.sqrt(v / c2) + 1e-8)
+    return (rows - step) * factor if decay_after else rows * factor - step
+
+
+def _rows_mistakes(given: dict, decay: str, lr: float, weight_decay: float) -> list[tuple[np.ndarray, str]]:
+    t, last = given["t"], given["last_present"]
+    right = t - last if decay == "catch_up" else np.ones(len(last))
+    variant = lambda **change: _rows_variant(given, lr, weight_decay, **{"exponent": right, **change})  # noqa: E731
+    mistakes = []
+    if decay == "catch_up":
+        mistakes += [
+            (variant(exponent=t - last - 1),
+             "catch-up: you applied the factors the row missed, t - last_present - 1 of them, but not this "
+             "step's own: a present row is decayed on this step too"),
+            (variant(exponent=t - last + 1),
+             "catch-up: you applied t - last_present + 1 factors, one too many: the row was decayed on step "
+             "last_present itself"),
+            (variant(exponent=np.ones(len(last))),
+             "with decay=\"catch_up\" a row that was absent must also get the decay of every step it "
+             "missed, (1 - lr * weight_decay) per step; you decayed it once, as decay=\"touched\" does"),
+        ]
+    else:
+        mistakes.append((variant(exponent=t - last),
+                         "with decay=\"touched\" a present row is decayed once, on this step only; the "
+                         "catch-up of missed steps belongs to decay=\"catch_up\""))
+    mistakes += [
+        (variant(decay_after=True), "you decayed the rows after Adam's step; AdamW decays the weights first, "
+                                    "p <- p (1 - lr * weight_decay), then subtracts Adam's step"),
+        (variant(l2=True), "you added weight_decay * row to the gradient (Adam's L2 decay); AdamW's decay is "
+                           "decoupled: it multiplies the row by (1 - lr * weight_decay) and leaves g alone"),
+        (variant(bias=False),
+         "you left out the bias correction: divide m by 1 - beta1^t and v by 1 - beta2^t, t = this step's "
+         "number on the table"),
+        (_rows_variant(given, lr, weight_decay / lr, exponent=right),
+         "you used (1 - weight_decay) per step; AdamW's factor is (1 - lr * weight_decay): the decay is "
+         "scaled by the learning rate"),
+    ]
+    return mistakes
+
+
+def _check_lazy_adamw_rows(function: Any, rng: np.random.Generator) -> None:
+    for decay, lr, weight_decay in STEPS:
+        given, (rows, m, v) = _adamw_step(decay, lr, weight_decay, rng)
+        what = f"lazy_adamw_rows(decay = {decay!r}, lr = {lr}, weight_decay = {weight_decay})"
+        n = len(given["rows"])
+        hint = f"Here rows, m, v and g have shape ({n}, {D}), last_present = {given['last_present'].tolist()}"
+        args = {key: np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+                for key, value in given.items()}
+        answer = common.call_answer(function, args["rows"], args["m"], args["v"], args["g"], args["t"],
+                                    args["last_present"], lr, weight_decay, BETAS, 1e-8, decay, hint=hint)
+        if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+            raise AssertionError(f"{what}: return three arrays, (rows, m, v) after the step; yours returned "
+                                 f"{type(answer).__name__}")
+        got_rows, got_m, got_v = (common.as_array(a, f"{what}, {name}")
+                                  for a, name in zip(answer, ("rows", "m", "v")))
+        for got, name in ((got_rows, "rows"), (got_m, "m"), (got_v, "v")):
+            common.expect_shape(got, (n, D), f"{what}: the returned {name}")
+        if not (_close(got_m, m) and _close(got_v, v)):
+            same = _close(got_m, given["m"]) and _close(got_v, given["v"])
+            raise AssertionError(f"{what}: the returned moments are wrong" + (
+                ": they are the moments before the step; update them with g (m <- beta1 m + (1 - beta1) g, "
+                "and likewise v with g^2) and return the new ones" if same else
+                f"; minigrad's AdamW has m = {common.short(m)}, yours {common.short(got_m)}"))
+        if _close(got_rows, rows):
+            continue
+        for wrong, diagnosis in _rows_mistakes(given, decay, lr, weight_decay):
+            if _close(got_rows, wrong):
+                raise AssertionError(f"{what}: {diagnosis}")
+        worst = int(np.argmax(np.abs(got_rows - rows).max(axis=1)))
+        raise AssertionError(f"{what}: the row in position {worst} (last present on step "
+                             f"{int(given['last_present'][worst])}, now step {given['t']}) should become "
+                             f"{common.short(rows[worst], 6)}, yours is {common.short(got_rows[worst], 6)}")
+
+
+def check(answers: ModuleType) -> None:
+    rng = np.random.default_rng(77)
+    _check_adam_step_after_silence(common.answer_function(answers, "adam_step_after_silence"), rng)
+    _check_lazy_adamw_rows(common.answer_function(answers, "lazy_adamw_rows"), rng)

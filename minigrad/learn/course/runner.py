@@ -1,0 +1,269 @@
+"""Showing and running a lesson step by step: `minigrad lesson N`.
+
+Markdown cells are shown as readable text, code cells echoed and then run, all cells in one
+namespace, as a notebook kernel would. With pauses, the learner presses Enter between steps and
+types a prediction before the code that answers a question runs; what the code prints is marked
+to stand apart from the lesson's text.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TextIO
+
+from minigrad.learn.course.catalog import WORKING_FOLDER, Cell, Lesson, display_path
+
+PREDICTION_PROMPT = "Your prediction (type it, then Enter; q quits): "
+PREDICTION_AGAIN = "  Type your answer first (a word or a number is enough): committing is the point.\n"
+STEP_PROMPT = "[press Enter to run the next step; q quits] "
+ECHO_LINES = 16  # a code cell longer by more than 3 lines is echoed up to here, then named by its lines
+IMPORT_LINE = re.compile(r"^(import \S|from \S+ import [^(]*$|\s*$)")
+DURATION = re.compile(r"^lesson = setup\(\d+, minutes=\(([\d.]+), ([\d.]+)\)\)", re.MULTILINE)
+CODE_MARK, OUTPUT_MARK = "  | ", "  > "  # echoed code, and what it printed
+
+
+def render_markdown(source: str) -> str:
+    """Markdown as terminal text: headings underlined, everything else as written."""
+    out = []
+    for line in source.splitlines():
+        heading = re.match(r"^(#{1,6})\s+(.*)$", line)
+        if heading:
+            text = heading.group(2).strip()
+            rule = "=" if len(heading.group(1)) == 1 else "-"
+            out += ["", text, rule * len(text)]
+        else:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def with_learners_paths(source: str, lesson: Lesson) -> str:
+    """The lesson text with the default copy's path (`minigrad-exercises/NN_slug.py`) replaced by
+    where `minigrad exercise N` puts it for this learner ($MINIGRAD_EXERCISES, seen from here)."""
+    return source.replace(f"{WORKING_FOLDER}/{lesson.path.name}", display_path(lesson.working_copy))
+
+
+def echo_code(cell: Cell, path: Path) -> str:
+    """A code cell as shown before it runs: marked lines; a block of imports at its top named by
+    its lines, and a long body cut after ECHO_LINES (the rest named by its lines in the file)."""
+    lines = cell.source.splitlines()
+    imports = 0
+    while imports < len(lines) and IMPORT_LINE.match(lines[imports]):
+        imports += 1
+    while imports and not lines[imports - 1].strip():
+        imports -= 1  # blank lines after the imports belong to the body
+    shown = []
+    if imports > 3:
+        last_import = cell.line + imports - 1
+        shown.append(f"... {imports} lines of imports ({path.name}, lines {cell.line}-{last_import})")
+        start = imports
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+    else:
+        start = 0
+    body = lines[start:]
+    if len(body) <= ECHO_LINES + 3:  # cutting would hide hardly anything
+        shown += body
+    else:
+        first, last = cell.line + start + ECHO_LINES, cell.line + len(lines) - 1
+        more = f"... {len(body) - ECHO_LINES} more lines ({path.name}, lines {first}-{last})"
+        shown += body[:ECHO_LINES] + [more]
+    return "\n".join(CODE_MARK + line for line in shown)
+
+
+class _MarkedOutput:
+    """A text stream that writes to `target` with OUTPUT_MARK at the start of every line, so what
+    a cell prints stands apart from the lesson's text. A carriage return (a redrawn progress
+    line) starts a marked line too."""
+
+    def __init__(self, target: TextIO):
+        self.target = target
+        self.at_line_start = True
+
+    def write(self, text: str) -> int:
+        for piece in re.split(r"(?<=[\n\r])", text):
+            if not piece:
+                continue
+            if self.at_line_start and piece not in ("\n", "\r"):
+                self.target.write(OUTPUT_MARK)
+            self.target.write(piece)
+            self.at_line_start = piece.endswith(("\n", "\r"))
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def end_line(self) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+
+
+@dataclass
+class LessonRun:
+    lesson: Lesson
+    ok: bool
+    seconds: float
+    files: list[Path]  # written or rewritten under the output folder during the run
+    error: str = ""
+    stopped_by_learner: bool = False  # q at a pause: not a failure
+    predictions: list[str] = field(default_factory=list)  # what the learner typed, in order
+
+
+@contextlib.contextmanager
+def _lesson_environment(out_dir: Path, fast: bool = False) -> Iterator[None]:
+    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_FAST with `fast`, MINIGRAD_RUNNER, BLAS threads
+    capped; all restored afterwards."""
+    # threadpoolctl sets KMP_DUPLICATE_LIB_OK when first imported: the run leaves no trace either way
+    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_FAST", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
+    saved = {key: os.environ.get(key) for key in keys}
+    os.environ["MINIGRAD_RUNNER"] = "1"  # the runner has said how long the lesson takes
+    os.environ["MINIGRAD_OUT"] = str(out_dir)
+    os.environ["MPLBACKEND"] = "Agg"
+    if fast:
+        os.environ["MINIGRAD_FAST"] = "1"
+    from minigrad.learn.kit import cap_blas_threads
+
+    limits = cap_blas_threads()
+    try:
+        with limits if limits is not None else contextlib.nullcontext():
+            yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def snapshot(folder: Path) -> dict[Path, float]:
+    if not folder.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def changed_files(folder: Path, before: dict[Path, float]) -> list[Path]:
+    after = snapshot(folder)
+    return sorted(p for p, mtime in after.items() if before.get(p) != mtime)
+
+
+def _ask_to_continue(prompt: str, stdin: TextIO, stdout: TextIO) -> bool:
+    """Wait for Enter; False when the learner types q (or stdin closes)."""
+    stdout.write(prompt)
+    stdout.flush()
+    answer = stdin.readline()
+    return bool(answer) and answer.strip().lower() not in {"q", "quit"}
+
+
+def ask_prediction(stdin: TextIO, stdout: TextIO) -> str | None:
+    """The learner's prediction as typed, asked again while empty; None for q or a closed stdin."""
+    while True:
+        stdout.write(PREDICTION_PROMPT)
+        stdout.flush()
+        line = stdin.readline()
+        answer = line.strip()
+        if not line or answer.lower() in {"q", "quit"}:
+            return None
+        if answer:
+            return answer
+        stdout.write(PREDICTION_AGAIN)
+
+
+def _show_prediction(prediction: str, stdout: TextIO) -> None:
+    print(f'You predicted: "{prediction}". Compare it with the output above.\n', file=stdout)
+
+
+def _lesson_frames_only(tb: TracebackType | None, path: Path) -> TracebackType | None:
+    """Drop the runner's own frames so a traceback starts in the lesson file."""
+    while tb is not None and Path(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    return tb
+
+
+def run_lesson(
+    lesson: Lesson,
+    out_dir: Path | str,
+    pause: bool = False,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    fast: bool = False,
+) -> LessonRun:
+    """Show the markdown cells and run the code cells of `lesson`, in order, in one namespace.
+
+    With `pause`, wait for Enter after each markdown cell that leads into code (the learner
+    reads, then sees); after a question, ask for a prediction and show it back once the code
+    that answers it has run. What the code prints is marked (OUTPUT_MARK) to set it apart from
+    the text. Figures go under `out_dir` (exported as MINIGRAD_OUT); `fast` sets MINIGRAD_FAST=1.
+    """
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    before = snapshot(out_dir)
+    namespace = {"__name__": "__main__", "__file__": str(lesson.path), "__builtins__": builtins}
+    cells = lesson.cells()
+    start = time.perf_counter()
+    ok, error, stopped_by_learner = True, "", False
+    predictions: list[str] = []
+    pending: str | None = None  # a prediction waiting for the code that answers it
+    duration = DURATION.search(lesson.path.read_text(encoding="utf-8"))
+    with _lesson_environment(out_dir, fast):
+        if duration:  # a long lesson: say so before it starts (its setup() then stays quiet)
+            from minigrad.learn.kit import expected_duration
+
+            minutes = (float(duration.group(1)), float(duration.group(2)))
+            print(expected_duration(minutes, os.environ.get("MINIGRAD_FAST") == "1") + "\n", file=stdout)
+        for index, cell in enumerate(cells):
+            if cell.kind == "markdown":
+                if pending is not None:
+                    _show_prediction(pending, stdout)
+                    pending = None
+                print(render_markdown(with_learners_paths(cell.source, lesson)) + "\n", file=stdout)
+                leads_to_code = index + 1 < len(cells) and cells[index + 1].kind == "code"
+                if pause and leads_to_code:
+                    if cell.source.rstrip().endswith("?"):
+                        pending = ask_prediction(stdin, stdout)
+                        carry_on = pending is not None
+                        if carry_on:
+                            predictions.append(pending)
+                    else:
+                        carry_on = _ask_to_continue(STEP_PROMPT, stdin, stdout)
+                    if not carry_on:
+                        stopped_by_learner = True
+                        break
+                continue
+            print(echo_code(cell, lesson.path), file=stdout)
+            stdout.flush()
+            # Pad with blank lines so tracebacks and warnings point at the lesson file's own lines.
+            code = compile("\n" * (cell.line - 1) + cell.source, str(lesson.path), "exec")
+            marked = _MarkedOutput(stdout)
+            try:
+                with contextlib.redirect_stdout(marked):
+                    exec(code, namespace)
+            except Exception as exc:  # a failing check or a bug: report it, name the cell
+                marked.end_line()
+                tb = _lesson_frames_only(exc.__traceback__, lesson.path)
+                traceback.print_exception(type(exc), exc, tb, file=stdout)
+                kind = "a check failed" if isinstance(exc, AssertionError) else "an error"
+                error = f"{kind} in the code cell at line {cell.line} of {lesson.path}"
+                ok = False
+                break
+            marked.end_line()
+            print(file=stdout)
+        if pending is not None and ok and not stopped_by_learner:
+            _show_prediction(pending, stdout)
+    seconds = time.perf_counter() - start
+    return LessonRun(lesson, ok, seconds, changed_files(out_dir, before), error, stopped_by_learner,
+                     predictions)
+

@@ -1,0 +1,143 @@
+"""What every lesson's first code cell needs, in one call: `lesson = setup(N)`.
+
+`setup` caps the BLAS threads (numpy's matrix products otherwise start one thread per core in
+each process, and on a shared or 2-core machine those threads fight each other), draws with
+matplotlib's headless Agg backend outside a notebook, makes the lesson's figure folder
+`$MINIGRAD_OUT/lesson-NN/`, reads `MINIGRAD_FAST=1` (smaller sizes) and, for a long lesson,
+says how long it takes. The returned `LessonSetup` saves figures with a one-line caption and
+picks the lesson's sizes for the full or the fast mode in one place (`lesson.sizes(...)`).
+
+Environment: MINIGRAD_OUT (figure folder, default ./minigrad-out), MINIGRAD_FAST=1 (small
+sizes), MINIGRAD_BLAS_THREADS (the cap; default 1, `0` leaves BLAS alone).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from minigrad.learn.extras import install_hint
+from minigrad.learn.kit.figures import in_notebook, show_file
+
+DEFAULT_BLAS_THREADS = 1
+
+_blas_limits: list[Any] = []  # the process-wide cap, kept alive while the process runs
+
+
+def blas_thread_cap() -> int | None:
+    """The BLAS thread cap from MINIGRAD_BLAS_THREADS (default 1); None: do not cap."""
+    raw = os.environ.get("MINIGRAD_BLAS_THREADS", str(DEFAULT_BLAS_THREADS)).strip()
+    try:
+        threads = int(raw)
+    except ValueError:
+        raise ValueError(f"MINIGRAD_BLAS_THREADS={raw!r}: expected a whole number (0: no cap)") from None
+    if threads < 0:
+        raise ValueError(f"MINIGRAD_BLAS_THREADS={raw!r}: expected 0 (no cap) or a positive number")
+    return threads or None
+
+
+def cap_blas_threads(threads: int | None = None, extra: str = "lessons") -> Any:
+    """Limit numpy's BLAS to `threads` (default: blas_thread_cap()) for the rest of the process.
+
+    Returns threadpoolctl's limiter (use it as a context manager to restore the old limits), or
+    None when there is no cap or threadpoolctl is missing (then say how to get it: with minigrad's
+    `extra`, "lessons" for a lesson, "lab" for the lab).
+    """
+    threads = blas_thread_cap() if threads is None else threads
+    if not threads:
+        return None
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print(f"note: BLAS threads are not capped (threadpoolctl is missing; it comes with the `{extra}` "
+              f"extra: {install_hint(extra)})", file=sys.stderr)
+        return None
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+@dataclass(frozen=True)
+class LessonSetup:
+    """What a lesson's code uses: its figure folder, whether it runs small, its number."""
+
+    number: int
+    out: Path  # $MINIGRAD_OUT/lesson-NN, created
+    fast: bool  # MINIGRAD_FAST=1: smaller sizes (the tests, or `minigrad lesson N --fast`)
+
+    def save(self, fig: Any, name: str, caption: str, **savefig: Any) -> Path:
+        """Write a matplotlib figure to out/name, close it, and say what it shows."""
+        path = self.out / name
+        fig.tight_layout()
+        fig.savefig(path, **savefig)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        self.announce(path, caption)
+        return path
+
+    def sizes(self, full: dict[str, Any], fast: dict[str, Any]) -> SimpleNamespace:
+        """The lesson's sizes, chosen in one place: `full` at full size, `fast` with
+        MINIGRAD_FAST=1, as attributes (`S = lesson.sizes(full=dict(steps=4000), fast=dict(steps=300))`,
+        then `S.steps`). Both must name the same settings, so that neither mode silently lacks one."""
+        if set(full) != set(fast):
+            only_full, only_fast = sorted(set(full) - set(fast)), sorted(set(fast) - set(full))
+            raise ValueError(f"sizes: full and fast must name the same settings; only in full: {only_full}, "
+                             f"only in fast: {only_fast}")
+        return SimpleNamespace(**(fast if self.fast else full))
+
+    def verdict_tested(self, what: str) -> bool:
+        """True at full size. In the fast mode, print that this verdict is not tested (the short run
+        does not reach the regime the claim is about) and return False, so that a lesson writes
+        `if lesson.verdict_tested("..."): assert ...` and the fast run says what it skipped."""
+        if self.fast:
+            print(f"fast mode: not testing that {what} (the full-size run does)")
+        return not self.fast
+
+    def announce(self, path: Path | str, caption: str) -> None:
+        """Print a figure's path and, on the next line, what it shows (a drawing rendered elsewhere
+        is announced the same way)."""
+        print(f"figure: {path}\n  shows: {caption}")
+        if Path(path).is_file():  # in a notebook kernel, show it under the cell (figures are closed)
+            show_file(path)
+
+
+def setup(number: int, minutes: tuple[float, float] | None = None) -> LessonSetup:
+    """The lesson's common first steps (see the module docstring); returns its LessonSetup.
+
+    minutes: (full size, with MINIGRAD_FAST=1) on a quiet 2-core machine, for lessons long
+    enough that a learner should know before they start.
+    """
+    cap = cap_blas_threads()
+    if cap is not None:
+        _blas_limits.append(cap)
+    if not in_notebook():
+        import matplotlib
+
+        matplotlib.use("Agg")  # headless: figures go to files (a notebook keeps its inline backend)
+    fast = os.environ.get("MINIGRAD_FAST") == "1"
+    out = Path(os.environ.get("MINIGRAD_OUT", "minigrad-out")) / f"lesson-{number:02d}"
+    out.mkdir(parents=True, exist_ok=True)
+    if minutes is not None and not os.environ.get("MINIGRAD_RUNNER"):  # the runner said it already
+        print(expected_duration(minutes, fast))
+    return LessonSetup(number, out, fast)
+
+
+def expected_duration(minutes: tuple[float, float], fast: bool) -> str:
+    """One sentence: how long this lesson takes here, and why it may take longer right now."""
+    full, small = minutes
+    size = f"about {_minutes(small)} at the small size" if fast else (
+        f"about {_minutes(full)} at full size ({_minutes(small)} with `--fast` or MINIGRAD_FAST=1)")
+    busy = ""
+    if hasattr(os, "getloadavg"):
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+        if load > cores:
+            busy = (f" The machine is busy now (load average {load:.1f} on {cores} cores), so expect "
+                    f"up to {load / cores:.1f} times longer.")
+    return f"This lesson takes {size} on a quiet 2-core machine.{busy}"
+
+
+def _minutes(value: float) -> str:
+    return f"{value * 60:.0f} s" if value < 1 else f"{value:.1f} minutes"
