@@ -1,8 +1,8 @@
 import sys
 from pathlib import Path
 
-# Shared test helpers (tiny_lm, seed_bridge, lab_server, nanogpt_torch, llama_torch, op_checks)
-# live in tests/helpers/, importable by name from every test folder.
+# Shared test helpers (tiny_lm, seed_bridge, lab_server, learner_copies, nanogpt_torch, llama_torch,
+# op_checks) live in tests/helpers/, importable by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 import numpy as np

@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from lab_server import serving_lab
+from learner_copies import WRONG_EMBEDDING, learners_folder
 
 from minigrad.learn import tour
 from minigrad.learn.lab import audit, steps
+from minigrad.learn.lab.pieces import PieceBook
 from minigrad.tools.install_hint import install_extra
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -611,6 +613,82 @@ def test_check_an_answer_gives_the_verdict(browser, lab):
     wait(browser, lambda d: by_id(d, "error").is_displayed())
     assert "answer: could not read the numbers" in by_id(browser, "error").text
     assert not by_id(browser, "verdict").is_displayed()  # no stale verdict beside the message
+
+
+# ---- the learner's pieces -------------------------------------------------------------------------
+
+def pieces_shown(driver):
+    """{piece: the line the panel shows for it}."""
+    from selenium.webdriver.common.by import By
+
+    items = driver.find_elements(By.CSS_SELECTOR, "#pieces-list li")
+    return {li.get_attribute("data-piece"): li.text for li in items}
+
+
+def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers(browser, lab, axe_source,
+                                                                                  tmp_path, monkeypatch):
+    put = learners_folder(tmp_path / "mine", monkeypatch)
+    for number in (4, 5, 6, 7):
+        put(number)
+    open_page(browser, lab, "audit")
+    wait(browser, lambda d: len(pieces_shown(d)) == 4)
+    assert all(": yours, from " in line for line in pieces_shown(browser).values())
+    assert by_id(browser, "use-pieces").is_selected()  # on by default once they pass
+    by_id(browser, "mode-tied").click()
+    commit_and_reveal(browser, "layout-shared", "larger-classifier")
+    computed = by_id(browser, "computed-by").text
+    assert "your Embedding" in computed and "your CrossEntropy" in computed and "your tie_weights" in computed
+    assert by_id(browser, "computed-head").text == "computed on your pieces"
+    tied = minigrad_ledger(True, lab.compute_lock)["emb.weight = head.weight"]
+    assert shown_ledger(browser, "emb.weight = head.weight") == tied  # minigrad's numbers, to 4 decimals
+    assert "EmbeddingBackward (yours)" in by_id(browser, "ledger").text
+    assert "(yours)" in by_id(browser, "graph").text
+    assert serious_violations(browser, axe_source) == []
+    scroll_to(browser, "pieces-panel")
+    screenshot(browser, "audit-yours-1280.png")
+
+    by_id(browser, "use-pieces").click()  # off: the same question, on minigrad's pieces
+    off = "minigrad's Embedding (yours passes; the switch is off)"
+    wait(browser, lambda d: off in by_id(d, "computed-by").text)
+    assert shown_ledger(browser, "emb.weight = head.weight") == tied
+    assert "(yours)" not in by_id(browser, "ledger").text
+
+    open_page(browser, lab, "steps")
+    start_run(browser, **{"steps-n": 30, "steps-chunk": 30})
+    wait(browser, lambda d: "Done: step 30 of 30" in by_id(d, "steps-status").text)
+    trained = by_id(browser, "steps-pieces").text
+    assert "your lazy_adamw_rows" in trained and "your tie_weights" in trained and "your Embedding" in trained
+    shown = browser.execute_script("return steps.data.points")
+    with lab.compute_lock:  # minigrad's own pieces, the same run
+        book = steps.RunBook()
+        body = {"steps": 30, "chunk": 30, "optimizer": "adamw", "lazy": True, "decay": "touched"}
+        run = book.start(body)["run"]
+        theirs = {"tied": [], "untied": []}
+        while len(theirs["tied"]) < 30:
+            chunk = book.advance({"run": run})
+            for mode in theirs:
+                theirs[mode] += chunk["points"][mode]
+    for mode in ("tied", "untied"):
+        for mine, minigrads in zip(shown[mode], theirs[mode]):
+            assert np.isclose(mine["rare"]["norm"], minigrads["rare"]["norm"], rtol=1e-9)
+            assert np.isclose(mine["frequent"]["moved"], minigrads["frequent"]["moved"], rtol=1e-6)
+
+
+def test_a_piece_that_fails_its_check_is_never_used_and_the_page_says_why(browser, lab, tmp_path,
+                                                                          monkeypatch):
+    put = learners_folder(tmp_path / "mine", monkeypatch)
+    put(4, WRONG_EMBEDDING)
+    open_page(browser, lab, "audit")
+    wait(browser, lambda d: "Embedding" in pieces_shown(d))
+    line = pieces_shown(browser)["Embedding"]
+    assert ": minigrad's (your copy does not pass yet (" in line
+    switch = by_id(browser, "use-pieces")
+    assert not switch.is_selected() and not switch.is_enabled()  # nothing of yours passes
+    commit_and_reveal(browser, "layout-separate", "larger-classifier")
+    (why,) = [p["why"] for p in PieceBook().status() if p["name"] == "Embedding"]  # the check's words
+    assert why in line and f"minigrad's Embedding ({why})" in by_id(browser, "computed-by").text
+    assert shown_ledger(browser, "emb.weight") == minigrad_ledger(False, lab.compute_lock)["emb.weight"]
+    assert "(yours)" not in by_id(browser, "ledger").text
 
 
 # ---- every page, in every state, at every width: no overflow, no serious accessibility violation ----

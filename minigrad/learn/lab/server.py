@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 from minigrad.learn.kit import blas_thread_cap, cap_blas_threads
 from minigrad.learn.lab import answer, audit, steps
 from minigrad.learn.lab import request_params as P
+from minigrad.learn.lab.pieces import PieceBook
 from minigrad.learn.lab.request_params import BadRequest
 
 HOST = "127.0.0.1"
@@ -58,13 +59,15 @@ class LabState:
 
     def __init__(self) -> None:
         self.predictions = audit.PredictionBook()
-        self.runs = steps.RunBook()
+        self.pieces = PieceBook()
+        self.runs = steps.RunBook(pieces=self.pieces)
 
     def routes(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]]:
         return {
             ("GET", "/api/vocab"): audit.vocabulary,
+            ("GET", "/api/pieces"): lambda body: {"pieces": self.pieces.status()},
             ("POST", "/api/predict"): lambda body: asdict(self.predictions.commit(body)),
-            ("POST", "/api/audit"): lambda body: audit.audit(body, self.predictions),
+            ("POST", "/api/audit"): lambda body: audit.audit(body, self.predictions, self.pieces),
             ("POST", "/api/steps/start"): self.runs.start,
             ("POST", "/api/steps/next"): self.runs.advance,
             ("POST", "/api/answer/question"): answer.question,
@@ -289,8 +292,11 @@ class LabServer(ThreadingHTTPServer):
         return scheme == "http" and self.is_own_host(host)
 
 
-def warm_up() -> None:
-    """Load the corpus and start the WebAssembly Graphviz once, so no learner waits for it."""
+def warm_up(state: LabState | None = None) -> None:
+    """Load the corpus, start the WebAssembly Graphviz and mark the learner's pieces once, so no
+    learner waits for them."""
+    if state is not None:
+        state.pieces.status()
     audit.corpus_words()
     book = audit.PredictionBook()
     audit.audit({"prediction": book.commit({"mode": "untied", "layout": audit.LAYOUTS[0],
@@ -318,8 +324,8 @@ def serve(port: int = 0, open_browser: bool = True, verbose: bool = False, out: 
         return 2  # the port asked for cannot be used: a bad argument
     print(server.url, file=out, flush=True)  # already listening: a browser opened now waits for us
     try:
-        print("minigrad lab: preparing (corpus, Graphviz) ...", file=out, flush=True)
-        warm_up()
+        print("minigrad lab: preparing (corpus, Graphviz, your pieces) ...", file=out, flush=True)
+        warm_up(server.state)
         print("minigrad lab: ready; press Ctrl-C to stop", file=out, flush=True)
         if open_browser:
             import webbrowser

@@ -81,7 +81,41 @@ function showPage() {
     if (name === page) $("nav-" + name).setAttribute("aria-current", "page");
     else $("nav-" + name).removeAttribute("aria-current");
   }
+  $("pieces-panel").hidden = page === "answer";  // page 3 checks your answer, not your pieces
   if (page === "steps" && steps.data) drawCharts();  // sized to the page now that it shows
+}
+
+// ================================ your pieces ==================================================
+// The server marks your copies of the exercises of lessons 4 to 7; the switch is on by default
+// once one passes (until you set it yourself). Every answer says whose piece computed it.
+const pieces = {status: null, setByYou: false};
+
+async function refreshPieces() {
+  showPieces((await api("/api/pieces")).pieces);
+}
+
+function showPieces(list) {
+  const passing = list.filter((p) => p.passes);
+  const use = $("use-pieces");
+  if (!pieces.setByYou) use.checked = passing.length > 0;
+  use.disabled = !passing.length;
+  if (!passing.length) use.checked = false;
+  pieces.status = list;
+  $("pieces-list").replaceChildren(...list.map((p) => el("li", {"data-piece": p.name},
+    el("code", {}, p.name), ` (lesson ${p.lesson}, ${p.does}): `,
+    p.passes ? el("span", {class: "yours"}, "yours") : "minigrad's",
+    p.passes ? `, from ${p.source}` : ` (${p.why})`)));
+}
+
+function whoseSentence(said) {
+  // "your Embedding (the lookup ...); minigrad's CrossEntropy (why)": what computed this answer
+  return said.filter((p) => p.whose !== "not used").map((p) => (p.whose === "yours"
+    ? `your ${p.name} (${p.does})` : `minigrad's ${p.name}${p.why ? ` (${p.why})` : ""}`)).join("; ");
+}
+
+async function piecesSwitched() {
+  pieces.setByYou = true;
+  if (audit.revealed[currentMode()]) await reveal();  // the same question, on the other pieces
 }
 
 // ================================ page 1: the audit ============================================
@@ -93,6 +127,7 @@ const audit = {predictions: {untied: null, tied: null}, revealed: {untied: false
 function auditBody() {
   const values = formValues($("audit-controls"));
   if (values.vocab !== "corpus") delete values.vocab_size;
+  values.pieces = $("use-pieces").checked;
   return values;
 }
 
@@ -182,6 +217,9 @@ hideResults.audit = () => { $("audit-result").hidden = true; $("compare-box").hi
 function showAudit(r) {
   $("result-mode").textContent = r.setup.mode;
   $("loss").textContent = fmt(r.loss);
+  $("computed-by").textContent = `Computed with ${whoseSentence(r.pieces)}.`;
+  $("computed-head").textContent = r.pieces.some((p) => p.whose === "yours") ? "computed on your pieces"
+    : "minigrad computed";
   const p = r.prediction, a = r.actual, right = r.right;
   const within = Math.round(100 * r.number_within);
   const rows = [
@@ -242,6 +280,7 @@ function rowName(index, word) {
 function clearSteps(status) {
   steps.data = null;
   $("steps-status").textContent = status;
+  $("steps-pieces").textContent = "";
   $("steps-verdict").hidden = true;
   for (const figure of $("page-steps").querySelectorAll(".charts figure")) {
     figure.querySelector("svg").replaceChildren();
@@ -257,6 +296,7 @@ hideResults.steps = () => clearSteps("");
 async function runSteps(event) {
   event.preventDefault();
   const values = formValues($("steps-controls"));
+  values.pieces = $("use-pieces").checked;
   if (!values.prediction) {
     hint("steps-hint", "Choose a prediction first (above): whose rare row moves further when its token " +
       "comes back after its longest silence?");
@@ -274,6 +314,7 @@ async function runSteps(event) {
     const started = await api("/api/steps/start", values, "steps");
     steps.data = {meta: started, points: {tied: [], untied: []}, returns: {tied: [], untied: []}, chunk: null};
     $("steps-status").textContent = `Running ${started.steps} steps ...`;
+    $("steps-pieces").textContent = `Trained with ${whoseSentence(started.pieces)}.`;
     for (;;) {
       const chunk = await api("/api/steps/next", {run: started.run}, "steps");
       if (generation !== steps.generation) return;
@@ -605,7 +646,10 @@ window.addEventListener("DOMContentLoaded", async () => {
   }
   $("answer-controls").addEventListener("change", () => refreshQuestion().catch(() => {}));
   $("answer-form").addEventListener("submit", (e) => checkAnswer(e).catch(() => {}));
+  $("use-pieces").addEventListener("change", () => piecesSwitched().catch(() => {}));
+  $("pieces-again").addEventListener("click", () => refreshPieces().catch(() => {}));
   try {
+    await refreshPieces();
     await refreshVocabulary("init");
     showPredictionState();
     await initAnswer();
