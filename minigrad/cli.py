@@ -154,6 +154,11 @@ def command_lesson(args: argparse.Namespace) -> int:
         path = notebook.write_notebook(lesson, out_dir)
         print(f"wrote {display_path(path)}\n{_how_to_open(display_path(path))}")
         return 0
+    return _run_lesson(args, lesson, out_dir)
+
+
+def _run_lesson(args: argparse.Namespace, lesson: catalog.Lesson, out_dir: Path) -> int:
+    """`minigrad lesson N` without --notebook: run it step by step and say how it went."""
     problem = extra_problem("lessons", f"lesson {lesson.number}")
     if problem is not None:
         print(f"minigrad lesson: {problem}", file=sys.stderr)
