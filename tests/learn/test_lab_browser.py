@@ -40,7 +40,7 @@ AXE = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,800"]
-SHOTS = Path(os.environ.get("MINIGRAD_LAB_SHOTS", "minigrad-out/lab-screenshots"))
+SHOTS = Path(os.environ.get("MINIGRAD_LAB_SHOTS", "minigrad-out/lab-screenshots")).resolve()
 
 
 def no_browser(reason: str, install: str):
@@ -627,12 +627,13 @@ def pieces_shown(driver):
 
 def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers(browser, lab, axe_source,
                                                                                   tmp_path, monkeypatch):
-    put = learners_folder(tmp_path / "mine", monkeypatch)
+    monkeypatch.chdir(tmp_path)  # where `make lab` runs: the copies show as minigrad-exercises/...
+    put = learners_folder(tmp_path / "minigrad-exercises", monkeypatch)
     for number in (4, 5, 6, 7):
         put(number)
     open_page(browser, lab, "audit")
     wait(browser, lambda d: len(pieces_shown(d)) == 4)
-    assert all(": yours, from " in line for line in pieces_shown(browser).values())
+    assert all(": yours, from minigrad-exercises/0" in line for line in pieces_shown(browser).values())
     assert by_id(browser, "use-pieces").is_selected()  # on by default once they pass
     by_id(browser, "mode-tied").click()
     commit_and_reveal(browser, "layout-shared", "larger-classifier")
@@ -646,6 +647,12 @@ def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers
     assert serious_violations(browser, axe_source) == []
     scroll_to(browser, "pieces-panel")
     screenshot(browser, "audit-yours-1280.png")
+    for size in (PHONE, NARROWEST):  # the panel's long lines fit a phone too
+        viewport(browser, size)
+        assert sideways_overflow(browser) == (0, []) and serious_violations(browser, axe_source) == []
+        scroll_to(browser, "pieces-panel")
+        screenshot(browser, f"audit-yours-{size[0]}.png")
+    viewport(browser, LAPTOP)
 
     by_id(browser, "use-pieces").click()  # off: the same question, on minigrad's pieces
     off = "minigrad's Embedding (yours passes; the switch is off)"

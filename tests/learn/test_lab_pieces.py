@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from learner_copies import TIE_FOR_LANGUAGE_MODELS_ONLY, WRONG_EMBEDDING, learners_folder
+from learner_copies import REPO, TIE_FOR_LANGUAGE_MODELS_ONLY, WRONG_EMBEDDING, learners_folder
 
+from minigrad.learn.course.grading import load_module
 from minigrad.learn.lab import audit, steps
 from minigrad.learn.lab.pieces import LAB_PIECES, PieceBook
 
 NAMES = [p.name for p in LAB_PIECES]
+SOLUTION_RULE = load_module(REPO / "lessons/solutions/07_rare_rows_and_the_optimizer.py").lazy_adamw_rows
 
 
 @pytest.fixture
@@ -119,3 +121,38 @@ def test_your_row_step_is_used_only_where_it_applies(exercises):
                                                 "decay": "dense"})
     rows = [p for p in started["pieces"] if p["name"] == "lazy_adamw_rows"][0]
     assert rows["whose"] == "not used" and "lazy AdamW with touched-only or catch-up decay" in rows["why"]
+
+
+def test_without_a_lessons_folder_every_piece_is_minigrads_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_LESSONS", str(tmp_path / "nowhere"))
+    status = PieceBook().status()
+    assert not any(s["passes"] for s in status) and "MINIGRAD_LESSONS" in status[0]["why"]
+
+
+def test_a_row_rule_that_fails_midway_stops_the_run_with_its_error(monkeypatch):
+    """A rule that passed its check and raises at the third step: a 409 that names it, and the run
+    is gone (half a step was taken)."""
+    from types import SimpleNamespace
+
+    from minigrad.learn.lab.request_params import BadRequest
+
+    def rule(rows, m, v, g, t, *rest):
+        if t == 3:
+            raise FloatingPointError("overflow in the second moment")
+        return SOLUTION_RULE(rows, m, v, g, t, *rest)
+
+    def mark(number):
+        if number == 7:
+            return SimpleNamespace(are_yours=True, found={"lazy_adamw_rows": rule}, source="mine.py",
+                                   reason="")
+        return SimpleNamespace(are_yours=False, found={}, source="", reason="not built")
+
+    book = steps.RunBook(pieces=PieceBook(mark=mark))
+    started = book.start({"steps": 10, "chunk": 10, "optimizer": "adamw", "lazy": True, "decay": "touched"})
+    assert [p["whose"] for p in started["pieces"]][-1] == "yours"
+    with pytest.raises(BadRequest, match="your lazy_adamw_rows raised FloatingPointError: overflow in the "
+                                         "second moment; the run stopped at step 3") as refused:
+        book.advance({"run": started["run"]})
+    assert refused.value.status == 409
+    with pytest.raises(BadRequest, match="no step run"):
+        book.advance({"run": started["run"]})

@@ -91,7 +91,18 @@ function showPage() {
 const pieces = {status: null, setByYou: false};
 
 async function refreshPieces() {
-  showPieces((await api("/api/pieces")).pieces);
+  // marking a changed copy runs its check (about a second): say so, without disabling the button
+  // (a disabled button would drop the keyboard's focus)
+  const button = $("pieces-again");
+  if (button.getAttribute("aria-disabled") === "true") return;
+  button.setAttribute("aria-disabled", "true");
+  button.textContent = "Marking your copies ...";
+  try {
+    showPieces((await api("/api/pieces")).pieces);
+  } finally {
+    button.removeAttribute("aria-disabled");
+    button.textContent = "Mark your copies again";
+  }
 }
 
 function showPieces(list) {
