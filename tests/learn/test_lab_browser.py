@@ -363,7 +363,8 @@ def test_steps_plots_grow_as_the_steps_run(browser, lab):
     start_run(browser, **{"steps-n": 120})
     wait(browser, lambda d: "Done: step 120 of 120" in by_id(d, "steps-status").text)
     charts = browser.find_element(By.CSS_SELECTOR, "#page-steps .charts")
-    assert charts.get_attribute("data-redraws") == "12"  # redrawn after each of the 12 chunks of 10
+    # redrawn after each chunk: 12 of 10 steps, or more when a busy machine ends a chunk at its 0.4 s
+    assert int(charts.get_attribute("data-redraws")) >= 12
     lines = browser.find_elements(By.CSS_SELECTOR, "#chart-norm path.line")
     assert len(lines) == 4 and all(line.get_attribute("d").count("L") == 119 for line in lines)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#chart-updates .dot")) > 10
