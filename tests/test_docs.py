@@ -96,6 +96,7 @@ class Special:
     dry: run as `make -n` only
     server: a line it prints once serving; it is then asked for its page and stopped
     as_root: what it needs added when the test runs as root (CI's containers do)
+    first: what the page says to install before it, run first
     why: the reason, for the reader of a failure
     """
 
@@ -106,6 +107,10 @@ class Special:
     server: str | None = None
     stop: int = signal.SIGINT
     as_root: str = ""
+    first: str = ""
+
+
+WITH_TORCH = 'pip install --quiet -e ".[dev]" torch==2.13.0'
 
 
 def SHORTER(arguments: str) -> Special:
@@ -133,6 +138,13 @@ SPECIAL = {
     "python benchmarks/tinygpt.py --threads 2 --rounds 5": SHORTER("--threads 2"),
     "python benchmarks/tinygpt.py --threads 1 --shapes base --profile": SHORTER(
         "--threads 1 --shapes base --profile"),
+    # docs/testing.md: "where torch is installed"; recording runs the tests, so the dev extra too
+    "python scripts/record_oracle.py": Special(
+        "records every comparison of the suite (minutes); the same script on one module instead",
+        instead="python scripts/record_oracle.py tests/nn/test_llama.py", first=WITH_TORCH),
+    "python scripts/record_oracle.py tests/nn/test_llama.py": Special("needs torch", first=WITH_TORCH),
+    "python scripts/record_oracle.py --fresh tests/nn/test_llama.py": Special("needs torch",
+                                                                              first=WITH_TORCH),
     "jupyter lab minigrad-out/01_backward_graph.ipynb": Special(
         "a server: started, asked for its page, stopped", server="http://127.0.0.1", stop=signal.SIGTERM,
         as_root="--allow-root"),
@@ -223,6 +235,9 @@ def run_shown(command: str, cwd: Path, activate: bool = False) -> None:
     if special.server:
         serve_and_stop(command, special.server, cwd, special.stop, activate)
         return
+    if special.first:
+        done = sh(special.first, cwd, activate=activate)
+        assert done.returncode == 0, f"`{special.first}`, before `{command}`:\n{done.stderr[-3000:]}"
     run = special.instead or command
     if special.dry:
         run = command.replace("make ", "make -n ", 1)

@@ -127,6 +127,13 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
             yield data.ids[rows], data.targets[rows]
 
 
+def next_token_loss(logits: Any, targets: Any, reduction: str = "mean") -> Any:
+    """Cross-entropy of each position's logits (..., V) against its next token (...), for
+    TinyLM's (N, V) and TinyGPT's (B, T, V) alike: the positions become rows, (N, V) and (N,),
+    the layout F.cross_entropy takes from PyTorch (which would read (B, T, V) as classes on T)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
+
+
 def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
     """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`.
 
@@ -142,7 +149,7 @@ def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
         for start in range(0, len(data), rows):
             stop = start + rows
             logits = model(data.ids[start:stop])
-            total += float(F.cross_entropy(logits, data.targets[start:stop], reduction="sum").item())
+            total += float(next_token_loss(logits, data.targets[start:stop], reduction="sum").item())
     return total / data.targets.size
 
 
@@ -349,7 +356,7 @@ def _step(model: Module, optimizer: Any, scheduler: Any, batch: tuple[np.ndarray
     """One training step on `batch` (its time added to history.train_seconds); the batch's loss."""
     ids, targets = batch
     started = time.perf_counter()
-    loss = F.cross_entropy(model(ids), targets)
+    loss = next_token_loss(model(ids), targets)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

@@ -40,6 +40,7 @@ from minigrad.learn.kit.geometry import (
 from minigrad.learn.kit.lesson import (
     DEFAULT_BLAS_THREADS,
     LessonSetup,
+    ThreadCap,
     blas_thread_cap,
     cap_blas_threads,
     expected_duration,
@@ -105,7 +106,7 @@ __all__ = [
     "adam_step_after_silence",
     "ahead_of_the_loss",
     "average_ranks",
-    "blas_thread_cap",
+    "ThreadCap", "blas_thread_cap",
     "busiest_to_quietest_on_real_text",
     "cap_blas_threads",
     "centred_cosines",
