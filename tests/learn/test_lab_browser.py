@@ -622,8 +622,8 @@ def pieces_shown(driver):
     """{piece: the line the panel shows for it}."""
     from selenium.webdriver.common.by import By
 
-    items = driver.find_elements(By.CSS_SELECTOR, "#pieces-list li")
-    return {li.get_attribute("data-piece"): li.text for li in items}
+    items = driver.find_elements(By.CSS_SELECTOR, "#pieces-list li")  # in a details, maybe closed
+    return {li.get_attribute("data-piece"): " ".join(li.get_attribute("textContent").split()) for li in items}
 
 
 def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers(browser, lab, axe_source,
@@ -635,6 +635,8 @@ def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers
     open_page(browser, lab, "audit")
     wait(browser, lambda d: len(pieces_shown(d)) == 4)
     assert all(": yours, from minigrad-exercises/0" in line for line in pieces_shown(browser).values())
+    summary = by_id(browser, "pieces-summary").text
+    assert summary == "Yours: Embedding, CrossEntropy, tie_weights, lazy_adamw_rows."
     assert by_id(browser, "use-pieces").is_selected()  # on by default once they pass
     by_id(browser, "mode-tied").click()
     commit_and_reveal(browser, "layout-shared", "larger-classifier")
@@ -646,6 +648,7 @@ def test_the_lab_runs_on_your_passing_pieces_says_so_and_gives_minigrads_numbers
     assert "EmbeddingBackward (yours)" in by_id(browser, "ledger").text
     assert "(yours)" in by_id(browser, "graph").text
     assert serious_violations(browser, axe_source) == []
+    by_id(browser, "pieces-details").find_element("css selector", "summary").click()  # each piece, whence
     scroll_to(browser, "pieces-panel")
     screenshot(browser, "audit-yours-1280.png")
     for size in (PHONE, NARROWEST):  # the panel's long lines fit a phone too
@@ -690,6 +693,8 @@ def test_a_piece_that_fails_its_check_is_never_used_and_the_page_says_why(browse
     wait(browser, lambda d: "Embedding" in pieces_shown(d))
     line = pieces_shown(browser)["Embedding"]
     assert ": minigrad's (your copy does not pass yet (" in line
+    assert by_id(browser, "pieces-summary").text.startswith(
+        "minigrad's: Embedding (does not pass its check yet), CrossEntropy (not built yet)")
     switch = by_id(browser, "use-pieces")
     assert not switch.is_selected() and not switch.is_enabled()  # nothing of yours passes
     commit_and_reveal(browser, "layout-separate", "larger-classifier")
@@ -731,6 +736,8 @@ def check_state(driver, axe_source, page, state, width, shown=None):
         assert_every_move_is_painted(driver)
     if shown:
         scroll_to(driver, shown)
+    else:  # the top of the page (a reload keeps the scroll of the page before)
+        driver.execute_script("window.scrollTo(0, 0)")
     screenshot(driver, f"{page}-{state}-{width}.png")
 
 

@@ -112,6 +112,11 @@ function showPieces(list) {
   use.disabled = !passing.length;
   if (!passing.length) use.checked = false;
   pieces.status = list;
+  const short = (p) => (p.why.startsWith("you have not built") ? "not built yet"
+    : p.why.startsWith("your copy does not pass") ? "does not pass its check yet" : p.why);
+  const theirs = list.filter((p) => !p.passes).map((p) => `${p.name} (${short(p)})`);
+  $("pieces-summary").textContent = (passing.length ? `Yours: ${passing.map((p) => p.name).join(", ")}. ` : "") +
+    (theirs.length ? `minigrad's: ${theirs.join(", ")}.` : "");
   $("pieces-list").replaceChildren(...list.map((p) => el("li", {"data-piece": p.name},
     el("code", {}, p.name), ` (lesson ${p.lesson}, ${p.does}): `,
     p.passes ? el("span", {class: "yours"}, "yours") : "minigrad's",
@@ -120,8 +125,9 @@ function showPieces(list) {
 
 function whoseSentence(said) {
   // "your Embedding (the lookup ...); minigrad's CrossEntropy (why)": what computed this answer
+  const why = (p) => (p.why.startsWith("you have not built") ? "yours is not built yet" : p.why);
   return said.filter((p) => p.whose !== "not used").map((p) => (p.whose === "yours"
-    ? `your ${p.name} (${p.does})` : `minigrad's ${p.name}${p.why ? ` (${p.why})` : ""}`)).join("; ");
+    ? `your ${p.name} (${p.does})` : `minigrad's ${p.name}${p.why ? ` (${why(p)})` : ""}`)).join("; ");
 }
 
 async function piecesSwitched() {
