@@ -8,7 +8,9 @@ the README, then every ```sh block of docs/ (in the environment `make` set up, m
 own, as docs/index.md says), and the README's install without make. A command runs as written
 and must exit 0, unless SPECIAL says otherwise and why: a documented other exit status, a server
 that is started, asked for its page and stopped, or a run of many minutes replaced by the same
-command on less work (the lessons it runs at full size are run by tests/lessons in CI anyway).
+command on less work (the lessons it runs at full size are run by tests/lessons in CI anyway). A
+command that fetches another project from the internet (tinygrad's repository) is the one kind not
+run; the line that uses it runs without it.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class Special:
     server: a line it prints once serving; it is then asked for its page and stopped
     as_root: what it needs added when the test runs as root (CI's containers do)
     first: what the page says to install before it, run first
+    other_project: it fetches another project from the internet (not run: not minigrad's command,
+        and a CI machine may have no route to that host); the line after it is run without it
     why: the reason, for the reader of a failure
     """
 
@@ -108,9 +112,12 @@ class Special:
     stop: int = signal.SIGINT
     as_root: str = ""
     first: str = ""
+    other_project: bool = False
 
 
 WITH_TORCH = 'pip install --quiet -e ".[dev]" torch==2.13.0'
+TINYGRAD_OPS = ("MINIGRAD_TINYGRAD=/path/to/tinygrad .venv/bin/python -m pytest "
+                "tests/adapters/test_tinygrad_ops.py")
 
 
 def SHORTER(arguments: str) -> Special:
@@ -145,6 +152,11 @@ SPECIAL = {
     "python scripts/record_oracle.py tests/nn/test_llama.py": Special("needs torch", first=WITH_TORCH),
     "python scripts/record_oracle.py --fresh tests/nn/test_llama.py": Special("needs torch",
                                                                               first=WITH_TORCH),
+    "git clone https://github.com/tinygrad/tinygrad /path/to/tinygrad": Special(
+        "tinygrad's own repository, for its op tests", other_project=True),
+    TINYGRAD_OPS: Special(
+        "without the checkout above the file skips as one, and says how to run it",
+        instead=".venv/bin/python -m pytest -q tests/adapters/test_tinygrad_ops.py", first=WITH_TORCH),
     "jupyter lab minigrad-out/01_backward_graph.ipynb": Special(
         "a server: started, asked for its page, stopped", server="http://127.0.0.1", stop=signal.SIGTERM,
         as_root="--allow-root"),
@@ -230,6 +242,8 @@ def serve_and_stop(command: str, ready: str, cwd: Path, stop: int, activate: boo
 def run_shown(command: str, cwd: Path, activate: bool = False) -> None:
     """Run one command as the pages show it (or as SPECIAL says), failing with its output."""
     special = SPECIAL.get(command, Special(""))
+    if special.other_project:
+        return
     if special.as_root and os.geteuid() == 0:
         command = f"{command} {special.as_root}"
     if special.server:
