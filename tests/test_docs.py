@@ -77,6 +77,16 @@ def test_every_link_in_the_readme_and_docs_resolves_in_the_repository():
     assert checked > 20  # the pages link to each other and to their images
 
 
+CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "CHANGELOG.md"], ids=lambda p: p.name)
+def test_no_page_carries_a_merges_conflict_markers(page):
+    """A merge resolved by hand can leave its markers in prose that no code reads."""
+    found = CONFLICT_MARKER.search(page.read_text())
+    assert found is None, f"{page.relative_to(ROOT)}: a conflict marker {found.group(0)!r} at character {found.start()}"
+
+
 def test_no_page_or_message_names_a_distribution_no_index_has():
     """minigrad is not published: `pip install minigrad-tying` would fail everywhere."""
     texts = [*PAGES, ROOT / "Makefile", *(ROOT / "minigrad").rglob("*.py"), *(ROOT / "lessons").rglob("*.py"),
