@@ -84,7 +84,8 @@ CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
 def test_no_page_carries_a_merges_conflict_markers(page):
     """A merge resolved by hand can leave its markers in prose that no code reads."""
     found = CONFLICT_MARKER.search(page.read_text())
-    assert found is None, f"{page.relative_to(ROOT)}: a conflict marker {found.group(0)!r} at character {found.start()}"
+    where = page.relative_to(ROOT)
+    assert found is None, f"{where}: a conflict marker {found.group(0)!r} at character {found.start()}"
 
 
 def test_no_page_or_message_names_a_distribution_no_index_has():
