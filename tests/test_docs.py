@@ -112,6 +112,7 @@ class Special:
     first: what the page says to install before it, run first
     other_project: it fetches another project from the internet (not run: not minigrad's command,
         and a CI machine may have no route to that host); the line after it is run without it
+    says: a line its output must contain (what tells the reader that it did what it could)
     why: the reason, for the reader of a failure
     """
 
@@ -124,6 +125,7 @@ class Special:
     as_root: str = ""
     first: str = ""
     other_project: bool = False
+    says: str = ""
 
 
 WITH_TORCH = 'pip install --quiet -e ".[dev]" torch==2.13.0'
@@ -166,8 +168,10 @@ SPECIAL = {
     "git clone https://github.com/tinygrad/tinygrad /path/to/tinygrad": Special(
         "tinygrad's own repository, for its op tests", other_project=True),
     TINYGRAD_OPS: Special(
-        "without the checkout above the file skips as one, and says how to run it",
-        instead=".venv/bin/python -m pytest -q tests/adapters/test_tinygrad_ops.py", first=WITH_TORCH),
+        "without the checkout above the file skips as one and says how to run it; no test ran, "
+        "which is pytest's status 5",
+        instead=".venv/bin/python -m pytest -q -rs tests/adapters/test_tinygrad_ops.py", first=WITH_TORCH,
+        status=5, says="set MINIGRAD_TINYGRAD to a tinygrad checkout to run its op tests"),
     "jupyter lab minigrad-out/01_backward_graph.ipynb": Special(
         "a server: started, asked for its page, stopped", server="http://127.0.0.1", stop=signal.SIGTERM,
         as_root="--allow-root"),
@@ -270,6 +274,7 @@ def run_shown(command: str, cwd: Path, activate: bool = False) -> None:
     said = f"`{run}` (shown as `{command}`): {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
     assert done.returncode == special.status, said
     assert "Traceback" not in done.stdout + done.stderr, said
+    assert special.says in done.stdout + done.stderr, said
 
 
 def hint_after(marker: str, text: str) -> str:
