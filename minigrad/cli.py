@@ -10,6 +10,7 @@ import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 import minigrad
 from minigrad.learn.course import cache, catalog, grading, notebook, pieces, runner
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 class Parser(argparse.ArgumentParser):
     """argparse, with a bad argument answered in one line (and status 2), not usage + error."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (`{self.prog} --help` lists the arguments)\n")
 
 
