@@ -8,6 +8,7 @@ view's grad_fn the same way): reading the view never uses a stale graph.
 
 from __future__ import annotations
 
+import typing
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -37,9 +38,11 @@ def _sort_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """The stable order along `axis`, NaN last (first when descending). Descending: sort the
     reversed array, then reverse the order, so equal entries still keep their first-come order."""
     if not descending:
-        return np.argsort(a, axis=axis, kind="stable")
+        ascending: np.ndarray = np.argsort(a, axis=axis, kind="stable")
+        return ascending
     order = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
-    return a.shape[axis] - 1 - order
+    descending_order: np.ndarray = a.shape[axis] - 1 - order
+    return descending_order
 
 
 class TensorLayout(ArrayHolder):
@@ -300,7 +303,7 @@ class TensorLayout(ArrayHolder):
         shifts, dims = np.atleast_1d(shifts).tolist(), np.atleast_1d(dims).tolist()
         if len(shifts) != len(dims):
             raise ArgumentError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
-        out = self
+        out = typing.cast("Tensor", self)
         for shift, d in zip(shifts, dims):
             d = check_dim("roll", d, self.shape)
             size = self.shape[d]
@@ -344,7 +347,7 @@ class TensorLayout(ArrayHolder):
         rows, cols = self.shape[dim1], self.shape[dim2]
         count = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
         steps = np.arange(count)
-        index = [slice(None)] * self.ndim
+        index: list[Any] = [slice(None)] * self.ndim
         index[dim1], index[dim2] = steps - min(offset, 0), steps + max(offset, 0)
         kept = [d for d in range(self.ndim) if d not in (dim1, dim2)]
         # moving both axes last first keeps the two index arrays together: their axis goes last
@@ -371,6 +374,9 @@ class TensorLayout(ArrayHolder):
         if keep.dtype != np.bool_:
             raise TypeError(f"masked_select(): mask must be a bool tensor, got dtype {keep.dtype}")
         shape = broadcast_shape(self.shape, keep.shape)
+        if shape is None:
+            raise ShapeError(f"masked_select(): mask of shape {keep.shape} does not broadcast with the "
+                             f"tensor's shape {self.shape}")
         return self.expand(shape)[np.broadcast_to(keep, shape)]
 
     def nonzero(self, as_tuple: bool = False) -> Any:
@@ -403,8 +409,8 @@ class TensorLayout(ArrayHolder):
                        range_of=f"dim {dim} of size {self.shape[dim]}")
         if not isinstance(src, ArrayHolder):
             src = np.asarray(src, dtype=self.dtype)
-        elif src.dtype != self.dtype:
-            raise ArgumentError(f"scatter_add(): src has dtype {src.dtype}, the tensor {self.dtype}; "
+        elif src.data.dtype != self.dtype:
+            raise ArgumentError(f"scatter_add(): src has dtype {src.data.dtype}, the tensor {self.dtype}; "
                                 "they must be the same (as PyTorch)")
         return ops.ScatterAdd.apply(self, src, index=idx, axis=dim)
 

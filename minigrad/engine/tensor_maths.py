@@ -72,6 +72,13 @@ class TensorMaths(ArrayHolder):
         def reshape(self, *shape: Any) -> Tensor: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
         def __neg__(self) -> Tensor: ...
+        def __add__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
         def _operands(self, other: Any, reflected: bool = False,
                       floating: bool = False) -> tuple[Any, Any]: ...
 
@@ -368,7 +375,8 @@ class TensorMaths(ArrayHolder):
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
         """self + weight (end - self): weight 0 gives self, 1 gives end (torch.lerp)."""
-        return self + weight * (end - self)
+        moved: Tensor = self + weight * (end - self)
+        return moved
 
     def logaddexp(self, other: Any) -> Tensor:
         """log(e^self + e^other), without overflow: both are shifted by the larger one first (the
@@ -378,7 +386,8 @@ class TensorMaths(ArrayHolder):
         with np.errstate(invalid="ignore"):
             shift = np.fmax(a.data, b.data)
         shift = np.where(np.isfinite(shift), shift, 0).astype(shift.dtype)  # inf - inf would be NaN
-        return ((a - shift).exp() + (b - shift).exp()).log() + shift
+        total: Tensor = ((a - shift).exp() + (b - shift).exp()).log() + shift
+        return total
 
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
                 equal_nan: bool = False) -> Tensor:
@@ -430,7 +439,8 @@ class TensorMaths(ArrayHolder):
         """self / other; rounding_mode "floor" rounds the quotient down (as //) and "trunc" towards
         0, both with gradient 0 (as PyTorch) and in the operands' dtype (ints stay ints)."""
         if rounding_mode is None:
-            return self / other
+            quotient: Tensor = self / other
+            return quotient
         if rounding_mode not in ("floor", "trunc"):
             raise ArgumentError(f"div(): rounding_mode must be None, 'floor' or 'trunc', "
                                 f"got {rounding_mode!r}")
@@ -439,10 +449,12 @@ class TensorMaths(ArrayHolder):
     divide = div
 
     def floor_divide(self, other: Any) -> Tensor:
-        return self // other
+        quotient: Tensor = self // other
+        return quotient
 
     def remainder(self, other: Any) -> Tensor:
-        return self % other
+        left: Tensor = self % other
+        return left
 
     def fmod(self, other: Any) -> Tensor:
         """The remainder of division rounded towards 0, with self's sign (C's fmod): a gets G, b

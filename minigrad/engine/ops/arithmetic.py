@@ -78,20 +78,19 @@ class Div(Function):
                 unbroadcast(-grad_a * a / b, b.shape) if need_b else None)
 
 
-def rounded_quotient(a: np.ndarray, b: np.ndarray, rounding: str) -> np.ndarray:
+def rounded_quotient(a: Array, b: Array, rounding: str) -> Array:
     """a / b rounded down ("floor", Python's //) or towards 0 ("trunc"), in a's and b's dtype.
     Integers divided by 0 are refused (PyTorch raises; numpy would answer 0)."""
     if a.dtype.kind in "biu" and b.dtype.kind in "biu":
         if not np.all(b):
             raise ArgumentError("integer division by zero (in //, %, fmod or div with rounding_mode), "
                                 "as PyTorch refuses it")
-        down = np.floor_divide(a, b)
-        if rounding == "floor":
-            return down
+        down: Array = np.floor_divide(a, b)
         rounded_away_from_0 = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-        return down + rounded_away_from_0
+        return down if rounding == "floor" else down + rounded_away_from_0
     with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or NaN, as PyTorch
-        return np.floor_divide(a, b) if rounding == "floor" else np.trunc(a / b)
+        quotient: Array = np.floor_divide(a, b) if rounding == "floor" else np.trunc(a / b)
+    return quotient
 
 
 class RoundedDivide(Function):
@@ -99,12 +98,12 @@ class RoundedDivide(Function):
     receives G 0 (PyTorch's div with rounding_mode; its // has no backward at all)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray, rounding: str = "floor") -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array, rounding: str = "floor") -> Array:
         ctx.shapes = a.shape, b.shape
         return rounded_quotient(a, b, rounding)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         return tuple(np.zeros(shape, grad.dtype) for shape in ctx.shapes)
 
 
@@ -113,21 +112,21 @@ class Remainder(Function):
     ("fmod", C's, the sign of a). q is flat between its steps, so a gets G and b gets -G q."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray, how: str = "remainder") -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array, how: str = "remainder") -> Array:
         ctx.save_for_backward(a, b)
         ctx.rounding = "floor" if how == "remainder" else "trunc"
         if a.dtype.kind in "biu" and b.dtype.kind in "biu" and not np.all(b):
             raise ArgumentError(f"integer {how} by zero, as PyTorch refuses it")
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0: NaN, as PyTorch
-            return np.remainder(a, b) if how == "remainder" else np.fmod(a, b)
+            left: Array = np.remainder(a, b) if how == "remainder" else np.fmod(a, b)
+        return left
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
-        quotient = rounded_quotient(a, b, ctx.rounding) if need_b else None
         return (unbroadcast(grad, a.shape) if need_a else None,
-                unbroadcast(-grad * quotient, b.shape) if need_b else None)
+                unbroadcast(-grad * rounded_quotient(a, b, ctx.rounding), b.shape) if need_b else None)
 
 
 class Pow(Function):

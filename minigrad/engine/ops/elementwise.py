@@ -426,140 +426,159 @@ class Cast(Function):
 
 class Tan(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = np.tan(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tan a = G (1 + tan^2 a)
+    def backward(ctx: Context, grad: Array) -> Array:  # d tan a = G (1 + tan^2 a)
         (out,) = ctx.saved
-        return grad * (1 + out * out)
+        grad_a: Array = grad * (1 + out * out)
+        return grad_a
 
 
 class Sinh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return np.sinh(a)
+        out: Array = np.sinh(a)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sinh a = G cosh a
+    def backward(ctx: Context, grad: Array) -> Array:  # d sinh a = G cosh a
         (a,) = ctx.saved
-        return grad * np.cosh(a)
+        grad_a: Array = grad * np.cosh(a)
+        return grad_a
 
 
 class Cosh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return np.cosh(a)
+        out: Array = np.cosh(a)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d cosh a = G sinh a
+    def backward(ctx: Context, grad: Array) -> Array:  # d cosh a = G sinh a
         (a,) = ctx.saved
-        return grad * np.sinh(a)
+        grad_a: Array = grad * np.sinh(a)
+        return grad_a
 
 
 class Asin(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
-            return np.arcsin(a)
+            out: Array = np.arcsin(a)
+            return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d asin a = G / sqrt(1 - a^2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d asin a = G / sqrt(1 - a^2)
         (a,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):  # at |a| >= 1: inf or NaN, as PyTorch
-            return grad / np.sqrt(1 - a * a)
+            grad_a: Array = grad / np.sqrt(1 - a * a)
+            return grad_a
 
 
 class Acos(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
-            return np.arccos(a)
+            out: Array = np.arccos(a)
+            return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d acos a = -G / sqrt(1 - a^2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d acos a = -G / sqrt(1 - a^2)
         (a,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):
-            return -grad / np.sqrt(1 - a * a)
+            grad_a: Array = -grad / np.sqrt(1 - a * a)
+            return grad_a
 
 
 class Atan(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return np.arctan(a)
+        out: Array = np.arctan(a)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d atan a = G / (1 + a^2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d atan a = G / (1 + a^2)
         (a,) = ctx.saved
-        return grad / (1 + a * a)
+        grad_a: Array = grad / (1 + a * a)
+        return grad_a
 
 
 class Asinh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return np.arcsinh(a)
+        out: Array = np.arcsinh(a)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d asinh a = G / sqrt(a^2 + 1)
+    def backward(ctx: Context, grad: Array) -> Array:  # d asinh a = G / sqrt(a^2 + 1)
         (a,) = ctx.saved
-        return grad / np.sqrt(a * a + 1)
+        grad_a: Array = grad / np.sqrt(a * a + 1)
+        return grad_a
 
 
 class Acosh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
-            return np.arccosh(a)
+            out: Array = np.arccosh(a)
+            return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d acosh a = G / sqrt(a^2 - 1)
+    def backward(ctx: Context, grad: Array) -> Array:  # d acosh a = G / sqrt(a^2 - 1)
         (a,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):  # below 1: NaN, as PyTorch
-            return grad / np.sqrt(a * a - 1)
+            grad_a: Array = grad / np.sqrt(a * a - 1)
+            return grad_a
 
 
 class Atanh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         with np.errstate(divide="ignore", invalid="ignore"):  # +-1: +-inf; beyond: NaN (PyTorch's)
-            return np.arctanh(a)
+            out: Array = np.arctanh(a)
+            return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d atanh a = G / (1 - a^2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d atanh a = G / (1 - a^2)
         (a,) = ctx.saved
         with np.errstate(divide="ignore"):
-            return grad / (1 - a * a)
+            grad_a: Array = grad / (1 - a * a)
+            return grad_a
 
 
 class Log10(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return np.log10(a)
+        out: Array = np.log10(a)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log10 a = G / (a ln 10)
+    def backward(ctx: Context, grad: Array) -> Array:  # d log10 a = G / (a ln 10)
         (a,) = ctx.saved
-        return grad / (a * math.log(10))
+        grad_a: Array = grad / (a * math.log(10))
+        return grad_a
 
 
 class Round(Function):
@@ -568,13 +587,12 @@ class Round(Function):
     inputs are whole already and keep their dtype."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, how: str = "round", decimals: int = 0) -> np.ndarray:
+    def forward(ctx: Context, a: Array, how: str = "round", decimals: int = 0) -> Array:
         if a.dtype.kind in "biu":
             return a.copy()
-        if how == "round":
-            return np.round(a, decimals)
-        return getattr(np, how)(a)
+        rounded: Array = np.round(a, decimals) if how == "round" else getattr(np, how)(a)
+        return rounded
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return np.zeros_like(grad)

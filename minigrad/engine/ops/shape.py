@@ -244,8 +244,8 @@ class ScatterAdd(Function):
     part of src that index covers; the rest of src got no place, so no gradient)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, src: np.ndarray, index: np.ndarray = None,
-                axis: int = 0) -> np.ndarray:
+    def forward(ctx: Context, a: Array, src: Array, index: Array,
+                axis: int = 0) -> Array:
         ctx.src_shape, ctx.picks = src.shape, _along_axis(index.copy(), axis)  # our copy: see Embedding
         covered = tuple(slice(0, n) for n in index.shape)
         out = a.copy()
@@ -253,7 +253,7 @@ class ScatterAdd(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         src_grad = np.zeros(ctx.src_shape, dtype=grad.dtype)
         read = grad[ctx.picks]
         src_grad[tuple(slice(0, n) for n in read.shape)] = read
