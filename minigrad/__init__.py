@@ -39,8 +39,11 @@ from minigrad.nn.functional import (
     flip,
     logsumexp,
     maximum,
+    meshgrid,
     minimum,
     stack,
+    std_mean,
+    var_mean,
     where,
 )
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
@@ -97,5 +100,6 @@ __all__ = [
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
     "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum",
-    "minimum", "full", "full_like", "ones_like", "zeros_like", "eye", "linspace", *dtype_names.__all__,
+    "minimum", "full", "full_like", "ones_like", "zeros_like", "eye", "linspace", "meshgrid",
+    "std_mean", "var_mean", *dtype_names.__all__,
 ]

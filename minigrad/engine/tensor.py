@@ -14,7 +14,7 @@ file, and is mixed in:
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from minigrad.engine.random import as_generator
 from minigrad.engine.tensor_inplace import TensorInPlace
 from minigrad.engine.tensor_layout import Size, TensorLayout
 from minigrad.engine.tensor_maths import TensorMaths, broadcasting, promote
+
+if TYPE_CHECKING:
+    from minigrad.engine.function import Function
 
 
 def _infer_array(data: Any, dtype: Any = None) -> Array:
@@ -222,7 +225,7 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
             pair = promote(self, other, floating)  # floating: true division of ints gives floats
         return (pair[1], pair[0]) if reflected else pair
 
-    def _arithmetic(self, op: type[ops.Function], other: Any, reflected: bool = False,
+    def _arithmetic(self, op: type[Function], other: Any, reflected: bool = False,
                     floating: bool = False) -> Tensor:
         """op on (self, other), or (other, self) when reflected, promoted as `_operands` says.
         A half tensor meets a number (or a 0-d tensor) at float32 precision and only the result
@@ -255,6 +258,20 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
 
     def __rtruediv__(self, other: Any) -> Tensor:
         return self._arithmetic(ops.Div, other, reflected=True, floating=True)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        """self / other rounded down (Python's //); no gradient flows through it (G 0)."""
+        return self._arithmetic(ops.RoundedDivide, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.RoundedDivide, other, reflected=True)
+
+    def __mod__(self, other: Any) -> Tensor:
+        """The remainder of //, with other's sign (Python's %, torch.remainder)."""
+        return self._arithmetic(ops.Remainder, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.Remainder, other, reflected=True)
 
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:

@@ -8,6 +8,7 @@ view's grad_fn the same way): reading the view never uses a stale graph.
 
 from __future__ import annotations
 
+import typing
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -20,6 +21,9 @@ from minigrad.engine.arrays import ArrayHolder, as_array, index_array
 from minigrad.engine.checks import ArgumentError, ShapeError, check_in_range
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing's own from Python 3.11
+
+    from minigrad.engine.graph import Node
     from minigrad.engine.tensor import Tensor
 
 
@@ -34,22 +38,22 @@ def _sort_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """The stable order along `axis`, NaN last (first when descending). Descending: sort the
     reversed array, then reverse the order, so equal entries still keep their first-come order."""
     if not descending:
-        return np.argsort(a, axis=axis, kind="stable")
+        ascending: np.ndarray = np.argsort(a, axis=axis, kind="stable")
+        return ascending
     order = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
-    return a.shape[axis] - 1 - order
+    descending_order: np.ndarray = a.shape[axis] - 1 - order
+    return descending_order
 
 
 class TensorLayout(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
-    _views: list[weakref.ref[Tensor]] | None = None
-    _base: Tensor | None = None
-    _from_base: Callable[[Tensor], Tensor] | None = None
+    _views: list[weakref.ref[TensorLayout]] | None = None
+    _base: TensorLayout | None = None
+    _from_base: Callable[[TensorLayout], Tensor] | None = None
 
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-        grad_fn: Any
+        grad_fn: Node | None
 
         def _new(self, array: Any) -> Tensor: ...
         def clone(self) -> Tensor: ...
@@ -299,7 +303,7 @@ class TensorLayout(ArrayHolder):
         shifts, dims = np.atleast_1d(shifts).tolist(), np.atleast_1d(dims).tolist()
         if len(shifts) != len(dims):
             raise ArgumentError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
-        out = self
+        out = typing.cast("Tensor", self)
         for shift, d in zip(shifts, dims):
             d = check_dim("roll", d, self.shape)
             size = self.shape[d]
@@ -334,6 +338,82 @@ class TensorLayout(ArrayHolder):
             return Sorted(values, indices)
         return Sorted(values.narrow(dim, 0, k), indices.narrow(dim, 0, k))
 
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The entries (i, i + offset) of the dim1 x dim2 matrices, on a new last axis, as
+        torch.diagonal (offset > 0: above the main diagonal); G goes back to the diagonal."""
+        dim1, dim2 = check_dim("diagonal", dim1, self.shape), check_dim("diagonal", dim2, self.shape)
+        if dim1 == dim2:
+            raise ArgumentError(f"diagonal(): dim1 and dim2 are both axis {dim1}; they must differ")
+        rows, cols = self.shape[dim1], self.shape[dim2]
+        count = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+        steps = np.arange(count)
+        index: list[Any] = [slice(None)] * self.ndim
+        index[dim1], index[dim2] = steps - min(offset, 0), steps + max(offset, 0)
+        kept = [d for d in range(self.ndim) if d not in (dim1, dim2)]
+        # moving both axes last first keeps the two index arrays together: their axis goes last
+        return self.permute(*kept, dim1, dim2)[(..., index[dim1], index[dim2])]
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A 1-D tensor's entries on the `diagonal`-th diagonal of a square matrix (zeros elsewhere),
+        or a matrix's diagonal as a 1-D tensor, as torch.diag."""
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        if self.ndim != 1:
+            raise ShapeError(f"diag(): the tensor has shape {self.shape}; it must be 1-D or 2-D")
+        size = self.shape[0] + abs(diagonal)
+        picks = np.arange(self.shape[0])
+        rows, cols = picks - min(diagonal, 0), picks + max(diagonal, 0)
+        where_on = np.zeros((size, size), dtype=np.int64) - 1
+        where_on[rows, cols] = picks  # each diagonal place: the entry it holds
+        on = where_on >= 0
+        return self.reshape(-1)[np.where(on, where_on, 0)] * on
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where `mask` (broadcast with the tensor) is True, as a 1-D tensor."""
+        keep = np.asarray(as_array(mask))
+        if keep.dtype != np.bool_:
+            raise TypeError(f"masked_select(): mask must be a bool tensor, got dtype {keep.dtype}")
+        shape = broadcast_shape(self.shape, keep.shape)
+        if shape is None:
+            raise ShapeError(f"masked_select(): mask of shape {keep.shape} does not broadcast with the "
+                             f"tensor's shape {self.shape}")
+        return self.expand(shape)[np.broadcast_to(keep, shape)]
+
+    def nonzero(self, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero entries: an int64 (count, ndim) tensor, or with as_tuple one
+        1-D tensor per axis (numpy's nonzero)."""
+        if self.ndim == 0:  # one entry and no axes: (1, 0) or (0, 0), as PyTorch
+            found = self.reshape(1).nonzero(as_tuple)
+            return found if as_tuple else self._new(np.zeros((found.shape[0], 0), np.int64))
+        found = np.nonzero(self.data)
+        if as_tuple:
+            return tuple(self._new(axis.astype(np.int64)) for axis in found)
+        return self._new(np.stack(found, axis=1).astype(np.int64))
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        """A copy of self with each src[i][j][k] added at [index[i][j][k]][j][k] (for dim 0; as
+        torch.scatter_add): gather run backwards. self gets G, src gets G read back at index."""
+        dim = check_dim("scatter_add", dim, self.shape or (1,))
+        idx = np.asarray(as_array(index))
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"scatter_add(): index must hold integers, got dtype {idx.dtype}")
+        src_shape = np.shape(as_array(src))
+        sizes = enumerate(zip(idx.shape, src_shape, self.shape))
+        fits = idx.ndim == self.ndim == len(src_shape) and all(
+            n <= m and (d == dim or n <= k) for d, (n, m, k) in sizes)
+        if not fits:
+            raise ShapeError(f"scatter_add(): index has shape {idx.shape}, which does not fit src's shape "
+                             f"{src_shape} and the tensor's {self.shape} (the same number of axes, none "
+                             f"larger than src's, nor than the tensor's off dim {dim})")
+        check_in_range(idx, self.shape[dim], who="scatter_add", item="index", name="index",
+                       range_of=f"dim {dim} of size {self.shape[dim]}")
+        if not isinstance(src, ArrayHolder):
+            src = np.asarray(src, dtype=self.dtype)
+        elif src.data.dtype != self.dtype:
+            raise ArgumentError(f"scatter_add(): src has dtype {src.data.dtype}, the tensor {self.dtype}; "
+                                "they must be the same (as PyTorch)")
+        return ops.ScatterAdd.apply(self, src, index=idx, axis=dim)
+
     def dim(self) -> int:
         return self.data.ndim
 
@@ -343,43 +423,44 @@ class TensorLayout(ArrayHolder):
     def tolist(self) -> Any:
         return self.data.tolist()
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self) -> Self | Tensor:
         """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
-        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)  # type: ignore[return-value]
+        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)
 
     # ---- remembering views -------------------------------------------------------------------
-    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
+    def _view(self, make: Callable[[TensorLayout], Tensor]) -> Tensor:
         """make(self), remembered as a view when it shares self's memory: an in-place op that
         rebases the base's history then remakes the view's node from the new history (as PyTorch
         regenerates a view's grad_fn), so reading the view never uses a stale graph."""
         out = make(self)
         if out.data.base is not None and np.may_share_memory(out.data, self.data):
-            if self._base is None:
-                out._base, out._from_base = self, make
+            root, parent = self._base, self._from_base  # both set when self is a view itself
+            if root is None or parent is None:
+                root = self
+                out._base, out._from_base = root, make
             else:  # a view of a view: remade from the first base, through both ops
-                parent = self._from_base
-                out._base, out._from_base = self._base, lambda base: make(parent(base))
-            views = out._base._views
+                out._base, out._from_base = root, lambda base: make(parent(base))
+            views = root._views
             if views is None:
-                views = out._base._views = []
+                views = root._views = []
             views.append(weakref.ref(out))
             if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
-                views[:] = out._base._live_views()
+                views[:] = root._live_views()
         return out
 
-    def _live_views(self) -> list[weakref.ref]:
+    def _live_views(self) -> list[weakref.ref[TensorLayout]]:
         return [ref for ref in self._views or () if ref() is not None]
 
     def _remake_views(self) -> None:
         for ref in self._live_views():
             view = ref()
-            if view is not None:
+            if view is not None and view._from_base is not None:  # (set for every view)
                 remade = view._from_base(self)
                 view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
 
 
     # ---- dtype conversions ------------------------------------------------------------------
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False) -> Tensor:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False) -> Self | Tensor:
         """This tensor in another dtype (`t.to(mg.float64)`, `t.to(other_tensor)`); devices other
         than "cpu" are refused. Float-to-float keeps the gradient; the same dtype returns self
         unless copy=True, as PyTorch."""
@@ -402,30 +483,30 @@ class TensorLayout(ArrayHolder):
         """With no argument the dtype's name (e.g. 'float32'); with one, `to(dtype)`."""
         return str(self.dtype) if dtype is None else self._cast(as_dtype("type", dtype), False)
 
-    def float(self) -> Tensor:
-        return self._cast(np.dtype(np.float32), False)
-
-    def double(self) -> Tensor:
-        return self._cast(np.dtype(np.float64), False)
-
-    def half(self) -> Tensor:
-        return self._cast(np.dtype(np.float16), False)
-
-    def long(self) -> Tensor:
-        return self._cast(np.dtype(np.int64), False)
-
-    def int(self) -> Tensor:
-        return self._cast(np.dtype(np.int32), False)
-
-    def bool(self) -> Tensor:
-        return self._cast(np.dtype(np.bool_), False)
-
-    def _cast(self, dtype: np.dtype[Any], copy: bool) -> Tensor:
+    def _cast(self, dtype: np.dtype[Any], copy: bool) -> Self | Tensor:
         if dtype == self.dtype:
             return self.clone() if copy else self
         if dtype.kind == "f" and self.dtype.kind == "f":
             return ops.Cast.apply(self, dtype=dtype)  # the gradient goes back as self's dtype
         return self._new(self.data.astype(dtype))  # to or from ints and bools: no gradient
+
+    def float(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float32), False)
+
+    def double(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float64), False)
+
+    def half(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float16), False)
+
+    def long(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.int64), False)
+
+    def int(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.int32), False)
+
+    def bool(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.bool_), False)
 
 
 

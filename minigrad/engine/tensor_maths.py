@@ -14,15 +14,16 @@ import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
-from minigrad.engine.arrays import ArrayHolder, arrays_in, as_array
-from minigrad.engine.checks import ShapeError, check_broadcast
+from minigrad.engine.arrays import Array, ArrayHolder, arrays_in, as_array, is_tensor
+from minigrad.engine.checks import ArgumentError, ShapeError, check_broadcast
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
+    from minigrad.engine.function import Function
     from minigrad.engine.tensor import Tensor
 
 
-def broadcasting(op: Any, who: str, *operands: Any, **kwargs: Any) -> Any:
+def broadcasting(op: type[Function], who: str, *operands: Any, **kwargs: Any) -> Tensor:
     """op.apply(*operands, **kwargs) for an op whose operands broadcast: numpy's error for shapes
     that do not becomes a ShapeError naming `who` and the shapes, as PyTorch users catch it."""
     try:
@@ -44,7 +45,7 @@ def reduced_in_float32(op: Op) -> Op:
     lose a softmax's small probabilities. Gradients flow through the casts both ways."""
 
     def widened(x: Any) -> Any:
-        return x.float() if isinstance(x, ArrayHolder) and x.dtype == np.float16 else x
+        return x.float() if is_tensor(x) and x.dtype == np.float16 else x
 
     @functools.wraps(op)
     def run(x: Any, *args: Any, **kwargs: Any) -> Any:
@@ -53,17 +54,13 @@ def reduced_in_float32(op: Op) -> Op:
         result = op(widened(x), *map(widened, args), **{k: widened(v) for k, v in kwargs.items()})
         return result.half()
 
-    return run  # type: ignore[return-value]
+    return run  # type: ignore[return-value]  # wraps(op): run is called as op is
 
 
 class TensorMaths(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
-
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-
         def _new(self, array: Any) -> Tensor: ...
         @property
         def shape(self) -> tuple[int, ...]: ...
@@ -72,14 +69,24 @@ class TensorMaths(ArrayHolder):
         @property
         def ndim(self) -> int: ...
         def item(self) -> Any: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
         def __neg__(self) -> Tensor: ...
+        def __add__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def _operands(self, other: Any, reflected: bool = False,
+                      floating: bool = False) -> tuple[Any, Any]: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.equal, other)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.not_equal, other)
 
     def __lt__(self, other: Any) -> Tensor:
@@ -144,7 +151,11 @@ class TensorMaths(ArrayHolder):
 
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
+            keepdim: bool | None = None, dtype: Any = None) -> Tensor:
+        """The sum over `axis` (or `dim`); `dtype` casts first, as PyTorch's (float64 sums of
+        float32 entries, say)."""
+        if dtype is not None:
+            return self.to(dtype).sum(axis, keepdims, dim=dim, keepdim=keepdim)
         axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
@@ -173,8 +184,11 @@ class TensorMaths(ArrayHolder):
 
     # PyTorch's dim=/keepdim= first; numpy's axis=/keepdims= too, by keyword (as sum's)
     def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
-             keepdims: bool = False) -> Tensor:
-        """The product of all entries, or along one `dim`; exact gradients where entries are 0."""
+             keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """The product of all entries, or along one `dim`; exact gradients where entries are 0.
+        `dtype` casts first."""
+        if dtype is not None:
+            return self.to(dtype).prod(dim, keepdim, axis=axis, keepdims=keepdims)
         dim, keepdims = axis_args("prod", axis, keepdims, dim, keepdim)
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): dim must be one int (as PyTorch), got {dim!r}")
@@ -202,6 +216,20 @@ class TensorMaths(ArrayHolder):
         """The square root of `var` (same arguments)."""
         dim, keepdims = axis_args("std", axis, keepdims, dim, keepdim)
         return self.var(dim, unbiased, keepdims, correction=correction).sqrt()
+
+    def var_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(var, mean) over `dim`, as torch.var_mean (var's arguments)."""
+        dim, keepdims = axis_args("var_mean", axis, keepdims, dim, keepdim)
+        return self.var(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
+
+    def std_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(std, mean) over `dim`, as torch.std_mean."""
+        dim, keepdims = axis_args("std_mean", axis, keepdims, dim, keepdim)
+        return self.std(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
 
     def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool = False) -> Tensor:
@@ -347,7 +375,8 @@ class TensorMaths(ArrayHolder):
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
         """self + weight (end - self): weight 0 gives self, 1 gives end (torch.lerp)."""
-        return self + weight * (end - self)
+        moved: Tensor = self + weight * (end - self)
+        return moved
 
     def logaddexp(self, other: Any) -> Tensor:
         """log(e^self + e^other), without overflow: both are shifted by the larger one first (the
@@ -357,7 +386,8 @@ class TensorMaths(ArrayHolder):
         with np.errstate(invalid="ignore"):
             shift = np.fmax(a.data, b.data)
         shift = np.where(np.isfinite(shift), shift, 0).astype(shift.dtype)  # inf - inf would be NaN
-        return ((a - shift).exp() + (b - shift).exp()).log() + shift
+        total: Tensor = ((a - shift).exp() + (b - shift).exp()).log() + shift
+        return total
 
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
                 equal_nan: bool = False) -> Tensor:
@@ -402,8 +432,34 @@ class TensorMaths(ArrayHolder):
         """The smaller of self and other, elementwise; at a tie each gets half the gradient."""
         return broadcasting(ops.Minimum, "minimum", *promote(self, _check_tensor_like("minimum", other)))
 
-    def pow(self, exponent: Any) -> Tensor:
+    def pow(self, exponent: float | Tensor | Array) -> Tensor:
         return self ** exponent
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other; rounding_mode "floor" rounds the quotient down (as //) and "trunc" towards
+        0, both with gradient 0 (as PyTorch) and in the operands' dtype (ints stay ints)."""
+        if rounding_mode is None:
+            quotient: Tensor = self / other
+            return quotient
+        if rounding_mode not in ("floor", "trunc"):
+            raise ArgumentError(f"div(): rounding_mode must be None, 'floor' or 'trunc', "
+                                f"got {rounding_mode!r}")
+        return broadcasting(ops.RoundedDivide, "div", *self._operands(other), rounding=rounding_mode)
+
+    divide = div
+
+    def floor_divide(self, other: Any) -> Tensor:
+        quotient: Tensor = self // other
+        return quotient
+
+    def remainder(self, other: Any) -> Tensor:
+        left: Tensor = self % other
+        return left
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of division rounded towards 0, with self's sign (C's fmod): a gets G, b
+        gets -G trunc(a / b)."""
+        return broadcasting(ops.Remainder, "fmod", *self._operands(other), how="fmod")
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
         """self ** exponent for an exponent that is a tensor or an array (tensor ** tensor)."""
@@ -422,7 +478,7 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     tensor that needs no gradient; a tensor that requires grad is cast by an op, so its gradient
     still reaches it."""
     dtype = getattr(a, "dtype", None)
-    if dtype is not None and getattr(b, "dtype", None) is dtype and (dtype.kind == "f" or not floating):
+    if dtype is not None and (dtype.kind == "f" or not floating) and getattr(b, "dtype", None) is dtype:
         return a, b  # one dtype already: nothing to decide
     dtype = float_dtype(result_type(a, b)) if floating else result_type(a, b)
     return cast(a, dtype), cast(b, dtype)

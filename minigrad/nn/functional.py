@@ -244,6 +244,40 @@ def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = N
     return _join("stack", ops.Stack, tensors, _join_axis("stack", axis, dim))
 
 
+def std_mean(x: Tensor, dim: Any = None, *, correction: float | None = None,
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(std, mean) of x over `dim` (torch.std_mean)."""
+    return x.std_mean(dim, correction=correction, keepdim=keepdim)
+
+
+def var_mean(x: Tensor, dim: Any = None, *, correction: float | None = None,
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(var, mean) of x over `dim` (torch.var_mean)."""
+    return x.var_mean(dim, correction=correction, keepdim=keepdim)
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Grids from 1-D tensors (torch.meshgrid): with indexing="ij", the i-th output has shape
+    (len(t0), len(t1), ...) and holds t_i's entry at position i; "xy" swaps the first two axes
+    (x along columns, as in plotting). Views that broadcast each tensor, so G sums back."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    vectors = [_as_vector("meshgrid", t) for t in tensors]
+    order = [1, 0, *range(2, len(vectors))] if indexing == "xy" and len(vectors) >= 2 else range(len(vectors))
+    shape = tuple(vectors[i].shape[0] for i in order)  # "xy": the second tensor's axis comes first
+    grids = {i: vectors[i].reshape(*(-1 if d == axis else 1 for d in range(len(shape)))).expand(*shape)
+             for axis, i in enumerate(order)}
+    return tuple(grids[i] for i in range(len(vectors)))
+
+
+def _as_vector(who: str, t: Any) -> Tensor:
+    if np.ndim(as_array(t)) > 1:
+        raise ShapeError(f"{who}: each tensor must be 0-d or 1-D, got shape {np.shape(as_array(t))}")
+    return t.reshape(-1) if isinstance(t, Tensor) else Tensor(np.asarray(t).reshape(-1))
+
+
 def _join(who: str, op: type[ops.Function], tensors: list[Tensor], axis: int) -> Tensor:
     """op on the tensors, in the dtype PyTorch's promotion gives them (numpy's would make float32
     and int64 float64); shapes that do not fit raise a ShapeError naming them all."""

@@ -120,7 +120,7 @@ METHODS = {
     "add": lambda self, other: self + other,
     "sub": lambda self, other: self - other,
     "mul": lambda self, other: self * other,
-    "div": lambda self, other: self / other,
+    "mod": lambda self, other: self % other,
     "cross_entropy": lambda self, y, reduction="mean", label_smoothing=0.0:
         F.cross_entropy(self, y, reduction=reduction, label_smoothing=label_smoothing),
     "sparse_categorical_crossentropy": lambda self, y, ignore_index=-1, label_smoothing=0.0, reduction="mean":
@@ -140,6 +140,7 @@ METHODS = {
     "mish": lambda self: F.mish(self),
     "normalize": lambda self, p=2.0, dim=1, eps=1e-12: F.normalize(self, p, dim, eps),
     "pad": lambda self, padding, mode="constant", value=0.0: F.pad(self, padding, mode, value),
+    "meshgrid": lambda self, *others, indexing="ij": mg.meshgrid(self, *others, indexing=indexing),
     "binary_crossentropy": lambda self, y, reduction="mean":
         F.binary_cross_entropy(self, y, reduction=reduction),
     "binary_crossentropy_logits": lambda self, y, reduction="mean", pos_weight=None:

@@ -443,3 +443,194 @@ def test_refusals_pytorch_raises_runtime_error_for_are_argument_errors(oracle):
     assert issubclass(mg.ShapeError, mg.ArgumentError)
     assert (mg.tensor([2, 3]) ** 2).data.tolist() == [4, 9]  # a power >= 0 stays an int
     np.testing.assert_allclose((mg.tensor([2, 4]) ** -1.0).data, [0.5, 0.25])  # a float power makes floats
+
+
+# ---- std_mean, var_mean, sum and prod with a dtype --------------------------------------------------
+
+for _kwargs_name, _kwargs in {"all": {}, "dim": {"dim": 1}, "dims": {"dim": (0, 2)},
+                              "keep": {"dim": -1, "keepdim": True, "correction": 0}}.items():
+    for _which in ("std_mean", "var_mean"):
+        case(f"{_which}_{_kwargs_name}",
+             lambda lib, TF, x, which=_which, kw=_kwargs: lib.stack(list(getattr(lib, which)(x, **kw))))
+
+
+@pytest.mark.parametrize("which", ["std_mean", "var_mean"])
+@pytest.mark.parametrize("kwargs_name", ["all", "dim", "dims", "keep"])
+def test_std_mean_and_var_mean_match_torch(which, kwargs_name, oracle):
+    _against_torch(oracle, f"{which}_{kwargs_name}", CUBE)
+
+
+case("sum_float64", lambda lib, TF, x: x.float().sum(dtype=lib.float64))
+case("prod_float64", lambda lib, TF, x: x.float().prod(dtype=lib.float64))
+
+
+@pytest.mark.parametrize("name", ["sum_float64", "prod_float64"])
+def test_sum_and_prod_take_a_dtype(name, oracle):
+    _against_torch(oracle, name, MATRIX[:2], rtol=1e-7)  # float32 entries, summed in float64
+    assert mg.tensor([1, 2]).sum(dtype=mg.float32).dtype == np.float32
+
+
+# ---- diagonal, diag, masked_select, nonzero, meshgrid, scatter_add -------------------------------
+
+DIAGONALS = {(offset, d1, d2): case(f"diagonal_{offset}_{d1}_{d2}",
+                                    lambda lib, TF, x, o=offset, a=d1, b=d2: x.diagonal(o, a, b))
+             for offset, d1, d2 in [(0, 0, 1), (1, 0, 1), (-2, 0, 1), (7, 0, 1), (0, -2, -1), (1, 2, 0)]}
+
+
+@pytest.mark.parametrize("offset, dim1, dim2", list(DIAGONALS))
+def test_diagonal_matches_torch(offset, dim1, dim2, oracle):
+    _against_torch(oracle, DIAGONALS[offset, dim1, dim2], CUBE)
+
+
+DIAGS = {k: case(f"diag_{k}", lambda lib, TF, x, k=k: x.diag(k)) for k in (0, 2, -1)}
+
+
+@pytest.mark.parametrize("k", list(DIAGS))
+def test_diag_matches_torch_both_ways(k, oracle):
+    _against_torch(oracle, DIAGS[k], MATRIX[0])
+    _against_torch(oracle, DIAGS[k], MATRIX)
+
+
+def test_diagonal_and_diag_gradcheck_and_name_bad_axes():
+    check(lambda x: x.diagonal(1, 0, 2), _leaf(CUBE[:, :3]))
+    check(lambda x: x.diag(1), _leaf(MATRIX[0]))
+    with pytest.raises(RuntimeError, match=r"diagonal\(\): dim1 and dim2 are both axis 1"):
+        mg.zeros(2, 3).diagonal(0, 1, -1)
+    with pytest.raises(mg.ShapeError, match=r"diag\(\): the tensor has shape \(2, 3, 4\); it must be 1-D"):
+        mg.zeros(2, 3, 4).diag()
+
+
+case("masked_select", lambda lib, TF, x, mask: x.masked_select(mask))
+
+
+def test_masked_select_matches_torch_broadcasting_the_mask(oracle):
+    _against_torch(oracle, "masked_select", MATRIX, MATRIX > 0.5)
+    _against_torch(oracle, "masked_select", MATRIX, np.array([True, False, True, True, False]))
+    with pytest.raises(TypeError, match=r"masked_select\(\): mask must be a bool tensor"):
+        mg.zeros(3).masked_select(np.ones(3))
+
+
+def torch_nonzero(x):
+    t = torch.tensor(x)
+    return t.nonzero(), t.nonzero(as_tuple=True)
+
+
+@pytest.mark.parametrize("x", [MATRIX > 0.5, CUBE[:, :, 0] * (CUBE[:, :, 1] > 0), np.array(2.5),
+                               np.array(0.0)], ids=["bool", "float", "0-d", "0-d zero"])
+def test_nonzero_matches_torch(x, oracle):
+    theirs, theirs_tuple = oracle(torch_nonzero, x)
+    ours = mg.tensor(x).nonzero()
+    assert ours.dtype == np.int64 and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours.data, theirs)
+    for mine, their in zip(mg.tensor(x).nonzero(as_tuple=True), theirs_tuple, strict=True):
+        np.testing.assert_array_equal(mine.data, their)
+
+
+def _grids(lib, indexing, *vectors):
+    return lib.stack([g * 1 for g in lib.meshgrid(*vectors, indexing=indexing)])  # * 1: copies
+
+
+for _indexing in ("ij", "xy"):
+    case(f"meshgrid_{_indexing}", lambda lib, TF, x, y, z, ind=_indexing: _grids(lib, ind, x, y, z))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_torch(indexing, oracle):
+    _against_torch(oracle, f"meshgrid_{indexing}", np.array([0.0, 1, 2]), np.array([3.0, 4, 5, 6]),
+                   np.array([7.0, 8]))
+
+
+def test_meshgrid_names_a_bad_argument():
+    with pytest.raises(RuntimeError, match="meshgrid: indexing must be 'ij' or 'xy', got 'ji'"):
+        mg.meshgrid(mg.zeros(2), indexing="ji")
+    with pytest.raises(mg.ShapeError, match=r"meshgrid: each tensor must be 0-d or 1-D, got shape \(2, 2\)"):
+        mg.meshgrid(mg.zeros(2, 2))
+
+
+SCATTERS = {dim: case(f"scatter_add_{dim}",
+                      lambda lib, TF, x, index, src, dim=dim: x.scatter_add(dim, index, src))
+            for dim in (0, 1, -1)}
+
+
+@pytest.mark.parametrize("dim", list(SCATTERS))
+def test_scatter_add_matches_torch(dim, oracle):
+    draw = np.random.default_rng(6)
+    index = draw.integers(0, 4, (3, 4, 4))  # repeated places add up
+    _against_torch(oracle, SCATTERS[dim], CUBE, index, draw.normal(size=(3, 4, 4)))
+
+
+def test_scatter_add_gradchecks_and_names_a_bad_index():
+    index = np.array([[0, 2, 0], [1, 1, 2]])
+    check(lambda a, src: a.scatter_add(1, index, src) ** 2, _leaf(MATRIX[:2, :3]), _leaf(MATRIX[2:4, 1:4]))
+    with pytest.raises(mg.ShapeError, match=r"scatter_add\(\): index has shape \(3,\), which does not fit"):
+        mg.zeros(2, 3).scatter_add(1, np.zeros(3, np.int64), mg.zeros(2, 3))
+    with pytest.raises(IndexError, match=r"scatter_add: index 3 at index\[0, 1\] is out of range for dim 1"):
+        mg.zeros(2, 3).scatter_add(1, np.array([[0, 3]]), mg.zeros(2, 3))
+    with pytest.raises(RuntimeError, match="src has dtype float64, the tensor float32"):
+        mg.zeros(2, 3).scatter_add(1, np.array([[0, 1]]), mg.zeros(2, 3, dtype=np.float64))
+
+
+# ---- //, %, fmod, div(rounding_mode=) -------------------------------------------------------------------
+
+NUMERATORS, DENOMINATORS = [-4, 7, 5, 4, -7, 8, -9, 0, 1], [2, -3, 8, -2, 3, 5, -5, 3, 0.1]
+INT_DENOMINATORS = [2, -3, 8, -2, 3, 5, -5, 3, 7]
+DIVISIONS = {"floordiv": lambda lib, TF, a, b: a // b, "mod": lambda lib, TF, a, b: a % b,
+             "fmod": lambda lib, TF, a, b: a.fmod(b),
+             "div_floor": lambda lib, TF, a, b: a.div(b, rounding_mode="floor"),
+             "div_trunc": lambda lib, TF, a, b: a.div(b, rounding_mode="trunc"),
+             "rmod": lambda lib, TF, a, b: 3.5 % b, "rfloordiv": lambda lib, TF, a, b: 7 // b}
+for _name, _fn in DIVISIONS.items():
+    case(_name, _fn)
+
+
+# torch's // has no backward, nor has its number % tensor: those are compared without gradients
+WITHOUT_BACKWARD = ("floordiv", "rfloordiv", "rmod")
+
+
+@pytest.mark.parametrize("name", [n for n in DIVISIONS if n not in WITHOUT_BACKWARD])
+def test_rounded_division_and_remainders_match_torch_with_gradients(name, oracle):
+    _against_torch(oracle, name, np.array(NUMERATORS, float), np.array(DENOMINATORS, float))
+
+
+def torch_forward_only(name, a, b):
+    with torch.no_grad():
+        return CASES[name](torch, TF, torch.tensor(a), torch.tensor(b))
+
+
+@pytest.mark.parametrize("name", WITHOUT_BACKWARD)
+def test_floor_division_and_a_number_mod_a_tensor_match_torch(name, oracle):
+    a, b = np.array(NUMERATORS, float), np.array(DENOMINATORS, float)
+    np.testing.assert_array_equal(CASES[name](mg, F, mg.tensor(a), mg.tensor(b)).data,
+                                  oracle(torch_forward_only, name, a, b))
+
+
+def torch_integer_divisions(a, b):
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    return (ta // tb, ta % tb, ta.fmod(tb), ta.div(tb, rounding_mode="trunc"), ta // 3, 7 % tb,
+            (ta.double() // tb.double()))
+
+
+def test_integer_divisions_stay_integers_as_torch(oracle):
+    a, b = np.array(NUMERATORS), np.array(INT_DENOMINATORS)
+    ta, tb = mg.tensor(a), mg.tensor(b)
+    ours = (ta // tb, ta % tb, ta.fmod(tb), ta.div(tb, rounding_mode="trunc"), ta // 3, 7 % tb,
+            ta.double() // tb.double())
+    for mine, theirs in zip(ours, oracle(torch_integer_divisions, a, b), strict=True):
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(mine.data, theirs)
+
+
+def test_remainders_gradcheck_and_division_by_zero_is_torchs():
+    check(lambda a, b: a % b, _leaf([-3.3, 4.1, 2.6]), _leaf([2.0, -1.5, 0.7]))
+    check(lambda a, b: a.fmod(b) * b, _leaf([-3.3, 4.1, 2.6]), _leaf([2.0, -1.5, 0.7]))
+    check(lambda a, b: a % b, _leaf(5.3), _leaf(2.0))
+    x = _leaf([5.0, -7.0])
+    (x // 2 + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]  # // passes 0
+    assert np.isnan((mg.tensor([5.0]) % 0).data).all() and (mg.tensor([5.0]) // 0).data.tolist() == [np.inf]
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        mg.tensor([5]) // 0
+    with pytest.raises(RuntimeError, match="integer fmod by zero"):
+        mg.tensor([5]).fmod(0)
+    with pytest.raises(RuntimeError, match="rounding_mode must be None, 'floor' or 'trunc', got 'round'"):
+        mg.tensor([5.0]).div(2, rounding_mode="round")
