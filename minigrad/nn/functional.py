@@ -134,6 +134,7 @@ def mish(x: Tensor) -> Tensor:
     return x * softplus(x).tanh()
 
 
+@reduced_in_float32
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along `dim`: each slice scaled to length 1 (cosine similarity is the
     dot product of two normalized vectors). A slice of zeros stays zeros with a finite gradient:

@@ -236,6 +236,24 @@ def test_normalize_matches_torch(p, dim, oracle):
     _against_torch(oracle, NORMALIZE[p, dim], x)
 
 
+def torch_normalize_half(x):
+    t = torch.tensor(x, requires_grad=True)
+    out = TF.normalize(t, dim=1)
+    out.sum().backward()
+    return out, t.grad
+
+
+def test_normalize_of_half_entries_above_256_reduces_in_float32(oracle):
+    x = np.array([[300.0, 200.0, -100.0, 50.0], [0.001, 0.002, -0.001, 0.0005]], np.float16)
+    t = mg.tensor(x, requires_grad=True)
+    out = F.normalize(t, dim=1)
+    out.sum().backward()
+    theirs, theirs_grad = oracle(torch_normalize_half, x)
+    assert out.dtype == t.grad.dtype == np.float16
+    np.testing.assert_allclose(out.data.astype(np.float32), theirs.astype(np.float32), rtol=1e-3)
+    np.testing.assert_allclose(t.grad.astype(np.float32), theirs_grad.astype(np.float32), rtol=1e-2, atol=1e-3)
+
+
 def test_normalize_gradchecks_and_makes_unit_rows():
     check(lambda x: F.normalize(x, dim=-1), _leaf(MATRIX))
     rows = F.normalize(mg.tensor(MATRIX), dim=1).data
