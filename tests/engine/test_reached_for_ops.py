@@ -251,7 +251,8 @@ def test_normalize_of_half_entries_above_256_reduces_in_float32(oracle):
     theirs, theirs_grad = oracle(torch_normalize_half, x)
     assert out.dtype == t.grad.dtype == np.float16
     np.testing.assert_allclose(out.data.astype(np.float32), theirs.astype(np.float32), rtol=1e-3)
-    np.testing.assert_allclose(t.grad.astype(np.float32), theirs_grad.astype(np.float32), rtol=1e-2, atol=1e-3)
+    np.testing.assert_allclose(t.grad.astype(np.float32), theirs_grad.astype(np.float32),
+                               rtol=1e-2, atol=1e-3)
 
 
 def test_normalize_gradchecks_and_makes_unit_rows():
