@@ -16,9 +16,11 @@
 # - Which rows of `W` receive a gradient from one position, and which row is pushed hardest:
 #   the output map is trained differently from the input map of lessons 3 and 4.
 # - What is sent down into the network, `dL/dh`.
-# - Unembedding is not the inverse of embedding, even when the two share one table: measured
-#   here on random tables. Lesson 9 asks the same question of trained tables, after lesson 8
-#   has shown how a language model is trained.
+# - Whether reading a token's row and scoring it with the output map gives the token back. On
+#   random tables an untied output map does so only by chance; a tied table often does, by
+#   geometry alone (a row scores itself highest when the rows are similar in length), which is
+#   still not an inverse. Lesson 9 asks the same of trained tables, after lesson 8 has shown how
+#   a language model is trained.
 
 # %% [markdown]
 # ## Predict first

@@ -203,10 +203,10 @@ def tying_in_tinylm(
                 and width_interval[1] < 0.15
                 and -0.15 < count_interval[0]
                 and count_interval[1] < 0.15,
-                # three seeds cannot fix the sign (both intervals contain zero); what they can
-                # exclude is a gain from tying, at the same width, of more than 0.03 nats
-                "tying gains at most 0.03 nats at the same width (95% interval's lower end)": (
-                    width_interval[0] > -0.03
+                # three seeds cannot fix the sign at the same width (the interval contains zero);
+                # what they can exclude is a gain from tying there of more than 0.01 nats
+                "tying gains at most 0.01 nats at the same width (95% interval's lower end)": (
+                    width_interval[0] > -0.01
                 ),
             }
         )
