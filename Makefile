@@ -36,11 +36,16 @@ $(TOUR_STAMP): pyproject.toml
 tour: $(TOUR_STAMP)
 	$(BIN)/minigrad tour
 
+# ruff, the whole test suite (the lessons run there in their small mode), then every lesson at
+# full size with its verdict checks, two at a time on one BLAS thread each: a lesson whose check
+# fails, or that takes over 3 CPU minutes, fails the run (scripts/lesson_verdicts.py)
 test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3 --jobs 2
 
-# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build)
+# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build) and
+# without the full-size lessons
 test-quick: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q -m "not slow"
@@ -55,8 +60,8 @@ lab: $(LAB_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 
-# Every lesson at full size, with the checks inside it (CI runs them in the fast mode through
-# the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
+# Every lesson at full size, with the checks inside it, one after the other, stopping at the first
+# that fails. One BLAS thread each: on 2 cores that is the fastest for these sizes.
 lessons: $(STAMP)
 	@for f in lessons/[0-9][0-9]_*.py; do \
 		n=$$(basename $$f | cut -c1-2); \
@@ -65,13 +70,11 @@ lessons: $(STAMP)
 			|| exit 1; \
 	done
 
-# The same full-size verdict run, going on past a failing lesson, with each lesson's CPU and wall
-# time and a summary (scripts/lesson_verdicts.py; logs in minigrad-out/lesson-verdicts/). A lesson
-# over 3 CPU minutes counts as failed. Measured: about 12 CPU minutes for all 13 lessons, so with
-# `make test` (6-8 minutes) it does not fit CI's 15 minutes on 2 cores, and CI does not run it:
-# run it after changing a lesson or the code under one (docs/lessons.md has the times).
+# The full-size run `make test` ends with, on its own: every lesson, two at a time, going on past a
+# failing lesson, with each lesson's CPU and wall time and a summary (logs in
+# minigrad-out/lesson-verdicts/); a lesson over 3 CPU minutes fails (docs/lessons.md has the times)
 lessons-verdicts: $(STAMP)
-	$(BIN)/python scripts/lesson_verdicts.py --budget 3
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3 --jobs 2
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

@@ -1,13 +1,15 @@
-"""The verdict checks of lessons 7-13, one named function per verdict: every verdict check of the
+"""The verdict checks of lessons 5-13, one named function per verdict: every verdict check of the
 course lives here.
 
 Each function takes what a lesson measured and returns its conditions as `{statement: holds}`;
 `hold(conditions)` raises an AssertionError naming every statement that does not hold, and
 `holds(conditions)` says whether all of them do (for a lesson that asserts a claim fails in some
 regime: `assert not holds(freezing_is_free(...))`). A lesson
-writes `hold(decay_in_a_language_model(...))`, and tests/lessons/test_lesson_verdicts.py feeds
-the same function data with the effect present and with it removed (tied equal to untied, noise
-switched off, labels shuffled...) and checks that the verdict then fails, for the named reason.
+writes `hold(decay_in_a_language_model(...))`. tests/lessons/test_lesson_NN_removals.py run the
+lesson's own measuring code (small) with the effect taken out of it (decay switched off in the
+optimizer, the tie broken, a table put back to its initial rows, the text shuffled, a run
+stopped early) and check that the named statement then fails, and holds with the effect in;
+tests/lessons/test_lesson_verdicts.py feeds the functions data built to have or lack an effect.
 
 `full_size`: the conditions that only the full-size run can meet (the lesson passes
 `lesson.verdict_tested("...")`, False in the fast mode) are left out when it is False.
@@ -90,6 +92,83 @@ def welch_interval(a, b) -> tuple[float, float]:
     t = T_975[int(min(max(math.floor(dof), 1), 15))]
     diff = float(a.mean() - b.mean())
     return diff - t * se, diff + t * se
+
+
+# ---- lesson 5: the output map -------------------------------------------------------------
+
+
+def every_row_every_position(touched_out: np.ndarray, touched_in: np.ndarray) -> Conditions:
+    """touched_out, touched_in: (positions, V) whether each row of the output map, and of a table
+    read by a lookup, got a nonzero gradient from each position."""
+    touched_out, touched_in = np.asarray(touched_out, bool), np.asarray(touched_in, bool)
+    return {
+        "the output map gives every row a gradient at every position": _all(touched_out),
+        "a lookup gives one row a gradient per position": _all(touched_in.sum(axis=1) == 1),
+    }
+
+
+def near_miss_pushed_hardest(p: np.ndarray, push: np.ndarray, target: int) -> Conditions:
+    """One position's probabilities p (V,) and the length of each output row's gradient, push (V,),
+    with the correct token `target`."""
+    p, push = np.asarray(p, np.float64), np.asarray(push, np.float64)
+    wrong = np.arange(len(p)) != target
+    likeliest, pushed_most = np.argsort(-p[wrong])[:10], np.argsort(-push[wrong])[:10]
+    return {
+        "the 10 likeliest wrong tokens are the 10 pushed hardest, in that order (the near-miss first)":
+            bool(np.array_equal(likeliest, pushed_most)),
+        "a wrong token pushed 100 times harder is 100 times likelier (push proportional to p)": bool(
+            np.ptp(np.log(push[wrong] / p[wrong])) < 1e-6),
+    }
+
+
+def round_trip_on_random_tables(widths, tied, uneven, untied, vocab_size: int) -> Conditions:
+    """The share of tokens whose top score on the round trip read row -> scores is the token itself,
+    per width (increasing): a tied random table, the same with rows of unequal length, and an
+    untied output map drawn apart from the table."""
+    widths = np.asarray(widths)
+    tied, uneven, untied = (np.asarray(x, np.float64) for x in (tied, uneven, untied))
+    wide = widths >= 16
+    return {
+        "in the narrowest space most tokens lose their own row to another": bool(tied[0] < 0.5),
+        "in the widest space rows of equal length win their own row (over 90%)": bool(tied[-1] > 0.9),
+        "rows of unequal length spoil the tied round trip, at every width from 16 on": _all(
+            uneven[wide] < tied[wide]),
+        "an untied output map gives the token back only by chance (under 10 / V)": bool(
+            untied.max() < 10 / vocab_size),
+    }
+
+
+# ---- lesson 6: tying the two maps ---------------------------------------------------------
+
+
+def two_paths_by_frequency(classifier_arrivals: np.ndarray, steps: int, bands: np.ndarray) -> Conditions:
+    """A tied table trained on real text. classifier_arrivals: (V,) the steps on which the
+    classifier sent each row a gradient; bands: (bands, 3) per frequency band, most frequent first:
+    the share of steps the lookup reached its rows, the classifier's share of its traffic, and the
+    classifier's share of its displacement."""
+    bands = np.asarray(bands, np.float64)
+    lookup, traffic, displacement = bands.T
+    return {
+        "the classifier sends every row a gradient on every step": _all(
+            np.asarray(classifier_arrivals) == steps),
+        "the lookup reaches the most frequent rows on most steps (over 90%), the rarest seldom (under 20%)":
+            bool(lookup[0] > 0.9 and lookup[-1] < 0.2),
+        "in every frequency band most of the traffic is the classifier's": _all(traffic > 0.5),
+        "the rarest band's traffic is the classifier's by over 5 points more than the most frequent's": bool(
+            traffic[-1] > traffic[0] + 0.05),
+        "and so is its displacement, by over 3 points": bool(displacement[-1] > displacement[0] + 0.03),
+    }
+
+
+def absent_rows_move(moved: Mapping[str, np.ndarray]) -> Conditions:
+    """moved[table]: (steps, rows) how far each row of a token absent from every batch moved on
+    each step, for "tied table", "untied input table" and "untied output table"."""
+    moved = {name: np.asarray(m, np.float64) for name, m in moved.items()}
+    return {
+        "every absent tied row moves on every step": _all(moved["tied table"] > 0),
+        "an untied input row nobody reads does not change at all": _all(moved["untied input table"] == 0),
+        "the same words' untied output rows move on every step": _all(moved["untied output table"] > 0),
+    }
 
 
 # ---- lesson 7: rare rows and the optimizer ------------------------------------------------
