@@ -57,8 +57,8 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn.course import yours
 from minigrad.learn.data import Vocabulary, load_text, tokenize
-from minigrad.learn.kit import adam_step_after_silence as minigrads_step_after_silence
 from minigrad.learn.kit import (
+    adam_after_a_silence,
     decay_in_a_language_model,
     decay_on_a_zipf_stream,
     hold,
@@ -69,6 +69,7 @@ from minigrad.learn.kit import (
     setup,
     spearman,
 )
+from minigrad.learn.kit import adam_step_after_silence as minigrads_step_after_silence
 from minigrad.learn.train import batches, split_windows
 from minigrad.models import TinyLM
 from minigrad.nn import functional as F
@@ -251,7 +252,6 @@ for name, lazy in (("Adam", False), ("lazy Adam", True)):
     predicted = [predicted_step_back(k, lazy=lazy) for k in pauses]
     assert np.allclose(measured[name], predicted, rtol=1e-5), f"{name}: simulation and prediction agree"
 assert np.allclose(measured["SGD"], 1.0), "SGD's step does not depend on the pause"
-assert np.all(measured["Adam"][pauses <= 1000] < 1), "after pauses up to 1,000 steps the step back is shorter"
 
 # %%
 long_k = np.unique(np.geomspace(1, 30_000, 300).astype(int))
@@ -262,7 +262,6 @@ print(f"Adam's step back is shortest after a pause of about {long_k[np.argmin(lo
       f"({long_ratio.min():.2f} x); it is longer than a frequent row's only after a pause of "
       f"{crossing} steps ({crossing_warm} after a very long warm-up), and it tends to "
       f"(1 - beta1) / sqrt(1 - beta2) = {ceiling:.2f} x")
-assert 3000 < crossing < crossing_warm < 6000 and long_ratio.max() < ceiling
 
 # %%
 rare_measured = {name: at_arrival(moves) for name, (moves, _) in runs.items()}
@@ -270,9 +269,11 @@ print(f"\n{'period P':>9} {'Adam: step':>11} {'Adam: travelled':>16} {'lazy Adam
 for i, period in enumerate(periods):
     print(f"{period:>9} {rare_measured['Adam'][0][i]:>11.2f} {rare_measured['Adam'][1][i]:>16.1f} "
           f"{rare_measured['lazy Adam'][0][i]:>16.2f} {rare_measured['SGD'][0][i]:>5.2f}")
-adam_at_arrival = rare_measured["Adam"][0]
-assert adam_at_arrival[periods == 10][0] < 1 < adam_at_arrival[periods == 500][0]
 assert np.allclose(rare_measured["SGD"][0], 1.0)
+# the checks are named functions in minigrad/learn/kit/verdicts.py; hold() fails naming every
+# statement that does not hold
+hold(adam_after_a_silence(pauses, measured["Adam"], (crossing, crossing_warm), long_ratio.max(), ceiling,
+                          periods, rare_measured["Adam"][0]))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)

@@ -174,6 +174,27 @@ def absent_rows_move(moved: Mapping[str, np.ndarray]) -> Conditions:
 # ---- lesson 7: rare rows and the optimizer ------------------------------------------------
 
 
+def adam_after_a_silence(
+    pauses: np.ndarray, step_back: np.ndarray, crossing: tuple[int, int], longest_ratio: float,
+    ceiling: float, periods: np.ndarray, on_arrival: np.ndarray,
+) -> Conditions:
+    """Adam with a constant gradient. step_back: (pauses,) the step a row takes when it comes back
+    after each pause, over a frequent row's; crossing: the shortest pause after which the step
+    back is longer (after the lesson's warm-up, and after a very long one); longest_ratio: the
+    largest step back predicted out to 30,000 silent steps; on_arrival: (periods,) the step of a
+    row with one gradient every P steps, over a frequent row's."""
+    pauses, step_back, periods, on_arrival = (np.asarray(x) for x in (pauses, step_back, periods, on_arrival))
+    return {
+        "after pauses up to 1,000 steps the step back is shorter than a frequent row's": _all(
+            step_back[pauses <= 1000] < 1),
+        "it is longer only after a pause of thousands of steps (3,000 to 6,000)": bool(
+            3000 < crossing[0] <= crossing[1] < 6000),
+        "and never more than (1 - beta1) / sqrt(1 - beta2)": bool(longest_ratio < ceiling),
+        "a rare row's step on arrival: shorter for one gradient in 10 steps, longer for one in 500": bool(
+            on_arrival[periods == 10][0] < 1 < on_arrival[periods == 500][0]),
+    }
+
+
 def noise_and_the_ceiling(
     longest: np.ndarray, noise_levels: np.ndarray, ceiling: float, full_size: bool
 ) -> Conditions:
