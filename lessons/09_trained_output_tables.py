@@ -34,6 +34,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
+    essays_function_words_share_more,
     function_words_share_more,
     hold,
     input_and_output_rows_weakly_related,
@@ -47,7 +48,7 @@ from minigrad.learn.kit import (
     unit_rows,
     untied_round_trip,
 )
-from minigrad.learn.train import split_windows
+from minigrad.learn.train import evaluate, split_windows
 from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(9, minutes=(2.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
@@ -109,13 +110,26 @@ MODELS = {  # name -> (build(seed, tied), context, its run's steps and batch)
 }
 
 
+def held_out_windows(model, context: int):
+    """The held-out windows train_on_text keeps aside (every S.held_out_stride-th of them)."""
+    _, held_out = split_windows(text_ids, context, valid_fraction=0.1, pieces=20,
+                                every_position=predicts_every_position(model, context))
+    return held_out.subset(np.arange(0, len(held_out), S.held_out_stride))
+
+
 def trained_untied(kind: str, seed: int) -> dict:
-    """Train one untied model on the text: its tables E and W (V, d) as float64, and held-out loss."""
+    """Train one untied model on the text. Returns its tables E and W (V, d) as float64, its
+    held-out loss, and the same model's held-out loss with W put back to its initial rows (the
+    control: a random output map reading the same states h)."""
     build, context, run = MODELS[kind]
     model = build(seed)
-    history = train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"],
-                            seed=seed, held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}")
-    return {**tables_of(model), "loss": (history.valid_loss[0], history.valid_loss[-1])}
+    initial_W = model.output_table.data.copy()
+    train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"], seed=seed,
+                  held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}")
+    held_out, tables = held_out_windows(model, context), tables_of(model)
+    loss = evaluate(model, held_out)
+    model.output_table.data[...] = initial_W
+    return {**tables, "loss": loss, "loss, initial W": evaluate(model, held_out)}
 
 
 # %%
@@ -160,11 +174,11 @@ for by_seed in runs.values():
 
 print(f"V = {vocab_size:,}; chance of a top score is 1/V = {1 / vocab_size:.4f}, a random rank's median "
       f"{(vocab_size - 1) / 2:.0f}")
-print(f"{'model':<8} {'seed':>4} {'held-out loss':>15} {'W E[t]: top':>12} {'median rank':>12} "
+print(f"{'model':<8} {'seed':>4} {'held-out (W at init)':>20} {'W E[t]: top':>12} {'median rank':>12} "
       f"{'W*: top':>8} {'bridged cos':>12} {'shuffled':>9} {'plain cos':>10} {'shuffled':>9}")
 for kind, by_seed in runs.items():
     for seed, r in by_seed.items():
-        print(f"{kind:<8} {seed:>4} {r['loss'][0]:>6.2f} -> {r['loss'][1]:.2f} "
+        print(f"{kind:<8} {seed:>4} {r['loss']:>11.2f} ({r['loss, initial W']:.2f}) "
               f"{np.mean(r['rank'] == 0):>12.4f} {np.median(r['rank']):>12.0f} "
               f"{np.mean(r['pinv rank'] == 0):>8.3f} "
               f"{r['bridged'].mean():>12.3f} {r['bridged, shuffled'].mean():>9.3f} "
@@ -179,10 +193,12 @@ for kind in runs:  # the checks: named functions in minigrad/learn/kit/verdicts.
     pinv_top = spread(kind, lambda r: np.mean(r["pinv rank"] == 0))
     median = spread(kind, lambda r: np.median(r["rank"]))
     gain = spread(kind, lambda r: r["bridged"].mean() - r["bridged, shuffled"].mean())
+    predicts = spread(kind, lambda r: r["loss, initial W"] - r["loss"])
     print(f"{kind}, min-max over {len(SEEDS)} seeds: t on top for {top[0]:.2%}-{top[1]:.2%} of tokens "
           f"(median rank {median[0]:.0f}-{median[1]:.0f}); with W*: {pinv_top[0]:.1%}-{pinv_top[1]:.1%}; "
+          f"the trained W {predicts[0]:.2f}-{predicts[1]:.2f} nats ahead of its initial rows; "
           f"bridged cosine above the shuffled pairing by {gain[0]:.3f}-{gain[1]:.3f}")
-    hold(untied_round_trip(top, pinv_top, median, vocab_size), where=kind)
+    hold(untied_round_trip(top, pinv_top, median, vocab_size, predicts), where=kind)
     if weak_link_tested:
         hold(input_and_output_rows_weakly_related(gain), where=kind)
 
@@ -300,13 +316,15 @@ is_content = np.array([w.isalpha() and len(w) >= 3 and w not in FUNCTION_WORDS a
 
 
 # %%
-def frequency_matched_pairs(within: float = 1.5) -> np.ndarray:
-    """(P, 2) ids: each function word, commonest first, with the unused content word nearest to
-    it in log count, kept if their counts differ by less than a factor `within`."""
+def frequency_matched_pairs(words: np.ndarray, partners: np.ndarray, within: float = 1.5) -> np.ndarray:
+    """(P, 2) ids: each of `words` (a mask or ids), commonest first, with the unused token of
+    `partners` (a mask) nearest to it in log count, kept if their counts differ by less than a
+    factor `within`."""
     log_count = np.log(np.maximum(counts, 1))
-    free = set(np.flatnonzero(is_content).tolist())
+    free = set(np.flatnonzero(partners).tolist())
     pairs = []
-    for f in sorted(np.flatnonzero(is_function), key=lambda i: -counts[i]):
+    ids = np.flatnonzero(words) if np.asarray(words).dtype == bool else np.asarray(words)
+    for f in sorted(ids, key=lambda i: -counts[i]):
         c = min(free, key=lambda i: (abs(log_count[i] - log_count[f]), i))
         if abs(log_count[c] - log_count[f]) < np.log(within):
             free.discard(c)
@@ -338,7 +356,7 @@ def pair_gaps(values: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 # %%
-pairs = frequency_matched_pairs()
+pairs = frequency_matched_pairs(is_function, is_content)
 ratio = counts[pairs[:, 0]] / counts[pairs[:, 1]]
 unpaired = sorted(set(np.flatnonzero(is_function)) - set(pairs[:, 0]), key=lambda i: -counts[i])
 print(f"{is_function.sum()} function words and {is_content.sum():,} content words in the vocabulary; "
@@ -392,6 +410,25 @@ if lesson.verdict_tested("function words share more neighbours (short runs learn
     for kind in runs:
         gpt_bridged = pooled["TinyGPT"]["bridged"] if kind == "TinyGPT" else None
         hold(function_words_share_more(by_seed_gap[kind]["overlap"], pooled[kind], gpt_bridged), where=kind)
+
+# %%
+ESSAY_WORDS = ("the", "a", "of", "and", "is")  # the essay's own examples: too common for a content partner
+essay_ids = np.array([text_vocab.index[w] for w in ESSAY_WORDS if w in text_vocab.index])
+any_other = ~is_function & (np.arange(vocab_size) > 0)  # at their counts: punctuation and symbols
+essay_pairs = frequency_matched_pairs(essay_ids, any_other)
+print("the essay's function words and their partners in count:", ", ".join(
+    f"{text_vocab.words[f]} ({counts[f]}) ~ {text_vocab.words[c]!r} ({counts[c]})" for f, c in essay_pairs))
+essay_gap = {kind: {m: np.array([pair_gaps(r[m], essay_pairs).mean() for r in by_seed.values()])
+                    for m in ("overlap", "bridged")} for kind, by_seed in runs.items()}
+for kind, by_seed in runs.items():
+    for m in ("overlap", "bridged"):
+        per_word = np.mean([r[m][essay_pairs[:, 0]] for r in by_seed.values()], axis=0)
+        partner = np.mean([r[m][essay_pairs[:, 1]] for r in by_seed.values()], axis=0)
+        print(f"{kind:<8} {m:<8} " + ", ".join(f"{text_vocab.words[f]} {a:+.3f} / {b:+.3f}" for f, a, b in
+                                             zip(essay_pairs[:, 0], per_word, partner))
+              + f"; mean gap per seed {np.round(essay_gap[kind][m], 3).tolist()}")
+if lesson.verdict_tested("the essay's own function words share more neighbours (short runs: at chance)"):
+    hold(essays_function_words_share_more({kind: gap["overlap"] for kind, gap in essay_gap.items()}))
 
 # %% [markdown]
 # "No difference" needs more than an interval that contains zero: a noisy measurement, or one
@@ -524,20 +561,20 @@ def echo_share(model, context: int, samples: int = 2000) -> float:
 
 
 def tied_round_trip(kind: str, seed: int) -> dict:
-    """Train one tied model; per token: its rank on E E^T, its row's length, and the best other
-    score against its self-score |e_t|^2; and how often the model echoes the token just read."""
+    """Train one tied model and read each token's row back through the model's output map (the
+    same table, tied): per token, its rank, its row's length and the best other token on its row;
+    and how often the model echoes the token it has just read."""
     build, context, run = MODELS[kind]
     model = build(seed, tied=True)
     train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"], seed=seed,
                   held_out_stride=S.tied_held_out_stride, label=f"{kind:<7} tied, seed {seed}")
-    E = tables_of(model)["E"]
-    scores = E @ E.T
-    own = np.diag(scores).copy()
+    E, W = tables_of(model).values()  # one table when tied
+    scores, rank, lengths = E @ W.T, rank_of_self(E, W), np.linalg.norm(E, axis=1)
     np.fill_diagonal(scores, -np.inf)
-    winner = scores.argmax(axis=1)  # the best other token on each row
-    lengths = np.linalg.norm(E, axis=1)
-    return {"rank": rank_of_self(E, E), "lengths": lengths, "winner": winner,
-            "margin": own - scores.max(axis=1), "echo": echo_share(model, context)}
+    long_half = lengths > np.median(lengths)
+    return {"rank": rank, "lengths": lengths, "winner": scores.argmax(axis=1),
+            "top by half": [np.mean(rank[half] == 0) for half in (long_half, ~long_half)],
+            "echo": echo_share(model, context)}
 
 
 # %%
@@ -546,8 +583,6 @@ print(f"{'model':<8} {'seed':>4} {'E E^T: top':>11} {'median rank':>12} {'untied
       f"{'top, longer half':>17} {'top, shorter half':>18} {'echoes the token read':>22}")
 for kind, by_seed in tied_runs.items():
     for seed, r in by_seed.items():
-        long_half = r["lengths"] > np.median(r["lengths"])
-        r["top by half"] = [np.mean(r["rank"][half] == 0) for half in (long_half, ~long_half)]
         print(f"{kind:<8} {seed:>4} {np.mean(r['rank'] == 0):>11.1%} {np.median(r['rank']):>12.0f} "
               f"{np.mean(runs[kind][seed]['rank'] == 0):>14.2%} {r['top by half'][0]:>17.1%} "
               f"{r['top by half'][1]:>18.1%} {r['echo']:>22.1%}")
@@ -556,7 +591,10 @@ print(f"chance: 1/V = {1 / vocab_size:.2%}")
 # %%
 most_win = lesson.verdict_tested("most of tied TinyLM's tokens win their own row (short runs leave rows "
                                  "short)")
-for kind, by_seed in tied_runs.items():  # |e_t . e_j| <= |e_t| |e_j|: only a longer row can beat |e_t|^2
+for kind, by_seed in tied_runs.items():
+    for r in by_seed.values():  # a theorem, checked on the measurement: |e_t . e_j| <= |e_t| |e_j|, so
+        lost = r["rank"] > 0    # only a longer row can beat the self-score |e_t|^2
+        assert np.all(r["lengths"][r["winner"][lost]] > r["lengths"][lost]), "a token lost to a shorter row"
     untied_top = [np.mean(runs[kind][seed]["rank"] == 0) for seed in SEEDS]
     hold(tied_round_trip_returns_the_token(list(by_seed.values()), untied_top, vocab_size,
                                            most_win=most_win and kind == "TinyLM"),

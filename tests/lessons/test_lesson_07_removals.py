@@ -54,7 +54,8 @@ def test_without_noise_every_level_gives_the_constant_gradients_ratio(lesson):
         quiet = np.array([ns["noisy_arrival_ratios"](seed) for seed in ns["NOISY_SEEDS"]])[:, :, -1]
     finally:
         ns["NOISE_LEVELS"] = levels
-    fails_for(v.noise_and_the_ceiling(quiet, levels, ceiling, full_size=False), "more noise means a larger ratio")
+    verdict = v.noise_and_the_ceiling(quiet, levels, ceiling, full_size=False)
+    fails_for(verdict, "more noise means a larger ratio")
 
 
 class AdamWWithoutDecay(AdamW):
