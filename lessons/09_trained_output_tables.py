@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.learn.data import Vocabulary, load_text, tokenize
+from minigrad.learn.data import FUNCTION_WORDS, Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     essays_function_words_share_more,
     function_words_share_more,
@@ -280,8 +280,8 @@ lesson.save(fig, "input_row_vs_output_row.png",
 # - the **bridged cosine** above, `cos(E[t] M, W[t])`;
 # - each row's **length**, over the median length in its table.
 #
-# Function words (a fixed list of 114 determiners, prepositions, conjunctions, pronouns and
-# auxiliary verbs; 100 are in the vocabulary) are also the most frequent words, and how often a
+# Function words (`FUNCTION_WORDS` in `minigrad.learn.data`: 114 determiners, prepositions,
+# conjunctions, pronouns and auxiliary verbs; 100 are in the vocabulary) are also the most frequent words, and how often a
 # word is read and said shapes both of its rows by itself. So each function word is paired with
 # the content word nearest to it in count (within a factor of 1.5; a content word is any other
 # alphabetic token of three letters or more that is not a Python keyword), and we compare the
@@ -295,14 +295,6 @@ lesson.save(fig, "input_row_vs_output_row.png",
 # word's or the content word's?
 
 # %%
-FUNCTION_WORDS = frozenset("""
-a an the this that these those some any each every no all both either neither such
-of in to for from with by at on into onto over under about after before between through during
-without within among against upon than as like
-and or but nor so if then else when while because although though unless whether
-is are was were be been being am has have had do does did will would can could may might must
-shall should it its they them their there here which who whom whose what where how not also
-only very too we you he she i me my our your his her us one""".split())
 PYTHON_KEYWORDS = frozenset(word.lower() for word in keyword.kwlist)
 NEIGHBOURS = 10
 counts = text_vocab.counts

@@ -102,7 +102,7 @@ def longer_runs():
     (every 8th held-out window evaluated): long enough for the bridge and the neighbourhoods."""
     pipeline = Pipeline(9, small=False)
     pipeline.run_until("runs = {kind: {seed: trained_untied")
-    for marker in ("FUNCTION_WORDS = frozenset", "def frequency_matched_pairs("):
+    for marker in ("PYTHON_KEYWORDS = frozenset", "def frequency_matched_pairs("):
         pipeline.run_cell(marker)
     pipeline.ns["S"].lm["steps"] = 600
     pipeline.ns["S"].held_out_stride = 8

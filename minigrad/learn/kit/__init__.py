@@ -9,7 +9,7 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
   `geometry_similarity`, `geometry_done`);
 - `plots`: `draw_cone`, `draw_frequency_axis`; `figures`: a figure shown inline in a notebook;
 - `training`: `warmup_cosine` (the optimizer layer's one schedule), `minigrads_tie`,
-  `split_paths`, `classifier_share`, `tied_share_curve`, `train_on_text`, `tables_of`,
+  `split_paths`, `classifier_share`, `tied_share_curve`, `train_on_text`, `text_windows`, `tables_of`,
   `predicts_every_position`, `fit_scheduled`;
 - `rare_rows`: lesson 7's `adam_step_after_silence` (on minigrad's Adam), `RowAdamW`,
   `lazy_adamw`, `row_gradient_noise`;
@@ -54,6 +54,7 @@ from minigrad.learn.kit.training import (
     predicts_every_position,
     split_paths,
     tables_of,
+    text_windows,
     tied_share_curve,
     train_on_text,
     warmup_cosine,
@@ -167,6 +168,7 @@ __all__ = [
     "t_interval",
     "tables_of",
     "tensor",
+    "text_windows",
     "tied_compromise",
     "tied_round_trip_returns_the_token",
     "tied_share_curve",
