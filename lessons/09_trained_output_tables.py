@@ -281,12 +281,12 @@ lesson.save(fig, "input_row_vs_output_row.png",
 # - each row's **length**, over the median length in its table.
 #
 # Function words (`FUNCTION_WORDS` in `minigrad.learn.data`: 114 determiners, prepositions,
-# conjunctions, pronouns and auxiliary verbs; 100 are in the vocabulary) are also the most frequent words, and how often a
-# word is read and said shapes both of its rows by itself. So each function word is paired with
-# the content word nearest to it in count (within a factor of 1.5; a content word is any other
-# alphabetic token of three letters or more that is not a Python keyword), and we compare the
-# pairs. The commonest function words, " the" among them, have no content word that frequent:
-# they get a control of their own afterwards.
+# conjunctions, pronouns and auxiliary verbs; 100 are in the vocabulary) are also the most
+# frequent words, and how often a word is read and said shapes both of its rows by itself. So
+# each function word is paired with the content word nearest to it in count (within a factor
+# of 1.5; a content word is any other alphabetic token of three letters or more that is not a
+# Python keyword), and we compare the pairs. The commonest function words, " the" among them,
+# have no content word that frequent: they get a control of their own afterwards.
 
 # %% [markdown]
 # ## Predict first

@@ -81,6 +81,7 @@ from minigrad.learn.kit.verdicts import (
     hold,
     holds,
     input_and_output_rows_weakly_related,
+    input_maps_learned,
     mean_and_interval,
     near_miss_pushed_hardest,
     near_misses_take_the_push,
@@ -100,6 +101,7 @@ from minigrad.learn.kit.verdicts import (
     tying_in_tinylm,
     untied_round_trip,
     welch_interval,
+    words_used_alike,
 )
 
 __all__ = [
@@ -141,6 +143,7 @@ __all__ = [
     "holds",
     "in_notebook",
     "input_and_output_rows_weakly_related",
+    "input_maps_learned",
     "lazy_adamw",
     "mean_and_interval",
     "mean_cosine",
@@ -181,4 +184,5 @@ __all__ = [
     "untied_round_trip",
     "warmup_cosine",
     "welch_interval",
+    "words_used_alike",
 ]

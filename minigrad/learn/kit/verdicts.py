@@ -617,15 +617,32 @@ def ahead_of_the_loss(geometry_done: np.ndarray, loss_done: np.ndarray) -> Condi
 # ---- lesson 12: the map in a transformer -----------------------------------------------------
 
 
+def input_maps_learned(worth: Mapping[str, np.ndarray]) -> Conditions:
+    """worth[model]: per seed, the held-out loss of the untied model with its input map's initial
+    rows put back, minus its loss as trained. What a verdict says about an input map's geometry
+    (no cone, no frequency axis) is a statement about training only if this is large: a table
+    put back to its random rows would pass the geometry statements too."""
+    return {
+        f"{model}: the untied input map is learned (its initial rows put back cost over 0.3 nats)": bool(
+            np.min(worth[model]) > 0.3
+        )
+        for model in worth
+    }
+
+
 def cones_in_a_transformer(
-    raw: Mapping[tuple[str, str], np.ndarray], spreads: Mapping[tuple[str, str], np.ndarray], full_size: bool
+    raw: Mapping[tuple[str, str], np.ndarray],
+    spreads: Mapping[tuple[str, str], np.ndarray],
+    worth: Mapping[str, np.ndarray],
+    full_size: bool,
 ) -> Conditions:
     """raw[(model, table)]: the trained table's mean cosine per seed, for "input map E", "output
     map W" and "tied table" of "TinyLM" and "TinyGPT"; spreads[(model, table)]: (seeds, [at init,
-    trained]) standard deviation of the cosines. Each tied cone is placed, seed by seed, on the
-    way from the same model's input map's cone (0) to its output map's (1)."""
+    trained]) standard deviation of the cosines; worth: see input_maps_learned. Each tied cone is
+    placed, seed by seed, on the way from the same model's input map's cone (0) to its output
+    map's (1)."""
     raw = {k: np.asarray(v, dtype=float) for k, v in raw.items()}
-    conditions = {}
+    conditions = input_maps_learned(worth) if full_size else {}  # short runs barely train the input maps
     for model in ("TinyLM", "TinyGPT"):
         conditions[f"{model}: the untied input map forms no cone (under 0.05)"] = bool(
             raw[model, "input map E"].max() < 0.05
@@ -666,11 +683,12 @@ def frequency_axes_in_a_transformer(
     rho_pc1: Mapping[tuple[str, str], np.ndarray],
     rho_other: Mapping[tuple[str, str], np.ndarray],
     pc1_share: Mapping[tuple[str, str], np.ndarray],
+    worth: Mapping[str, np.ndarray],
     full_size: bool,
 ) -> Conditions:
     """Per (model, table), per seed: |Spearman| of PC1 with log-frequency, the best of PC2-5, and
-    PC1's share of the variance."""
-    conditions = {}
+    PC1's share of the variance; worth: see input_maps_learned."""
+    conditions = input_maps_learned(worth) if full_size else {}  # short runs barely train the input maps
     for model in ("TinyLM", "TinyGPT"):
         conditions[f"{model}: the input map's PC1 does not follow frequency (under 0.3)"] = bool(
             np.max(rho_pc1[model, "input map E"]) < 0.3
@@ -688,6 +706,29 @@ def frequency_axes_in_a_transformer(
         conditions["TinyGPT's input map has a strong first axis, TinyLM's does not (over twice)"] = bool(
             np.min(pc1_share["TinyGPT", "input map E"]) > 2 * np.max(pc1_share["TinyLM", "input map E"])
         )
+    return conditions
+
+
+def words_used_alike(grouping: Mapping[tuple[str, str], np.ndarray], chance_count: float) -> Conditions:
+    """grouping[(model, table)]: (seeds, [raw, centred, whitened], [share of a group member's
+    nearest neighbours in its own group, the same for frequency-matched stand-ins, share of
+    neighbours within a factor 2 of the token's count]); chance_count: that last share for any
+    two tokens. Tables: "input map E", "output map W", "tied table"."""
+    g = {key: np.asarray(x, dtype=float) for key, x in grouping.items()}
+    scoring = [key for key in g if key[1] != "input map E"]  # the tables that score tokens
+    conditions = {
+        f"{model} {table}: words group with their kind, over twice their stand-ins (centred), every seed":
+            _all(x[:, 1, 0] > 2 * x[:, 1, 1])
+        for (model, table), x in g.items()
+    }
+    conditions["raw, output maps' and tied tables' neighbours share a count more than chance (+0.1)"] = all(
+        _all(g[key][:, 0, 2] > chance_count + 0.1) for key in scoring)
+    conditions["centring raises the grouping in every output map and tied table, every seed"] = all(
+        _all(g[key][:, 1, 0] > g[key][:, 0, 0]) for key in scoring)
+    conditions["whitening brings their neighbours' counts nearer chance than centring, every seed"] = all(
+        _all(g[key][:, 2, 2] < g[key][:, 1, 2]) for key in scoring)
+    conditions["whitening costs part of the grouping: below centring, every table and seed"] = all(
+        _all(x[:, 2, 0] < x[:, 1, 0]) for x in g.values())
     return conditions
 
 
