@@ -32,8 +32,8 @@
 #   Lessons 9 to 13 train it beside TinyLM.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -75,11 +75,11 @@ from minigrad.nn import functional as F
 lesson = setup(8, minutes=(2.7, 0.4))  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 
-# Every size of the lesson, for the full run and for MINIGRAD_FAST=1 (the tests), in one place.
+# Every size of the lesson, for the full run and for MINIGRAD_SMALL=1 (the tests), in one place.
 S = lesson.sizes(
     full=dict(vocab=2000, width=64, hidden=128, batch=128, steps=3000, race_rounds=10, race_steps=25,
               gpt_context=32, gpt_heads=4, gpt_layers=2, gpt_batch=8, gpt_steps=600),
-    fast=dict(vocab=500, width=32, hidden=64, batch=64, steps=300, race_rounds=6, race_steps=10,
+    small=dict(vocab=500, width=32, hidden=64, batch=64, steps=300, race_rounds=6, race_steps=10,
               gpt_context=16, gpt_heads=2, gpt_layers=1, gpt_batch=8, gpt_steps=60),
 )
 VOCAB, WIDTH, HIDDEN, BATCH, STEPS = S.vocab, S.width, S.hidden, S.batch, S.steps
@@ -489,7 +489,7 @@ hold(near_misses_take_the_push(near, full_size=lesson.verdict_tested(
 # likeliest 91-93%, out of 1,999 wrong words (full size). So the essay's "shaped mostly by
 # near-misses" holds for a trained model: a handful of tempting words, a half percent of the
 # vocabulary, take about two thirds of the push, and the long tail shares the rest. (At the start of
-# training, with every probability near `1/V`, the push is spread evenly; the fast run, a
+# training, with every probability near `1/V`, the push is spread evenly; the small run, a
 # smaller and shorter one, gives 47-52% for the top 10.)
 #
 # How this compares with the sources. The essay calls tying a form of "regularization" and

@@ -23,7 +23,7 @@
 #   and the model still does not use it.
 #
 # The figures quoted come from the full-size run, `minigrad lesson 9 --no-pause` (three seeds,
-# min-max); the small run (`--fast`) prints its own and says which verdicts it leaves out.
+# min-max); the small run (`--small`) prints its own and says which verdicts it leaves out.
 
 # %%
 import keyword
@@ -90,7 +90,7 @@ S = lesson.sizes(  # lesson 8's two models, untied; lesson 8 trains TinyLM for 3
     full=dict(vocab=2000, held_out_stride=1, tied_held_out_stride=8,
               lm=dict(width=64, hidden=128, steps=2000, batch=128),
               gpt=dict(width=64, heads=4, layers=2, context=32, steps=600, batch=16)),
-    fast=dict(vocab=500, held_out_stride=8, tied_held_out_stride=8,
+    small=dict(vocab=500, held_out_stride=8, tied_held_out_stride=8,
               lm=dict(width=32, hidden=64, steps=150, batch=64),
               gpt=dict(width=32, heads=2, layers=1, context=8, steps=40, batch=16)),
 )
@@ -184,7 +184,7 @@ for kind, by_seed in runs.items():
 
 
 # %%
-weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the fast run's "
+weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the small run's "
                                          "250 fitting rows are too few for a 32 x 32 bridge)")
 for kind in runs:  # the checks: named functions in minigrad/learn/kit/verdicts.py
     top = spread(kind, lambda r: np.mean(r["rank"] == 0))

@@ -7,7 +7,7 @@
 
 `make test` and `make lessons-verdicts` run the last form. Unlike `make lessons`, it goes on past
 a failing lesson, so one run reports every verdict that no longer holds; it exits 1 if any lesson
-failed or went over the budget. The small mode (MINIGRAD_FAST=1, what the lesson tests run)
+failed or went over the budget. The small mode (MINIGRAD_SMALL=1, what the lesson tests run)
 skips the verdicts that need full-size training; this is the run that checks them.
 
 Each lesson runs in its own process with one BLAS thread (on two cores the fastest for these
@@ -33,7 +33,7 @@ from pathlib import Path
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                      "MINIGRAD_BLAS_THREADS")}
-SMALL_MODE = ("MINIGRAD_FAST", "MINIGRAD_SMALL")  # unset: the full size
+SMALL_MODE = ("MINIGRAD_SMALL", "MINIGRAD_FAST")  # unset: the full size (FAST: the old name)
 STATED_MINUTES = re.compile(r"setup\(\d+, minutes=\(([\d.]+),")
 GRACE = 1.05  # RLIMIT_CPU: the budget and 5%, after which the lesson is stopped
 
@@ -86,8 +86,8 @@ def start(number: int, log_dir: Path, budget_seconds: float | None) -> tuple[sub
 
     log = (log_dir / f"lesson-{number:02d}.log").open("w")
     with log:
-        process = subprocess.Popen(command(number), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                   preexec_fn=cap_cpu)
+        process = subprocess.Popen(command(number), stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, preexec_fn=cap_cpu)
     return process, time.perf_counter()
 
 

@@ -127,6 +127,13 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
             yield data.ids[rows], data.targets[rows]
 
 
+def next_token_loss(logits: Any, targets: Any, reduction: str = "mean") -> Any:
+    """Cross-entropy of each position's logits (..., V) against its next token (...), for
+    TinyLM's (N, V) and TinyGPT's (B, T, V) alike: the positions become rows, (N, V) and (N,),
+    the layout F.cross_entropy takes from PyTorch (which would read (B, T, V) as classes on T)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
+
+
 def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
     """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`.
 
@@ -142,7 +149,7 @@ def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
         for start in range(0, len(data), rows):
             stop = start + rows
             logits = model(data.ids[start:stop])
-            total += float(F.cross_entropy(logits, data.targets[start:stop], reduction="sum").item())
+            total += float(next_token_loss(logits, data.targets[start:stop], reduction="sum").item())
     return total / data.targets.size
 
 
@@ -284,18 +291,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
-    steps = positive_int("train", "steps", steps)
-    batch_size = positive_int("train", "batch_size", batch_size)
-    if eval_every is None:
-        eval_every = max(1, steps // 10)
-    eval_every = positive_int("train", "eval_every", eval_every)
-    eval_from = positive_int("train", "eval_from", eval_from, least=0)
-    if len(valid_data) == 0:
-        raise ValueError("train: valid_data has no windows")
-    if batch_size > len(train_data):
-        raise ValueError(
-            f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
-        )
+    steps, batch_size, eval_every, eval_from = _checked_schedule(steps, batch_size, eval_every, eval_from,
+                                                                  train_data, valid_data)
     if kernels.fast_enabled():
         kernels.keep_freed_memory()  # a training loop reallocates the same sizes every step
     g = as_generator(rng, "train")
@@ -316,16 +313,7 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     record(0)
     smoothed = None
     for step in range(1, steps + 1):
-        ids, targets = next(stream_of_batches)
-        started = time.perf_counter()
-        loss = F.cross_entropy(model(ids), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        if scheduler is not None:
-            scheduler.step()
-        history.train_seconds += time.perf_counter() - started
-        value = float(loss.item())
+        value = _step(model, optimizer, scheduler, next(stream_of_batches), history)
         if not np.isfinite(value):
             bar.close()
             raise FloatingPointError(f"train: the loss of batch {step} is {value} (diverged; try a lower "
@@ -342,3 +330,37 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
             break
     bar.close()
     return history
+
+
+def _checked_schedule(steps: Any, batch_size: Any, eval_every: Any, eval_from: Any, train_data: Windows,
+                      valid_data: Windows) -> tuple[int, int, int, int]:
+    """train's sizes as ints (eval_every: 10 evaluations over the run when None), or an error
+    naming the argument that is wrong."""
+    steps = positive_int("train", "steps", steps)
+    batch_size = positive_int("train", "batch_size", batch_size)
+    if eval_every is None:
+        eval_every = max(1, steps // 10)
+    eval_every = positive_int("train", "eval_every", eval_every)
+    eval_from = positive_int("train", "eval_from", eval_from, least=0)
+    if len(valid_data) == 0:
+        raise ValueError("train: valid_data has no windows")
+    if batch_size > len(train_data):
+        raise ValueError(
+            f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
+        )
+    return steps, batch_size, eval_every, eval_from
+
+
+def _step(model: Module, optimizer: Any, scheduler: Any, batch: tuple[np.ndarray, np.ndarray],
+          history: History) -> float:
+    """One training step on `batch` (its time added to history.train_seconds); the batch's loss."""
+    ids, targets = batch
+    started = time.perf_counter()
+    loss = next_token_loss(model(ids), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    history.train_seconds += time.perf_counter() - started
+    return float(loss.item())

@@ -1,8 +1,8 @@
 """F.linear_cross_entropy: a classifier and its loss as one op (ops.LinearCrossEntropy).
 
-It must compute what F.cross_entropy(F.linear(x, W, b), y) computes (bit for bit when the loss
-is backpropagated with G = 1), with the fast form (row blocks on two threads, a recycled
-buffer) giving the same bits as the plain one, and agree with PyTorch.
+It must compute what F.cross_entropy(F.linear(x, W, b).reshape(-1, C), y.reshape(-1)) computes
+(bit for bit when the loss is backpropagated with G = 1), with the fast form (row blocks on two
+threads, a recycled buffer) giving the same bits as the plain one, and agree with PyTorch.
 """
 
 import weakref
@@ -40,7 +40,8 @@ def fused(x_shape, classes, dtype, bias, reduction="mean", factor=None):
 
 def two_ops(x_shape, classes, dtype, bias, reduction="mean"):
     x, w, b, y = problem(x_shape, classes, dtype, bias)
-    loss = F.cross_entropy(F.linear(x, w, b), y, reduction=reduction)
+    logits = F.linear(x, w, b)  # (..., C): one row of classes per position
+    loss = F.cross_entropy(logits.reshape(-1, classes), y.reshape(-1), reduction=reduction)
     loss.backward()
     return results(loss, x, w, b)
 

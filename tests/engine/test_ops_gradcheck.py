@@ -199,8 +199,8 @@ def test_cross_entropy(n, classes, reduction, data):
     check(lambda z: F.cross_entropy(z, targets, reduction=reduction), logits)
 
 
-def test_cross_entropy_over_batch_and_time():
-    logits = np.random.default_rng(1).normal(size=(2, 3, 5))
+def test_cross_entropy_with_classes_on_axis_1():
+    logits = np.random.default_rng(1).normal(size=(2, 5, 3))
     targets = np.array([[0, 4, 2], [1, 1, 3]])
     check(lambda z: F.cross_entropy(z, mg.tensor(targets)), logits)
 

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.learn.train import split_windows, train
+from minigrad.learn.train import next_token_loss, split_windows, train
 from minigrad.models import Llama, LlamaConfig
-from minigrad.nn import functional as F
 from minigrad.optim import AdamW
 
 V, CONTEXT, D, HEADS, LAYERS, FF = 13, 8, 12, 3, 2, 20
@@ -86,7 +85,7 @@ def test_forward_gives_logits_for_every_position_and_is_causal():
     np.testing.assert_array_equal(later.data[:, :5], logits.data[:, :5])
     assert not np.allclose(later.data[:, 5:], logits.data[:, 5:])
     np.testing.assert_allclose(m(IDS[:, :3]).data, logits.data[:, :3], rtol=1e-12)
-    expected = F.cross_entropy(logits, TARGETS).item()
+    expected = next_token_loss(logits, TARGETS).item()
     np.testing.assert_allclose(m.loss(IDS, TARGETS).item(), expected, rtol=1e-12)
 
 
@@ -102,7 +101,7 @@ def test_logits_and_every_gradient_match_torch_in_float64(tied, style, fast_and_
     twin = torch_twin(m)
     logits, theirs = m(IDS), twin(torch.tensor(IDS))
     np.testing.assert_allclose(logits.data, theirs.detach().numpy(), rtol=1e-11, atol=1e-12)
-    F.cross_entropy(logits, TARGETS).backward()
+    next_token_loss(logits, TARGETS).backward()
     torch.nn.functional.cross_entropy(theirs.reshape(-1, V), torch.tensor(TARGETS).reshape(-1)).backward()
     their_params = dict(twin.named_parameters())
     assert sorted(their_params) == sorted(n for n, _ in m.named_parameters())
@@ -140,7 +139,7 @@ def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
     logits = m(IDS)
     theirs = twin(torch.tensor(IDS))
     np.testing.assert_allclose(theirs.detach().numpy(), logits.data, rtol=1e-12, atol=1e-13)
-    F.cross_entropy(logits, TARGETS).backward()  # and every gradient, from the loaded file
+    next_token_loss(logits, TARGETS).backward()  # and every gradient, from the loaded file
     torch.nn.functional.cross_entropy(theirs.reshape(-1, V), torch.tensor(TARGETS).reshape(-1)).backward()
     their_params = dict(twin.named_parameters())
     for name, p in m.named_parameters():
@@ -161,7 +160,7 @@ def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
 def test_untied_token_table_keeps_its_row_sparse_gradient():
     m = model(tie_word_embeddings=False)
     ids = np.array([[1, 2, 2, 7]])
-    F.cross_entropy(m(ids), np.array([[0, 1, 2, 3]])).backward()
+    next_token_loss(m(ids), np.array([[0, 1, 2, 3]])).backward()
     grad = m.model.embed_tokens.weight.grad
     assert isinstance(grad, mg.RowSparse)
     assert sorted(grad.coalesce().indices.tolist()) == [1, 2, 7]
@@ -172,8 +171,8 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
     tied, untied = model(), model(tie_word_embeddings=False)
     untied.lm_head.weight.data[...] = tied.model.embed_tokens.weight.data  # same values, two tables
     with mg.ledger(names=tied) as led:
-        F.cross_entropy(tied(IDS), TARGETS).backward()
-    F.cross_entropy(untied(IDS), TARGETS).backward()
+        next_token_loss(tied(IDS), TARGETS).backward()
+    next_token_loss(untied(IDS), TARGETS).backward()
     paths = led.path_grads("lm_head.weight")
     lookup_name = "lookup model.embed_tokens (EmbeddingBackward)"
     classifier_name = "classifier lm_head (LinearBackward)"
@@ -189,7 +188,7 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
 def test_drawing_shows_the_tied_table_as_one_node_with_a_sparse_and_a_dense_edge():
     m = model()
     with mg.ledger(names=m) as led:
-        loss = F.cross_entropy(m(IDS), TARGETS)
+        loss = next_token_loss(m(IDS), TARGETS)
         loss.backward(retain_graph=True)
     source = mg.draw(loss, params=m, ledger=led).source
     (table,) = re.findall(r'^\s*(\w+) \[label="model\.embed_tokens\.weight = lm_head\.weight', source, re.M)

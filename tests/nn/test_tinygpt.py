@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.learn.train import next_token_loss
 from minigrad.models import TinyGPT
 from minigrad.nn import functional as F
 
@@ -88,7 +89,7 @@ def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit, fast_a
     twin = torch_twin(m, explicit=explicit)
     logits_t, loss_t, grads_t = torch_grads(twin, IDS, TARGETS)
     logits = m(IDS)
-    loss = F.cross_entropy(logits, TARGETS)
+    loss = next_token_loss(logits, TARGETS)
     loss.backward()
     np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-11, atol=1e-13)
     assert loss.item() == pytest.approx(loss_t.item(), rel=1e-12)
@@ -107,7 +108,7 @@ def test_float32_model_matches_torch_float32(fast_and_plain):
     twin = torch_twin(m)
     logits_t, _, grads_t = torch_grads(twin, IDS, TARGETS)
     logits = m(IDS)
-    F.cross_entropy(logits, TARGETS).backward()
+    next_token_loss(logits, TARGETS).backward()
     assert logits.dtype == np.float32
     np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-4, atol=1e-5)
     for name, p in m.named_parameters():
@@ -142,7 +143,7 @@ def test_features_and_the_fused_head_give_the_loss_and_its_gradients(tied, fast_
 def test_untied_token_table_keeps_its_row_sparse_gradient():
     m = model(tied=False)
     ids = np.array([[1, 2, 2, 7]])
-    F.cross_entropy(m(ids), np.array([[0, 1, 2, 3]])).backward()
+    next_token_loss(m(ids), np.array([[0, 1, 2, 3]])).backward()
     grad = m.transformer.wte.weight.grad
     assert isinstance(grad, mg.RowSparse)
     assert sorted(grad.coalesce().indices.tolist()) == [1, 2, 7]
@@ -212,8 +213,8 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
     tied, untied = model(tied=True), model(tied=False)
     untied.lm_head.weight.data[...] = tied.transformer.wte.weight.data  # same values, two tables
     with mg.ledger(names=tied) as led:
-        F.cross_entropy(tied(IDS), TARGETS).backward()
-    F.cross_entropy(untied(IDS), TARGETS).backward()
+        next_token_loss(tied(IDS), TARGETS).backward()
+    next_token_loss(untied(IDS), TARGETS).backward()
     paths = led.path_grads("lm_head.weight")
     assert set(paths) == {"lookup transformer.wte (EmbeddingBackward)",  # named by module
                           "classifier lm_head (LinearBackward)"}
@@ -234,7 +235,7 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
 def test_drawing_shows_the_tied_table_as_one_node_with_a_sparse_and_a_dense_edge():
     m = model()
     with mg.ledger(names=m) as led:
-        loss = F.cross_entropy(m(IDS), TARGETS)
+        loss = next_token_loss(m(IDS), TARGETS)
         loss.backward(retain_graph=True)
     source = mg.draw(loss, params=m, ledger=led).source
     (table,) = re.findall(r'^\s*(\w+) \[label="transformer\.wte\.weight = lm_head\.weight', source, re.M)

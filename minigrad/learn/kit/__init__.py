@@ -3,7 +3,8 @@
 The pieces live in modules that each hold one kind of thing, all re-exported here:
 
 - `lesson`: `setup(N)` and its `LessonSetup` (BLAS cap, headless drawing, the figure folder, the
-  small mode, the lesson's sizes chosen in one place, figures saved with a caption);
+  small mode (`small_mode()`, MINIGRAD_SMALL=1), the lesson's sizes chosen in one place, figures
+  saved with a caption);
 - `geometry`: `spearman`, `unit_rows`, `pair_cosines`, `mean_cosine`, `cone`, `principal_axes`,
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
   `geometry_similarity`, `geometry_done`);
@@ -39,11 +40,13 @@ from minigrad.learn.kit.geometry import (
 from minigrad.learn.kit.lesson import (
     DEFAULT_BLAS_THREADS,
     LessonSetup,
+    ThreadCap,
     blas_thread_cap,
     cap_blas_threads,
     expected_duration,
     in_notebook,
     setup,
+    small_mode,
 )
 from minigrad.learn.kit.plots import draw_cone, draw_frequency_axis
 from minigrad.learn.kit.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
@@ -115,7 +118,7 @@ __all__ = [
     "adam_step_after_silence",
     "ahead_of_the_loss",
     "average_ranks",
-    "blas_thread_cap",
+    "ThreadCap", "blas_thread_cap",
     "busiest_to_quietest_on_real_text",
     "cap_blas_threads",
     "centred_cosines",
@@ -166,6 +169,7 @@ __all__ = [
     "share_done",
     "show_file",
     "skipgram_ahead_at_equal_text",
+    "small_mode",
     "spearman",
     "split_paths",
     "t_interval",
