@@ -1,7 +1,7 @@
 """A lesson's own code, run in its small mode, for the tests that take an effect out of its
 pipeline (tests/lessons/test_lesson_NN_removals.py).
 
-`Pipeline(N)` runs lesson N's code cells as the runner does (MINIGRAD_FAST=1, figures into a
+`Pipeline(N)` runs lesson N's code cells as the runner does (MINIGRAD_SMALL=1, figures into a
 temporary folder, what the cells print kept aside), in one namespace, `.ns`. A test runs the
 cells up to a measurement (`run_until`), takes an effect out of the lesson's own pipeline (decay
 switched off, the tie broken, a table put back to its initial rows, the text shuffled, a run
@@ -64,13 +64,13 @@ class Pipeline:
 
     @contextlib.contextmanager
     def environment(self):
-        keys = ("MINIGRAD_FAST", "MINIGRAD_OUT", "MINIGRAD_RUNNER")
+        keys = ("MINIGRAD_SMALL", "MINIGRAD_OUT", "MINIGRAD_RUNNER")
         saved = {key: os.environ.get(key) for key in keys}
         os.environ.update(MINIGRAD_OUT=self.out, MINIGRAD_RUNNER="1")
         if self.small:
-            os.environ["MINIGRAD_FAST"] = "1"
+            os.environ["MINIGRAD_SMALL"] = "1"
         else:
-            os.environ.pop("MINIGRAD_FAST", None)
+            os.environ.pop("MINIGRAD_SMALL", None)
         try:
             yield
         finally:

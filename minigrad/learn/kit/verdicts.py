@@ -12,7 +12,7 @@ stopped early) and check that the named statement then fails, and holds with the
 tests/lessons/test_lesson_verdicts.py feeds the functions data built to have or lack an effect.
 
 `full_size`: the conditions that only the full-size run can meet (the lesson passes
-`lesson.verdict_tested("...")`, False in the fast mode) are left out when it is False.
+`lesson.verdict_tested("...")`, False in the small mode) are left out when it is False.
 
 A condition is `bool(...)` of a comparison, so a NaN anywhere makes it False: no verdict passes
 on NaN.
