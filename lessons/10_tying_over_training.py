@@ -86,12 +86,13 @@ words = data.tokenize(data.load_text())
 # %%
 S = lesson.sizes(  # ledger windows: `window` recorded steps out of every `every`
     full=dict(lm_steps=2000, lm_every=100, lm_window=10, gpt_steps=3000, gpt_every=150, gpt_window=6,
-              gpt_context=32, scale_steps=600, scale_seeds=3),
+              gpt_context=32, gpt_seeds=5, scale_steps=600, scale_seeds=3),
     small=dict(lm_steps=250, lm_every=50, lm_window=5, gpt_steps=60, gpt_every=20, gpt_window=3,
-              gpt_context=16, scale_steps=60, scale_seeds=1),
+               gpt_context=16, gpt_seeds=3, scale_steps=60, scale_seeds=1),
 )
 LM_STEPS = int(os.environ.get("MINIGRAD_CURVE_STEPS", S.lm_steps))  # TinyLM: two thirds of lesson 8's run
-CURVE_SEEDS = (0, 1, 2)
+# TinyGPT's two shares of one run are compared seed by seed (a paired interval): five seeds
+CURVE_SEEDS = {"TinyLM": (0, 1, 2), "TinyGPT": tuple(range(S.gpt_seeds))}
 lm_vocab = data.Vocabulary.build(words, max_size=2000)
 lm_windows, _ = split_windows(lm_vocab.encode(words), 3, valid_fraction=0.1, pieces=20)
 gpt_windows, _ = split_windows(lm_vocab.encode(words), S.gpt_context, valid_fraction=0.1, pieces=20,
@@ -110,18 +111,19 @@ CURVE_MODELS = {  # name -> (build(seed), training windows, and the run: batch, 
 curve_starts, curve, moved = {}, {}, {}  # model -> window starts; (model, band) -> per seed and window
 for name, (build, windows, run) in CURVE_MODELS.items():
     by_seed = {seed: tied_share_curve(build(seed), windows, bands=share_bands, seed=seed, **run)
-               for seed in CURVE_SEEDS}
-    curve_starts[name] = by_seed[CURVE_SEEDS[0]][0]
+               for seed in CURVE_SEEDS[name]}
+    curve_starts[name] = by_seed[0][0]
     for band in share_bands:
-        curve[name, band] = np.array([by_seed[seed][1][band] for seed in CURVE_SEEDS])  # traffic shares
-        moved[name, band] = np.array([by_seed[seed][2][band] for seed in CURVE_SEEDS])  # (seeds, windows, 2)
+        curve[name, band] = np.array([found[1][band] for found in by_seed.values()])  # traffic shares
+        moved[name, band] = np.array([found[2][band] for found in by_seed.values()])  # (seeds, windows, 2)
 moved_share = {key: m[..., 0] / m.sum(axis=-1) for key, m in moved.items()}  # the classifier's share
 whole_run = {key: m[..., 0].sum(axis=1) / m.sum(axis=(1, 2)) for key, m in moved.items()}  # (seeds,)
 thirds = {name: np.array_split(np.arange(len(starts)), 3) for name, starts in curve_starts.items()}
 late_mean = {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in curve.items()}  # (seeds,)
 late_moved = {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in moved_share.items()}
 drift = {key: late_mean[key] - c[:, thirds[key[0]][1]].mean(axis=1) for key, c in curve.items()}
-print(f"classifier share of a tied row's gradient, {len(CURVE_SEEDS)} seeds (min-max); traffic = summed "
+print(f"classifier share of a tied row's gradient, {len(CURVE_SEEDS['TinyLM'])} seeds of TinyLM and "
+      f"{len(CURVE_SEEDS['TinyGPT'])} of TinyGPT (min-max); traffic = summed "
       f"gradient norms, moved = what AdamW makes of them")
 print(f"{'':>32} {'first, traffic':>15} {'last third: traffic':>20} {'moved':>12} {'traffic drift':>14} "
       f"{'moved, whole run':>17}")
@@ -162,7 +164,7 @@ for ax, (name, (_, windows, run)) in zip(axes, CURVE_MODELS.items()):
                 label=f"{band}: share of what AdamW moves")
     ax.axhline(0.5, color="k", ls=":", lw=1)
     ax.set(xlabel=f"thousands of tokens predicted in training (AdamW, tied {name})", ylim=(0, 1.02),
-           title=f"{name}: the tied compromise over training ({len(CURVE_SEEDS)} seeds, range shaded)")
+           title=f"{name}: the tied compromise over training ({len(CURVE_SEEDS[name])} seeds, range shaded)")
     ax.title.set_fontsize(10)
     ax.legend(fontsize=8)
 axes[0].set_ylabel("classifier / (classifier + lookup)")

@@ -57,6 +57,7 @@ from minigrad.learn.kit import (
     draw_frequency_axis,
     frequency_axes_in_a_transformer,
     hold,
+    input_map_worth,
     mean_cosine,
     output_side,
     pair_cosines,
@@ -68,7 +69,7 @@ from minigrad.learn.kit import (
     warmup_cosine,
     words_used_alike,
 )
-from minigrad.learn.train import evaluate, split_windows
+from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
@@ -142,20 +143,11 @@ def warmup_then_cosine(steps: int):
 
 
 # %%
-def input_map_worth(model, held_out, initial_rows: np.ndarray) -> float:
-    """What the untied input map learned is worth to the model: its held-out loss with the map's
-    initial rows put back, minus its held-out loss as it is (nats)."""
-    trained_rows, now = model.input_table.data.copy(), evaluate(model, held_out)
-    model.input_table.data[...] = initial_rows
-    worth = evaluate(model, held_out) - now
-    model.input_table.data[...] = trained_rows
-    return worth
-
-
 def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
     """Train the family's untied and tied model; ({table: (init rows, trained rows)}, {tied?: final
-    held-out loss, ("learned", tied?): how far it fell, "input map worth": input_map_worth, "input
-    map moved": its distance from its initial rows over their size})."""
+    held-out loss, ("learned", tied?): how far it fell, "input map worth": what the untied input map
+    is worth (input_map_worth, in the kit), "input map moved": its distance from its initial rows
+    over their size})."""
     spec, tables, losses = FAMILIES[family], {}, {}
     for tied in (False, True):
         model = spec["build"](tied, seed)

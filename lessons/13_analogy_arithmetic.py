@@ -61,9 +61,11 @@ from minigrad.learn.kit import (
     frequency_in_static_tables,
     gaps_over_the_questions,
     hold,
+    output_tables_as_embeddings,
     principal_axes,
     setup,
     skipgram_ahead_at_equal_text,
+    the_tower_and_analogies,
     warmup_cosine,
 )
 from minigrad.learn.train import ProgressBar
@@ -76,9 +78,9 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     # the small run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
     full=dict(text_words=None, vocab=2000, dim=64, sg_batch=4096, gpt_layers=2, gpt_steps=1200,
-              sg_floor=0.2),  # the least share of questions skip-gram must answer, every seed
+              sg_floor=0.2, state_windows=6000),  # sg_floor: the least share skip-gram must answer
     small=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
-              sg_floor=0.03),
+               sg_floor=0.03, state_windows=1000),
 )
 
 # %%
@@ -141,9 +143,6 @@ assert set(read_in.tolist()) == {1, 2} and set(read_out.tolist()) == {0, 2, 3, 4
 # keep the step at which it has read as many words of text as TinyGPT will.
 
 # %%
-# the engine's row blocks on this thread only: with two, the lesson printed the same numbers
-# for about 10% more CPU time (172 against 154 s on 2 cores shared with other jobs)
-mg.kernels.set_threads(1)
 WINDOW, NEGATIVES, SUBSAMPLE = 5, 5, 1e-3
 SG_BATCH, SG_LR = S.sg_batch, 0.01
 CONTEXT, GPT_BATCH, GPT_LAYERS, GPT_HEADS = 32, 32, S.gpt_layers, 4
@@ -306,6 +305,10 @@ else:
         "at the end, skip-gram answers over 3x as many, with under half the median rank, in every seed"
 if LONG:
     assert sg_input.min() > gpt_best.max(), "one pass of skip-gram beats 1.5 passes of TinyGPT"
+if lesson.verdict_tested("the output tables answer analogies as word vectors do (short runs are too young)"):
+    sg_output, gpt_output = result["skip-gram output table"], result["TinyGPT output map"]
+    hold(output_tables_as_embeddings(sg_input, sg_output["share"], gpt_output["share"],
+                                     gpt_output["median_rank"], result["random table"]["share"]))
 
 # %% [markdown]
 # ### How sure: intervals over the questions
@@ -394,6 +397,57 @@ axes[2].legend(fontsize=7)
 lesson.save(fig, "analogies.png",
             "share of analogy questions answered right as each model reads the text, by kind of "
             "question, and the rank of the right word: skip-gram against TinyGPT's tables")
+
+# %% [markdown]
+# ### After the blocks: is the word assembled up there?
+#
+# The essay's reason for the weaker analogies is that a transformer's input row is only a
+# starting guess: the blocks above refine it with the context, and much of a word's meaning is
+# assembled up there. If so, a word's state higher up should hold the analogy structure better
+# than its input row. We read each word's state in the residual stream (the input row plus its
+# position's row, then after each block) at every place it occurs in a sample of the text,
+# average those states per word, and ask the same 588 questions of each average, raw and
+# centred (the better of the two per seed, as for `wte` above).
+#
+# A prediction: will the average state after the last block answer more of the questions than
+# the input row `wte`, about as many, or fewer?
+
+# %%
+def states_after_blocks(model: TinyGPT, windows: int) -> list[np.ndarray]:
+    """Each word's state in the residual stream averaged over its occurrences in `windows` windows
+    of the text, spread evenly over it: [the input row plus the position's row, after block 1,
+    ..., after the last block], each (V, d)."""
+    tr = model.transformer
+    starts = np.linspace(0, len(stream) - CONTEXT - 1, windows).astype(int)
+    ids = stream[starts[:, None] + np.arange(CONTEXT)]
+    occurrences = np.maximum(np.bincount(ids.ravel(), minlength=V), 1)[:, None]
+    sums = [np.zeros((V, DIM)) for _ in range(len(tr.h) + 1)]
+    with mg.no_grad():
+        for batch in np.array_split(ids, max(1, windows // 256)):
+            x = tr.wte(batch) + tr.wpe(np.arange(CONTEXT))
+            for k in range(len(tr.h) + 1):
+                x = x if k == 0 else tr.h[k - 1](x)
+                np.add.at(sums[k], batch.ravel(), x.data.reshape(-1, DIM).astype(np.float64))
+    return [total / occurrences for total in sums]
+
+
+def best_share(table: np.ndarray) -> float:
+    """The share of questions answered right, raw or centred, whichever is higher."""
+    return max(accuracy(table)[0], accuracy(table, centre=True)[0])
+
+
+# %%
+states = {s: states_after_blocks(gpt[s]["model"], S.state_windows) for s in SEEDS}
+levels = ["input row + position"] + [f"after block {k + 1}" for k in range(GPT_LAYERS)]
+tower = {"wte": gpt_best, **{level: np.array([best_share(states[s][k]) for s in SEEDS])
+                             for k, level in enumerate(levels)}}
+print(f"share of the {len(questions)} questions answered right (raw or centred, the better), "
+      f"min-max over {len(SEEDS)} seeds; words averaged over {S.state_windows * CONTEXT:,} places")
+for level, shares in tower.items():
+    print(f"  {level:<22} {shares.min():6.1%}-{shares.max():<6.1%}")
+if lesson.verdict_tested("the blocks' states hold the analogies no better than the input row (the small "
+                         "run's TinyGPT has barely started)"):
+    hold(the_tower_and_analogies(tower["wte"], tower[levels[-1]], result["random table"]["share"]))
 
 # %% [markdown]
 # What we measured at full size (three seeds; the intervals are over the questions, seeds

@@ -46,6 +46,7 @@ PIECES: dict[int, tuple[Piece, ...]] = {
     5: (Piece("CrossEntropy", op=True),),
     6: (Piece("tie_weights"),),
     7: (Piece("adam_step_after_silence"), Piece("lazy_adamw_rows")),
+    14: (Piece("best_pair"),),
 }
 
 

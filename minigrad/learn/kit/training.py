@@ -2,7 +2,7 @@
 the optimizer layer's one schedule: lessons 11 to 13), minigrad's tie (`minigrads_tie`, lesson 6),
 a tied table's gradient split by path (`split_paths`, `classifier_share`: lessons 6 and 10), and a
 language model trained on a text the way lesson 8 trains one (`train_on_text`, its windows
-`text_windows`, `tables_of`: lessons 9 to 13) or under the warm-up + cosine schedule with
+`text_windows`, `tables_of`, `input_map_worth`: lessons 9 to 13) or under the warm-up + cosine schedule with
 snapshots along the way (`fit_scheduled`: lesson 11). (Lesson 11's verdicts on settling and
 freezing are in verdicts.py, with every other verdict.)"""
 
@@ -141,6 +141,19 @@ def train_on_text(model: Any, token_ids: np.ndarray, *, context: int, steps: int
     schedule = scheduler(optimizer) if scheduler is not None else None
     return train(model, optimizer, data, held_out, steps=steps, batch_size=batch_size,
                  eval_every=max(1, steps // evaluations), rng=seed + 1, label=label, scheduler=schedule)
+
+
+def input_map_worth(model: Any, held_out: Windows, initial_rows: np.ndarray) -> float:
+    """What a model's input map has learned is worth to it: its held-out loss with the map's
+    initial rows put back, minus its held-out loss as it is (nats). Lessons 11 and 12 use it as the
+    guard of a verdict about the map's geometry: a map put back to its random rows would pass a
+    statement such as "no cone" just as well, and is worth nothing."""
+    table = model.input_table
+    trained_rows, now = table.data.copy(), evaluate(model, held_out)
+    table.data[...] = initial_rows
+    worth = evaluate(model, held_out) - now
+    table.data[...] = trained_rows
+    return worth
 
 
 def tables_of(model: Any) -> dict[str, np.ndarray]:

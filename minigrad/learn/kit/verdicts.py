@@ -598,7 +598,59 @@ def two_untied_maps(savings: Mapping[str, tuple[float, float, float]]) -> Condit
     }
 
 
-# ---- lesson 11: settling and freezing ------------------------------------------------------
+# ---- lesson 11: what the map looks like ------------------------------------------------------
+
+
+def cone_in_tinylm(cones: Mapping[str, np.ndarray]) -> Conditions:
+    """cones[table]: (seeds, [at init, trained, trained and centred]) mean cosine of TinyLM's
+    "untied input map E", "untied output map W" and "tied table". (Whether the input map is
+    learned at all is input_maps_learned's statement, asserted beside this one.)"""
+    c = {name: np.asarray(x, dtype=float) for name, x in cones.items()}
+    inputs, outputs, tied = (c[name][:, 1] for name in ("untied input map E", "untied output map W",
+                                                          "tied table"))
+    return {
+        "centring lowers every table's mean cosine, every seed": all(
+            _all(x[:, 2] < x[:, 1]) for x in c.values()),
+        "the output map forms a cone (over 0.1), every seed": _all(outputs > 0.1),
+        "output map, then tied table, then input map, every seed": bool(
+            outputs.min() > tied.max() and tied.min() > inputs.max()),
+        "the untied input map forms no cone (under 0.05)": _all(inputs < 0.05),
+        "centring removes every cone (within 0.02 of zero)": all(
+            _all(np.abs(x[:, 2]) < 0.02) for x in c.values()),
+    }
+
+
+def frequency_axis_in_tinylm(
+    rho_pc1: Mapping[str, np.ndarray], rho_other: Mapping[str, np.ndarray]
+) -> Conditions:
+    """Per table, per seed: |Spearman| of PC1 with log-frequency, and the best of PC2-5."""
+    conditions = {}
+    for name in ("untied output map W", "tied table"):
+        conditions[f"{name}: PC1 follows frequency (over 0.6) and no other component does as well"] = bool(
+            np.min(rho_pc1[name]) > 0.6 and np.min(rho_pc1[name]) > np.max(rho_other[name]))
+    conditions["the untied input map's PC1 does not follow frequency (under 0.3)"] = bool(
+        np.max(rho_pc1["untied input map E"]) < 0.3)
+    return conditions
+
+
+def input_table_settles_last(at_quarter: Mapping[str, np.ndarray]) -> Conditions:
+    """TinyLM at a quarter of its run, per seed: the share done of the held-out improvement
+    ("progress") and of each table's change in "structure" and "neighbours" ("... done input map
+    E", "... done output map W"). The claim "the map settles early" would make these fail."""
+    q = {key: np.asarray(x, dtype=float) for key, x in at_quarter.items()}
+    conditions = {}
+    for kind in ("structure", "neighbours"):
+        table = q[f"{kind} done input map E"]
+        conditions[f"the loss is further along than the input table's {kind}, every seed"] = _all(
+            table < q["progress"])
+        conditions[f"the input table's {kind} is less settled than the output map's, every seed"] = _all(
+            table < q[f"{kind} done output map W"])
+    conditions["most of the input table's neighbourhood change is still to come"] = _all(
+        q["neighbours done input map E"] < 0.5)
+    return conditions
+
+
+# ---- lesson 14: settling and freezing --------------------------------------------------------
 
 
 def freezing_cost_share(before: np.ndarray, trained: np.ndarray, frozen: np.ndarray) -> np.ndarray:
@@ -623,6 +675,20 @@ def freezing_is_free(cost_share: np.ndarray, tolerance: float = 0.05) -> Conditi
     share = np.asarray(cost_share, dtype=np.float64)
     return {f"in every seed freezing gives up under {tolerance:.0%} of what fine-tuning gains":
             _all(share < tolerance)}
+
+
+def frozen_table_matters(random_share: np.ndarray, freezing_share: np.ndarray) -> Conditions:
+    """The control of "freezing is free": per seed, what a table kept at its random start through
+    pretraining and fine-tuning gives up, and what freezing the pretrained table gives up, each as
+    a share of fine-tuning's gain (freezing_cost_share). Freezing is free *because the table is
+    done* only if the table matters: a random one must cost far more. A NaN never holds."""
+    random_share = np.asarray(random_share, np.float64)
+    freezing_share = np.asarray(freezing_share, np.float64)
+    return {
+        "a table kept random gives up over half of fine-tuning's gain, every seed": _all(random_share > 0.5),
+        "ten times what freezing the trained table gives up, or more": _all(
+            random_share > 10 * np.maximum(freezing_share, 0.01)),
+    }
 
 
 def ahead_of_the_loss(geometry_done: np.ndarray, loss_done: np.ndarray) -> Conditions:
@@ -793,6 +859,41 @@ def skipgram_ahead_at_equal_text(
             np.min(skipgram_share) > ratio * np.max(tinygpt_share)
         ),
         "and its median rank is under half TinyGPT's": bool(np.max(skipgram_rank) < np.min(tinygpt_rank) / 2),
+    }
+
+
+def the_tower_and_analogies(
+    input_row: np.ndarray, last_block: np.ndarray, random_table: np.ndarray
+) -> Conditions:
+    """Per seed, the share of the analogy questions answered right (raw or centred, the better) by
+    TinyGPT's input table and by each word's state after the last block averaged over the places
+    it occurs; random_table: a random table's share."""
+    input_row, last_block = np.asarray(input_row, float), np.asarray(last_block, float)
+    return {
+        "a word's state after the last block answers no more than its input row (at most 3 points "
+        "more), every seed": _all(last_block < input_row + 0.03),
+        "and still holds analogy structure (over 5 times a random table's share), every seed": _all(
+            last_block > 5 * np.max(random_table)),
+    }
+
+
+def output_tables_as_embeddings(
+    skipgram_input: np.ndarray,
+    skipgram_output: np.ndarray,
+    gpt_output: np.ndarray,
+    gpt_output_rank: np.ndarray,
+    random_table: np.ndarray,
+) -> Conditions:
+    """Per seed, the share of analogy questions answered right by skip-gram's input and output
+    tables and TinyGPT's output map, with the output map's median rank of the right word."""
+    sg_in, sg_out, gpt_out = (np.asarray(x, float) for x in (skipgram_input, skipgram_output, gpt_output))
+    return {
+        "skip-gram's output table answers over 70% as many as its input table, every seed": _all(
+            sg_out > 0.7 * sg_in),
+        "TinyGPT's output map answers far more than a random table (over 5%), every seed": _all(
+            gpt_out > max(0.05, 10 * np.max(random_table))),
+        "and ranks the right word near the top (median rank under 50), every seed": _all(
+            np.asarray(gpt_output_rank) < 50),
     }
 
 
