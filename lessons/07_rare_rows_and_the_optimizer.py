@@ -17,10 +17,12 @@
 #    token is absent", and part of the link between a token's frequency and its row's size is
 #    "a bookkeeping artifact". Implementations that decay only the rows a batch touched behave
 #    differently; we compare three: dense, touched-only and catch-up, each against a control
-#    without decay, first on a synthetic objective and then in a trained language model.
+#    without decay, on a synthetic objective where nothing but the optimizer links frequency
+#    and size.
 #
-# Real gradients are noisy, which raises the ceiling on the first claim's long step; we
-# measure that noise in the trained language model too.
+# Real gradients are noisy, which raises the ceiling on the first claim's long step. Lesson 15
+# asks both questions again in a trained language model, once lesson 8 has shown how one is
+# trained.
 #
 # The optimizers are `minigrad.optim.SGD`, `Adam` and `AdamW`, with PyTorch's formulas. With
 # `lazy=False` (the default) a row missing from a sparse gradient counts as a zero gradient:
@@ -56,22 +58,16 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn.course import yours
-from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     adam_after_a_silence,
-    decay_in_a_language_model,
     decay_on_a_zipf_stream,
     hold,
     lazy_adamw,
     noise_and_the_ceiling,
-    real_noise_sets_the_ceiling,
-    row_gradient_noise,
     setup,
     spearman,
 )
 from minigrad.learn.kit import adam_step_after_silence as minigrads_step_after_silence
-from minigrad.learn.train import batches, split_windows
-from minigrad.models import TinyLM
 from minigrad.nn import functional as F
 from minigrad.optim import SGD, Adam, AdamW, PerformanceWarning
 
@@ -84,13 +80,9 @@ rng = np.random.default_rng(7)
 BETA1, BETA2, LR = 0.9, 0.999, 1e-3
 size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_SMALL=1), in one place
     full=dict(warmup=500, more_pauses=[2000, 3000], more_periods=[1000], noisy_periods=[10, 100, 1000, 3000],
-              noisy_steps=12_000, V=5000, steps=1500,
-              lm_vocab=1000, lm_width=32, lm_hidden=64, lm_batch=128, lm_steps=1000, lm_seeds=6,
-              noise_batches=200),
+              noisy_steps=12_000, V=5000, steps=1500),
     small=dict(warmup=300, more_pauses=[], more_periods=[], noisy_periods=[10, 100, 1000], noisy_steps=4000,
-              V=2000, steps=500,
-              lm_vocab=300, lm_width=16, lm_hidden=32, lm_batch=64, lm_steps=200, lm_seeds=2,
-              noise_batches=60))
+               V=2000, steps=500))
 
 pieces = yours(7)  # your two functions from minigrad-exercises/, if they pass `minigrad check 7`
 adam_step_after_silence = pieces.get("adam_step_after_silence", minigrads_step_after_silence)
@@ -422,8 +414,8 @@ lesson.save(fig, "adam_noisy_gradients.png",
 # shortens the frequent row's, because a frequent row's momentum averages its gradients while
 # its second moment keeps their full size. How large the ratio gets on real text therefore
 # depends on how noisy a frequent row's gradient is from batch to batch, which is the
-# signal-to-noise ratio of that row, and no longer a constant of the optimizer. The last
-# sections measure it in a trained language model.
+# signal-to-noise ratio of that row, and no longer a constant of the optimizer. Lesson 15
+# measures it in a trained language model.
 #
 # ## AdamW: decay on the rows nobody updated
 #
@@ -594,7 +586,7 @@ lesson.save(fig, "row_norm_vs_frequency.png",
 # small run, 500 steps, leaves more rows half way and decay adds more there; it does not test
 # which part is larger.) And every row of this objective starts at its goal's length, so what
 # the statistic sees depends on where rows start. A language model's rows start elsewhere;
-# the section after next asks the question there.
+# lesson 15 asks the question there.
 #
 # Non-lazy AdamW ends with *longer* rare rows than lazy AdamW with the same dense decay: after
 # each arrival its momentum keeps pulling the row toward its goal for dozens of steps (the
@@ -644,199 +636,6 @@ stale = np.linalg.norm(final["lazy, catch-up"] - final["lazy, dense decay"], axi
 print("median |catch-up row - lazy dense-decay row| by how often the token occurred:")
 print("  " + ", ".join(f"{band}: {np.median(stale[(counts >= lo) & (counts <= hi)]):.4f}"
                       for band, (lo, hi) in zip(band_names, bands)))
-
-# %% [markdown]
-# ## The same question in a trained language model
-#
-# The pulling objective is built so that nothing but the optimizer can link frequency and
-# norm, and its rows start at the length their goals have. Both choices favour the claim: a
-# rare row there can only lose length, and what the statistic sees is how far the decay
-# shrank rows that started long. A language model's input table is different. Its rows start
-# where the initialisation puts them (GPT-2 draws them with standard deviation 0.02, far
-# shorter than where training takes them; TinyLM's own table starts at `1/sqrt(d)`), and the
-# loss itself may want some rows longer than others.
-#
-# So we ask the question again on the untied TinyLM of lesson 8 (smaller: `V`, `d` and the
-# hidden width are printed below), trained on the Python manual for one to two epochs with
-# the same total decay, `lr * weight_decay * steps = 1.5`, from both initialisations, under
-# five optimizers: Adam with no decay (the control), AdamW with dense decay (PyTorch's), and
-# the lazy trio: lazy Adam with no decay (the control for the next two), touched-only and
-# catch-up decay. The statistic is the one above, Spearman's rank correlation between how
-# often a token was read in the training text and the norm of its input row at the end, over
-# several seeds (each its own initialisation and batch order). What decay adds is the paired
-# difference between a decay mode and its own control, seed by seed.
-
-# %%
-words = tokenize(load_text(None))  # the default corpus: the Python reference manual
-lm_vocab = Vocabulary.build(words, max_size=size.lm_vocab)
-lm_data, _ = split_windows(lm_vocab.encode(words), 3, valid_fraction=0.1, pieces=20)  # held out: unused
-times_read = np.bincount(lm_data.ids.ravel(), minlength=len(lm_vocab))
-LM_LR = 3e-3
-lm_decay = 1.5 / (LM_LR * size.lm_steps)
-lm_modes = {
-    "no decay (Adam)": dict(weight_decay=0.0),
-    "dense decay (torch AdamW)": dict(weight_decay=lm_decay),
-    "lazy, no decay": dict(weight_decay=0.0, lazy=True),
-    "lazy, touched only": dict(weight_decay=lm_decay, lazy=True, decay="touched"),
-    "lazy, catch-up": dict(weight_decay=lm_decay, lazy=True, decay="catch_up"),
-}
-INITS = {"TinyLM's own, std 1/sqrt(d)": None, "GPT-2's, std 0.02": 0.02}
-LM_SEEDS = range(size.lm_seeds)
-epochs = size.lm_steps * size.lm_batch / len(lm_data)
-print(f"V = {len(lm_vocab):,}, d = {size.lm_width}, hidden {size.lm_hidden}, context 3; "
-      f"{size.lm_steps} steps "
-      f"of {size.lm_batch} windows = {epochs:.1f} epochs; lr = {LM_LR}, weight_decay = {lm_decay:.3g}")
-
-
-def train_lm(seed: int, init_std: float | None, options: dict) -> TinyLM:
-    """An untied TinyLM trained on the manual; init_std replaces its input table's initialisation."""
-    model = TinyLM(len(lm_vocab), size.lm_width, size.lm_hidden, 3, tied=False, rng=seed)
-    if init_std is not None:
-        model.input_table.data[...] = np.random.default_rng(100 + seed).normal(
-            0.0, init_std, model.input_table.shape)
-    optimizer = AdamW(model.parameters(), lr=LM_LR, **options)
-    stream = batches(lm_data, size.lm_batch, np.random.default_rng(seed + 1))
-    for _ in range(size.lm_steps):
-        loss = model.loss(*next(stream))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    optimizer.flush()  # catch-up: settle what every row still owes (a no-op otherwise)
-    return model
-
-
-# %%
-lm_rho = {init: {mode: [] for mode in lm_modes} for init in INITS}  # Spearman per seed
-torch_style_models = []  # the dense-decay models from TinyLM's own init, for the next section
-for init, init_std in INITS.items():
-    for seed in LM_SEEDS:
-        for mode, options in lm_modes.items():
-            model = train_lm(seed, init_std, options)
-            row_norms = np.linalg.norm(model.input_table.data.astype(np.float64), axis=1)
-            lm_rho[init][mode].append(spearman(times_read, row_norms))
-            if init_std is None and mode == "dense decay (torch AdamW)":
-                torch_style_models.append(model)
-lm_rho = {init: {mode: np.array(values) for mode, values in by_mode.items()}
-          for init, by_mode in lm_rho.items()}
-
-# %%
-print(f"Spearman(times read, input-row norm), min-max over {size.lm_seeds} seeds")
-print(f"{'optimizer':>27} " + " ".join(f"{init:>28}" for init in INITS))
-for mode in lm_modes:
-    print(f"{mode:>27} " + " ".join(f"{lm_rho[init][mode].min():>+20.2f} to {lm_rho[init][mode].max():<+5.2f}"
-                                    for init in INITS))
-effects = {  # paired over seeds: each mode against its own control
-    "dense decay - no decay": ("dense decay (torch AdamW)", "no decay (Adam)"),
-    "catch-up - lazy, no decay": ("lazy, catch-up", "lazy, no decay"),
-    "touched only - lazy, no decay": ("lazy, touched only", "lazy, no decay"),
-    "lazy Adam - Adam (no decay)": ("lazy, no decay", "no decay (Adam)"),
-}
-lm_effect = {init: {name: lm_rho[init][a] - lm_rho[init][b] for name, (a, b) in effects.items()}
-             for init in INITS}
-print("\npaired differences, mean and min-max over seeds")
-for name in effects:
-    print(f"{name:>30} " + " ".join(
-        f"{lm_effect[init][name].mean():>+12.2f} ({lm_effect[init][name].min():+.2f} to "
-        f"{lm_effect[init][name].max():+.2f})" for init in INITS))
-
-# %%
-lm_full_size = lesson.verdict_tested(
-    "decay makes a small part of the link in a language model, less than Adam's treatment of silent rows, "
-    "and touched-only decay works against it (the small run trains 0.1 epochs)")
-for init in INITS:
-    hold(decay_in_a_language_model(lm_effect[init], full_size=lm_full_size), where=init)
-
-# %% [markdown]
-# The link between frequency and norm in the language model's input table is weak to start
-# with, and decay makes only a small part of it (full size, six seeds each):
-#
-# - Without decay, with PyTorch's Adam, the rank correlation is +0.07 to +0.15 from TinyLM's
-#   own initialisation and -0.04 to 0.00 from GPT-2's. Dense decay raises it by 0.03 to 0.09
-#   and by 0.05 to 0.11 (paired, seed by seed): positive in every seed, and small.
-# - How Adam treats silent rows matters more. Lazy Adam without any decay gives +0.25 to +0.31
-#   from either start, 0.16 to 0.31 above PyTorch's Adam: a lazy row moves only when its token
-#   is read, so rows read often travel furthest, while PyTorch's Adam keeps moving a silent row
-#   as its momentum drains (the "distance travelled per arrival" of the first part).
-# - Catch-up decay adds 0.13 to 0.18 to lazy Adam from TinyLM's start and 0.01 to 0.08 from
-#   GPT-2's: more than dense decay adds to PyTorch's Adam from the first, about as much from
-#   the second.
-# - Touched-only decay works the other way: it lowers the correlation by 0.57 to 0.61 (to
-#   -0.33 to -0.28) and by 0.16 to 0.23. It shrinks a row only when its token is read, so it
-#   shrinks the rows read most: an artifact of its own, of the opposite sign.
-#
-# So the claim holds in its cautious form: decoupled decay does make part of the
-# frequency-norm link, and which rows it reaches changes the measured link, but in a trained
-# model the part is small (0.03 to 0.11 of rank correlation here), and smaller than what the
-# optimizer's treatment of silent rows does. The asserts can fail both ways: with no decay
-# the paired difference is exactly 0 (the two runs are the same run), and where decay makes
-# more of the link they fail on the upper bound: in the small run (`MINIGRAD_SMALL=1`, 0.1
-# epochs, so most rows are still near their start) dense decay adds 0.25 to 0.27 from
-# TinyLM's start, which is why the small run does not test them. What this does not test: a
-# large model, long training (1.4 epochs here), and the tied table, where the output role
-# gives every row a gradient at every step and silence does not exist.
-#
-# ## How noisy is a real gradient?
-#
-# The part on noisy gradients left the ceiling as `3.2 sqrt(1 + noise^2)`, where `noise` is
-# the spread of a row's gradient from batch to batch in units of its mean, and the frequent
-# row's noise is what sets it. Here is that number for the trained language models (dense
-# decay, TinyLM's own initialisation, every seed). We hold the weights fixed, draw fresh
-# batches, and for every input row read in at least 20 of them collect its gradient on the
-# batches where it appears. Per row, `noise^2` is the variance summed over the coordinates
-# divided by the squared mean gradient summed over them (the squared mean corrected for the
-# mean's own sampling error, `variance / n`).
-
-
-# %%
-def gradient_noise(model: TinyLM, seed: int, n_batches: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, noise): each input row read in >= 20 of n_batches fresh batches (weights fixed) and
-    the noise-to-signal ratio of its gradient (row_gradient_noise, minigrad/learn/kit/rare_rows.py)."""
-    stream = batches(lm_data, size.lm_batch, np.random.default_rng(seed + 50))
-
-    def gradients():
-        for _ in range(n_batches):
-            loss = model.loss(*next(stream))
-            model.zero_grad()
-            loss.backward()
-            yield model.input_table.grad
-    return row_gradient_noise(gradients(), min_seen=20)
-
-
-# %%
-rank_of = np.argsort(np.argsort(-times_read))  # 0 = the token read most often
-noise_bands = {"ranks 1-10": (0, 10), "11-50": (10, 50), "51-200": (50, 200),
-               "201+ (read in >= 20)": (200, None)}
-band_noise = {band: [] for band in noise_bands}
-for seed, model in zip(LM_SEEDS, torch_style_models):
-    rows, noise = gradient_noise(model, seed, size.noise_batches)
-    for band, (lo, hi) in noise_bands.items():
-        inside = (rank_of[rows] >= lo) & (rank_of[rows] < (hi or len(lm_vocab)))
-        band_noise[band].append(np.median(noise[inside]) if inside.any() else np.nan)
-band_noise = {band: np.array(values) for band, values in band_noise.items()}
-frequent_noise = band_noise["ranks 1-10"]
-real_ceiling = ceiling * np.sqrt(1 + frequent_noise**2)
-print(f"noise-to-signal of an input row's gradient over {size.noise_batches} batches, median over the "
-      f"band's rows, min-max over {size.lm_seeds} seeds:")
-for band, values in band_noise.items():
-    print(f"  {band:>22}: " + (f"{values.min():.1f} to {values.max():.1f}" if np.all(np.isfinite(values))
-                                else "too few batches to measure"))
-print(f"the ceiling set by the 10 most frequent rows, 3.2 sqrt(1 + noise^2): "
-      f"{real_ceiling.min():.0f} to {real_ceiling.max():.0f} times a frequent row's step")
-
-# %%
-hold(real_noise_sets_the_ceiling(frequent_noise, ceiling))
-
-# %% [markdown]
-# Real gradients are far noisier than the levels simulated above. For the ten most frequent
-# words the noise is 5.5 to 6.9 times the mean gradient (six seeds), for ranks 11 to 200 it
-# is 10 to 15, and for rarer rows read in at least 20 of the 200 batches 9 to 13; in a model
-# this far into training the mean gradient of a row is small against its batch-to-batch
-# spread. With the frequent rows' noise the ceiling `3.2 sqrt(1 + noise^2)` is 18 to 22:
-# after a long silence a rare row's first step can be about twenty times a frequent row's,
-# not 3.2 times. It is still a ceiling, set by how much the noise shortens the frequent rows'
-# steps, so "long" is right, and bounded is right too, at about twenty. The figure is this
-# small model's at the end of its training; earlier in training the mean gradient is larger
-# and the noise, and the ceiling, lower.
 
 # %% [markdown]
 # When the gradient does not depend on the row, catch-up and dense decay agree up to rounding

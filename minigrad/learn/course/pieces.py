@@ -47,6 +47,7 @@ PIECES: dict[int, tuple[Piece, ...]] = {
     6: (Piece("tie_weights"),),
     7: (Piece("adam_step_after_silence"), Piece("lazy_adamw_rows")),
     14: (Piece("best_pair"),),
+    15: (Piece("longest_silences"),),
 }
 
 

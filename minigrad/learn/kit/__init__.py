@@ -49,7 +49,13 @@ from minigrad.learn.kit.lesson import (
     small_mode,
 )
 from minigrad.learn.kit.plots import draw_cone, draw_frequency_axis
-from minigrad.learn.kit.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
+from minigrad.learn.kit.rare_rows import (
+    RowAdamW,
+    adam_step_after_silence,
+    lazy_adamw,
+    longest_silences,
+    row_gradient_noise,
+)
 from minigrad.learn.kit.training import (
     classifier_share,
     fit_scheduled,
@@ -79,6 +85,7 @@ from minigrad.learn.kit.verdicts import (
     failures,
     freezing_cost_share,
     freezing_is_free,
+    freezing_is_not_free,
     frequency_axes_in_a_transformer,
     frequency_axis_in_tinylm,
     frequency_in_static_tables,
@@ -100,6 +107,7 @@ from minigrad.learn.kit.verdicts import (
     paper_scale,
     real_noise_sets_the_ceiling,
     round_trip_on_random_tables,
+    silences_in_a_language_model,
     skipgram_ahead_at_equal_text,
     t_interval,
     the_tower_and_analogies,
@@ -145,6 +153,7 @@ __all__ = [
     "fit_scheduled",
     "freezing_cost_share",
     "freezing_is_free",
+    "freezing_is_not_free",
     "frequency_axes_in_a_transformer",
     "frequency_axis_in_tinylm",
     "frequency_in_static_tables",
@@ -161,6 +170,7 @@ __all__ = [
     "input_maps_learned",
     "input_table_settles_last",
     "lazy_adamw",
+    "longest_silences",
     "mean_and_interval",
     "mean_cosine",
     "minigrads_tie",
@@ -182,6 +192,7 @@ __all__ = [
     "setup",
     "share_done",
     "show_file",
+    "silences_in_a_language_model",
     "skipgram_ahead_at_equal_text",
     "small_mode",
     "spearman",

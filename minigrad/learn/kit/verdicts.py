@@ -248,6 +248,18 @@ def decay_on_a_zipf_stream(no_decay, dense, touched, full_size: bool) -> Conditi
     return conditions
 
 
+def silences_in_a_language_model(rarest: np.ndarray, busiest: np.ndarray) -> Conditions:
+    """(seeds, rows) each row's longest run of training steps without a read, for the rarest
+    tenth of the vocabulary and for the 10 most read rows."""
+    rarest, busiest = np.asarray(rarest), np.asarray(busiest)
+    return {
+        "the rarest tenth go silent for over a hundred steps at a time (the median of their longest "
+        "silences), every seed": _all(np.median(rarest, axis=1) > 100),
+        "the 10 most read rows are never silent for more than 5 steps": _all(busiest <= 5),
+        "no row is silent for the 3,800 steps after which Adam's step back is longer": _all(rarest < 3800),
+    }
+
+
 def decay_in_a_language_model(effect: Mapping[str, np.ndarray], full_size: bool) -> Conditions:
     """Paired differences of Spearman(times read, input-row norm) over seeds, in a trained
     TinyLM: "dense decay - no decay", "touched only - lazy, no decay", "lazy Adam - Adam (no decay)"."""
@@ -675,6 +687,14 @@ def freezing_is_free(cost_share: np.ndarray, tolerance: float = 0.05) -> Conditi
     share = np.asarray(cost_share, dtype=np.float64)
     return {f"in every seed freezing gives up under {tolerance:.0%} of what fine-tuning gains":
             _all(share < tolerance)}
+
+
+def freezing_is_not_free(cost_share: np.ndarray, at_least: float = 0.1) -> Conditions:
+    """The opposite verdict, with a margin: in every seed freezing gives up over `at_least` of
+    what fine-tuning gains. A NaN never holds."""
+    share = np.asarray(cost_share, dtype=np.float64)
+    return {f"in every seed freezing gives up over {at_least:.0%} of what fine-tuning gains":
+            _all(share > at_least)}
 
 
 def frozen_table_matters(random_share: np.ndarray, freezing_share: np.ndarray) -> Conditions:
