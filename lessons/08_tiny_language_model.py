@@ -427,6 +427,18 @@ for seed in SEEDS:
               label=f"matched seed {seed}")  # summary() reads only the last 3 evaluations
     by_seed[seed]["matched"] = summary(h, None)
 
+# %% [markdown]
+# ### How sure: a t-interval over three seeds
+#
+# Three seeds give three differences, and their mean would move with three other seeds. The
+# t-interval says how far: with `n` values of mean `m` and standard deviation `s`, the mean's
+# standard error is `s / sqrt(n)`, and the 95% interval is `m` plus or minus `t * s / sqrt(n)`,
+# where `t` comes from Student's distribution with `n - 1` degrees of freedom (4.30 for three
+# seeds: wide, because `s` itself is guessed from three numbers). `t_interval` in the kit does
+# it. An interval clear of zero fixes the sign; one that contains zero fixes only a size: a
+# difference outside it is unlikely. The figure after the table shows each difference's three
+# seeds and its interval.
+
 # %%
 ends = {label: np.array([r[label]["end"] for r in by_seed.values()])
         for label in ("tied", "untied", "matched")}
@@ -443,6 +455,21 @@ for what, diff in (("untied (same width) ahead of tied", same_width),
           f"(95% interval {low:+.3f} to {high:+.3f})")
 print(f"best held-out loss, untied (same width) ahead by {min(ahead['best']):+.3f} to "
       f"{max(ahead['best']):+.3f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.6))
+for x, diff in enumerate((same_width, same_count)):
+    low, high = t_interval(diff)
+    ax.plot(np.full(len(diff), x - 0.1), diff, "o", color="C0", label="one seed" if x == 0 else None)
+    ax.errorbar(x + 0.1, diff.mean(), yerr=[[diff.mean() - low], [high - diff.mean()]], fmt="ks", capsize=6,
+                label="mean, 95% t-interval" if x == 0 else None)
+ax.axhline(0, color="k", lw=0.8)
+ax.axhline(-0.01, color="C3", ls=":", label="a gain from tying of 0.01 nats")
+ax.set_xticks([0, 1], ["untied, same width", "untied, same parameters"])
+ax.set(ylabel="tied minus untied held-out loss (nats)", title="Three seeds and what they can say")
+ax.legend(fontsize=8)
+lesson.save(fig, "seeds_and_intervals.png",
+            "each seed's difference between the tied and the untied model, and the t-interval of the mean")
 
 # %%
 # the checks are named functions in minigrad/learn/kit/verdicts.py; each returns its statements

@@ -74,6 +74,8 @@ from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
 lesson = setup(13, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
+
+# %%
 S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
     # the small run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
@@ -399,6 +401,41 @@ lesson.save(fig, "analogies.png",
             "question, and the rank of the right word: skip-gram against TinyGPT's tables")
 
 # %% [markdown]
+# What we measured at full size (three seeds; the intervals are over the questions, seeds
+# averaged):
+#
+# | after | skip-gram input table | TinyGPT input table |
+# |---|---|---|
+# | one pass (789,668 words) | 24.7-31.1%, median rank 5-11 | 12.1-14.1%, median rank 25-44 |
+# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.7% (centred 16.2-20.2%), rank 13-31 |
+# | male : female (108 questions) | 21-33% | 3-10% |
+# | singular : plural (240) | 5-9% | 4-6% |
+# | present : past (240) | 45-53% | 32-40% |
+#
+# At equal text skip-gram's input table answers 11.6 to 17.3 points more (95% interval), and
+# after TinyGPT has read half as much again it still answers 7.4 to 13.2 points more. A random
+# table answers none (median rank 1,032). The output tables are word vectors too, as Press and
+# Wolf argued of the output map: skip-gram's, never used as word vectors, answers nearly as many
+# as its input table (24.3-26.4%), and TinyGPT's output map 10.4-11.1%, with the right word near
+# the top (median rank 14-15). The small run (150,000 words, 538 questions) gives the same order
+# at the end but too little text for the comparison at equal text, and tests neither.
+
+# %% [markdown]
+# So the claim holds at our scale, with a shape worth knowing. The transformer's input table does
+# learn analogy structure (far above chance, and still rising), but at equal text it answers
+# about half as many questions, and even after half as much text again it stays below one pass
+# of skip-gram. The gap is not even, and here the intervals matter, since a group of 108
+# questions answered at 5% is a handful of answers. On male : female TinyGPT's input table keeps
+# 15-36% of skip-gram's share (95% interval; the gap is 14.2 to 26.9 points); on present : past,
+# whose answer the next word's grammar depends on, 63-83%: more on tense than on male : female by
+# 0.34 to 0.63 of skip-gram's share. On singular : plural both tables are weak and the interval
+# of the gap, -0.3 to +5.1 points, contains zero: that group does not tell them apart. "Less
+# reliable" shows in the seeds too: on male : female one seed of TinyGPT answers three times as
+# many as another. TinyGPT's output map, the table that says words, splits the other way: 12-19%
+# on male : female, 8-10% on tense. (`MINIGRAD_GPT_STEPS=240 minigrad lesson 13 --no-pause` runs a
+# fifth as long: after 245,760 words TinyGPT answers 0.3-1.7%, skip-gram 6.6-9.2%.)
+
+# %% [markdown]
 # ### After the blocks: is the word assembled up there?
 #
 # The essay's reason for the weaker analogies is that a transformer's input row is only a
@@ -450,53 +487,16 @@ if lesson.verdict_tested("the blocks' states hold the analogies no better than t
     hold(the_tower_and_analogies(tower["wte"], tower[levels[-1]], result["random table"]["share"]))
 
 # %% [markdown]
-# What we measured at full size (three seeds; the intervals are over the questions, seeds
-# averaged):
-#
-# | after | skip-gram input table | TinyGPT input table |
-# |---|---|---|
-# | one pass (789,668 words) | 24.7-31.1%, median rank 5-11 | 12.1-14.1%, median rank 25-44 |
-# | TinyGPT's 1.5 passes | (one pass: as above) | 15.6-19.7% (centred 16.2-20.2%), rank 13-31 |
-# | male : female (108 questions) | 21-33% | 3-10% |
-# | singular : plural (240) | 5-9% | 4-6% |
-# | present : past (240) | 45-53% | 32-40% |
-#
-# At equal text skip-gram's input table answers 11.6 to 17.3 points more (95% interval), and
-# after TinyGPT has read half as much again it still answers 7.4 to 13.2 points more. A random
-# table answers none (median rank 1,032). Skip-gram's output table, never used as word
-# vectors, is nearly as good as its input table (24.3-26.4%); TinyGPT's output map answers
-# 10.4-11.1%, though it ranks the right word high (median 14-15). The small run (150,000 words,
-# 538 questions) gives the same order at the end but too little text for the comparison at
-# equal text, and does not test the intervals.
-#
-# So the claim holds at our scale, with a shape worth knowing. The transformer's input table
-# does learn analogy structure (far above chance, and still rising), but at equal text it
-# answers about half as many questions, and even after half as much text again it stays
-# below one pass of skip-gram. The gap is not even, and here the intervals matter, since a
-# group of 108 questions answered at 5% is a handful of answers. On male : female TinyGPT's
-# input table keeps 15-36% of skip-gram's share (95% interval; the gap is 14.2 to 26.9
-# points); on present : past, whose answer the next word's grammar depends on, 63-83%: more
-# on tense than on male : female by 0.34 to 0.63 of skip-gram's share. On singular : plural
-# both tables are weak and the interval of the gap, -0.3 to +5.1 points, contains zero:
-# that group does not tell them apart. "Less reliable" shows in the seeds too: overall
-# TinyGPT's spread about as much as skip-gram's for their level (15.6-19.7% against
-# 24.7-31.1%), but on male : female one seed answers three times as many as another. TinyGPT's
-# output map, the table that says words, splits the other way: 12-19% on male : female, 8-10%
-# on tense. What we did not test is the material's reason, the tower doing the work: we
-# measured the outcome only, on a two-block model far smaller than the ones the claim is
-# about. (`MINIGRAD_GPT_STEPS=240` is the earlier budget: after 245,760 words TinyGPT answers
-# 0.3-1.7%, skip-gram 6.6-9.2%.)
-#
 # ## 5. The cone and the frequency axis on static tables
 #
-# Lessons 11 and 12 found a narrow cone and a first principal component that follows
-# frequency in output maps and tied tables, not in untied input tables. Static tables such as
-# skip-gram's are where frequency directions in word vectors were first described, so we ask
-# the same two questions of the tables trained above: the mean cosine between rows (raw and
-# centred) and the Spearman correlation of each row's score on the first principal component
-# with the log of the word's count, against the best of the next four components. Every row
-# but `<unk>`'s is used (each word seen at least 54 times). A cone has an axis of its own, the
-# mean row, so we also ask whether a row's length along it follows frequency.
+# Lessons 11 and 12 found a narrow cone and a first principal component that follows frequency
+# in output maps and tied tables, not in untied input tables. Static tables such as skip-gram's
+# are where frequency directions in word vectors were first described, so we ask the same two
+# questions of the tables trained above: the mean cosine between rows (raw and centred) and the
+# Spearman correlation of each row's score on the first principal component with the log of the
+# word's count, against the best of the next four components. Every row but `<unk>`'s is used
+# (each word seen at least 54 times). A cone has an axis of its own, the mean row, so we also ask
+# whether a row's length along it follows frequency.
 
 # %%
 TABLES_OF = {"skip-gram input table": lambda s: skipgram[s]["model"].input_table.data,

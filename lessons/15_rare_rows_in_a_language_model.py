@@ -248,12 +248,13 @@ for init in INITS:
 # TinyLM's start, which is why the small run does not test them. What this does not test: a
 # large model, long training (1.4 epochs here), and the tied table, where the output role
 # gives every row a gradient at every step and silence does not exist.
-#
+
+# %% [markdown]
 # ## How noisy is a real gradient?
 #
-# Lesson 7 left the ceiling as `3.2 sqrt(1 + noise^2)`, where `noise` is
-# the spread of a row's gradient from batch to batch in units of its mean, and the frequent
-# row's noise is what sets it. Here is that number for the trained language models (dense
+# Lesson 7 left the ceiling as `3.2 sqrt(1 + noise^2)`, where `noise` is the spread of a row's
+# gradient from batch to batch in units of its mean, and the frequent row's noise is what sets
+# it. Here is that number for the trained language models (dense
 # decay, TinyLM's own initialisation, every seed). We hold the weights fixed, draw fresh
 # batches, and for every input row read in at least 20 of them collect its gradient on the
 # batches where it appears. Per row, `noise^2` is the variance summed over the coordinates
