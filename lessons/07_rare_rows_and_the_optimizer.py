@@ -1,13 +1,14 @@
 # %% [markdown]
 # # Lesson 7: Rare rows and the optimizer
 #
-# What Adam's memory and AdamW's weight decay do to table rows that receive a gradient only now and then.
+# The key idea: the optimizer decides what a silent step means for a table row. Adam
+# remembers a row's gradients, and AdamW's decay shrinks every row on every step, so a row that
+# is read only now and then is treated differently from a busy one, by rules we can measure.
 #
 # ## What you will see
 #
-# Lesson 4 showed that a table row gets a gradient only on the steps its token appears, and that
-# with real word frequencies most rows are silent most of the time. The optimizer decides what a
-# silent step means. Two claims of the essay this course draws on, measured here:
+# Lesson 4 showed that a row gets a gradient only on the steps its token appears. Two claims of
+# the essay this course draws on, measured here:
 #
 # 1. Adam divides each step by the square root of a running average of squared gradients, its
 #    second moment `v` (the essay's "roughness meter"). During a row's silence `v` decays by
@@ -15,28 +16,15 @@
 # 2. AdamW's decoupled weight decay multiplies every parameter by `(1 - lr * weight_decay)` on
 #    every step, so a rare row is "pulled toward zero on all those thousands of steps when the
 #    token is absent", and part of the link between a token's frequency and its row's size is
-#    "a bookkeeping artifact". Implementations that decay only the rows a batch touched behave
-#    differently; we compare three: dense, touched-only and catch-up, each against a control
-#    without decay, on a synthetic objective where nothing but the optimizer links frequency
-#    and size.
+#    "a bookkeeping artifact". We compare dense, touched-only and catch-up decay, each against
+#    a control without decay, on an objective where only the optimizer links frequency and size.
 #
-# Real gradients are noisy, which raises the ceiling on the first claim's long step. Lesson 15
-# asks both questions again in a trained language model, once lesson 8 has shown how one is
-# trained.
-#
-# The optimizers are `minigrad.optim.SGD`, `Adam` and `AdamW`, with PyTorch's formulas. With
-# `lazy=False` (the default) a row missing from a sparse gradient counts as a zero gradient:
-# its moments keep decaying and it keeps being updated, as in `torch.optim.Adam` on a dense
-# gradient. With `lazy=True` only the rows present are touched (the rule of
-# `torch.optim.SparseAdam`), and `decay=` says what happens to the others.
-#
-# You build the two pieces this lesson is about: Adam's step for a row whose gradient comes back
-# after a silence, and one step of lazy AdamW on the rows present, with touched-only and
-# catch-up decay. Once they pass `minigrad check 7`, the lesson's predictions and its rare-row
-# tables are computed with yours.
-#
-# Live: the lab's "Steps over time" page (`minigrad lab`, see docs/lab.md) runs these optimizers and
-# decay modes on a rare and a frequent row while you watch.
+# Lesson 15 asks both questions again in a trained language model, once lesson 8 has shown how
+# one is trained. The optimizers are `minigrad.optim.SGD`, `Adam` and `AdamW`, with PyTorch's
+# formulas; `lazy=True` touches only the rows present (the rule of `torch.optim.SparseAdam`),
+# and `decay=` says what happens to the others. You build the two pieces the lesson is about;
+# once they pass `minigrad check 7`, its predictions and rare-row tables are computed with
+# yours. Live: the lab's "Steps over time" page (`minigrad lab`, docs/lab.md).
 
 # %% [markdown]
 # ## Predict first
@@ -295,17 +283,15 @@ lesson.save(fig, "adam_step_after_silence.png",
 # %% [markdown]
 # ## What the measurement says about the first claim
 #
-# The mechanism is exactly as described: during a silence `v` shrinks by `beta2` per step (we
-# checked it to machine precision). The conclusion, "the step it takes is long", needs three
-# qualifications:
+# The mechanism is as described: during a silence `v` shrinks by `beta2` per step (checked to
+# machine precision). The conclusion, "the step it takes is long", needs three qualifications:
 #
 # - **A row that pauses for a while comes back with a *shorter* step**, not a longer one,
 #   unless the pause lasts thousands of steps (about 3,800 after the 500-step history of the
-#   full run, 4,700 for a row with a long history). The momentum `m` forgets with
-#   `beta1 = 0.9`, far faster than `v` does with `beta2 = 0.999`, so after a few dozen silent
-#   steps the numerator of the step has lost its history while the denominator still
-#   remembers. The step back is shortest, about a tenth
-#   of a frequent row's, after pauses of 50 to 100 steps.
+#   full run). The momentum `m` forgets with `beta1 = 0.9`, far faster than `v` with
+#   `beta2 = 0.999`, so after a few dozen silent steps the step's numerator has lost its
+#   history while its denominator remembers. The step back is shortest, about a tenth of a
+#   frequent row's, after pauses of 50 to 100 steps.
 # - **A truly rare row does take longer steps**: once the gap between its gradients is more
 #   than about a hundred steps, its step on arrival is longer than a frequent row's, and it
 #   approaches `(1 - beta1) / sqrt(1 - beta2)`, about 3.2 times, for very long gaps. That is a
@@ -313,14 +299,13 @@ lesson.save(fig, "adam_step_after_silence.png",
 #   after each arrival, as `m` drains away: per gradient received it travels many times a
 #   frequent row's step (about 25 times for one gradient in 1,000 steps).
 # - **Lazy Adam (`SparseAdam`) does not decay `v` during a silence at all**, so the pause by
-#   itself changes nothing. The longer steps it shows (up to about 6 times, for a row with one
-#   gradient every 200 steps) come from the bias correction, which divides by `1 - beta^t`
-#   with the table's global step count `t`, while the row's own moments have seen only a
-#   few gradients and are still far from their settled size.
+#   itself changes nothing. Its longer steps (up to about 6 times) come from the bias
+#   correction, which divides by `1 - beta^t` with the table's global step count `t`.
 #
-# So: per-knob step sizes do treat a rare gradient as more informative, by a bounded factor,
+# So per-knob step sizes do treat a rare gradient as more informative, by a bounded factor,
 # and only for rows whose gradients are rare on the scale of `1 / (1 - beta2)` = 1,000 steps.
-#
+
+# %% [markdown]
 # ## With noisy gradients the ceiling is higher
 #
 # A constant gradient is the kindest case for a frequent row: its momentum `m` is the gradient
@@ -329,16 +314,13 @@ lesson.save(fig, "adam_step_after_silence.png",
 # the squares. The frequent row's step shrinks to about `lr |mean| / rms` per coordinate. A row
 # that arrives after a long silence does not average anything: its `m` and `sqrt(v)` are both
 # made of the one gradient it just got, and its step is still about
-# `(1 - beta1) / sqrt(1 - beta2)` times `lr`. So the ratio between the two is the old ceiling
-# times `rms / |mean| = sqrt(1 + noise^2)`, where `noise` is the noise's standard deviation
-# in units of the mean gradient.
+# `(1 - beta1) / sqrt(1 - beta2)` times `lr`. So the ratio is the old ceiling times
+# `rms / |mean| = sqrt(1 + noise^2)`, with `noise` in units of the mean gradient.
 #
-# We simulate it: each row's gradient on a step where it is present is `g (1 + noise z)`,
-# with `z` fresh standard normal noise per coordinate, for noise levels 0 (the constant case),
-# 1, 2 and 3; for each level a frequent row and rare rows with one gradient every `P` steps.
-# The measure is a rare row's step on arrival divided by the frequent row's median step (the
-# frequent row's step is itself noisy), averaged over every arrival after the first, for three
-# seeds of the noise.
+# We simulate it: a row's gradient when present is `g (1 + noise z)`, `z` fresh standard
+# normal noise, for noise levels 0, 1, 2 and 3; for each, a frequent row and rare rows with one
+# gradient every `P` steps. The measure: a rare row's step on arrival over the frequent row's
+# median step, averaged over every arrival after the first, for three seeds of the noise.
 
 # %%
 NOISE_LEVELS = np.array([0.0, 1.0, 2.0, 3.0])
@@ -408,15 +390,13 @@ lesson.save(fig, "adam_noisy_gradients.png",
 # noise it climbs higher: with noise twice the mean gradient, a row with one gradient every
 # 3,000 steps steps 5.6 to 6.2 times as far as a frequent row (the range over three seeds, at
 # full size), and with noise three times the mean 7.4 to 7.8 times, about three quarters of
-# the way to each ceiling (a period of 3,000 steps still leaves `beta2^3000`, 5%, of the
-# row's earlier `v`, and the noise in `m` lengthens the frequent row's step a little). The ceiling is set by
-# the frequent row, not by the rare one: noise does not lengthen the rare row's step, it
-# shortens the frequent row's, because a frequent row's momentum averages its gradients while
-# its second moment keeps their full size. How large the ratio gets on real text therefore
-# depends on how noisy a frequent row's gradient is from batch to batch, which is the
-# signal-to-noise ratio of that row, and no longer a constant of the optimizer. Lesson 15
-# measures it in a trained language model.
-#
+# the way to each ceiling (3,000 steps still leave `beta2^3000`, 5%, of the row's earlier `v`).
+# The ceiling is set by the frequent row: noise does not lengthen the rare row's step, it
+# shortens the frequent row's, whose momentum averages its gradients while its second moment
+# keeps their full size. On real text the ratio therefore depends on how noisy a frequent
+# row's gradient is from batch to batch; lesson 15 measures that in a trained language model.
+
+# %% [markdown]
 # ## AdamW: decay on the rows nobody updated
 #
 # AdamW multiplies the weights by `(1 - lr * weight_decay)` on every step, separately from the
@@ -431,13 +411,11 @@ lesson.save(fig, "adam_noisy_gradients.png",
 #   missed when it is next present, or when `flush()` is called.
 #
 # The experiment: a table of `V` rows and width 16, trained on a stream of Zipf-distributed
-# tokens (lesson 4). The objective gives every token the same kind of target: each row is
-# pulled toward its own fixed random vector of norm 1, `L = mean over positions of
-# |E[t] - u_t|^2 / 2`. Nothing in it prefers long rows for frequent tokens, so any link between
-# frequency and norm at the end is made by the optimizer. The rows start with norms near 1 too.
-# We fix the total amount of decay, `lr * weight_decay * steps = 1.5`, the order of magnitude
-# of a language model's training run (a learning rate of 3e-4 and weight decay 0.1 over 100,000
-# steps give 3; a decaying schedule gives less). A row decayed on every step keeps
+# tokens (lesson 4). Each row is pulled toward its own fixed random vector of norm 1,
+# `L = mean over positions of |E[t] - u_t|^2 / 2`, and starts with a norm near 1: nothing
+# prefers long rows for frequent tokens, so any link between frequency and norm is made by the
+# optimizer. The total decay is `lr * weight_decay * steps = 1.5`, the order of a language
+# model's run (3e-4 and 0.1 over 100,000 steps give 3), so a row decayed on every step keeps
 # `(1 - lr wd)^steps`, about `exp(-1.5)` = 22%.
 
 # %%
@@ -581,17 +559,14 @@ lesson.save(fig, "row_norm_vs_frequency.png",
 # decay adds 0.16-0.20 on top, the smaller part. Most of the link here is made by the
 # learning itself: a row moving from its random start toward an unrelated goal, both of norm
 # about 1, passes nearer the origin half way, and that is where the rows seen a few times are
-# left when training stops. Rows seen 20 to 40 times overshoot, because lazy Adam's steps for
-# rows with few gradients are several times the learning rate, as the first part showed. (The
-# small run, 500 steps, leaves more rows half way and decay adds more there; it does not test
-# which part is larger.) And every row of this objective starts at its goal's length, so what
-# the statistic sees depends on where rows start. A language model's rows start elsewhere;
-# lesson 15 asks the question there.
+# left when training stops. (The small run leaves more rows half way and decay adds more
+# there; it does not test which part is larger.) What the statistic sees depends on where
+# rows start; a language model's rows start elsewhere, and lesson 15 asks the question there.
 #
 # Non-lazy AdamW ends with *longer* rare rows than lazy AdamW with the same dense decay: after
-# each arrival its momentum keeps pulling the row toward its goal for dozens of steps (the
-# "distance travelled per arrival" above), which partly undoes the decay.
-#
+# each arrival its momentum keeps pulling the row toward its goal for dozens of steps.
+
+# %% [markdown]
 # ## Is catch-up the same as dense decay?
 #
 # Catch-up is meant to be dense decay done lazily: a row gets its missed factors when it is
@@ -643,18 +618,14 @@ print("  " + ", ".join(f"{band}: {np.median(stale[(counts >= lo) & (counts <= hi
 # AdamW alike (lazy AdamW's update does not depend on the row's value either).
 #
 # With the pulling objective they differ, and not by rounding: by about 2e-4 of a row's length
-# with SGD, and by about 20% for some rows with lazy AdamW (over 50% in the full run). The
-# reason is the order of events. The forward pass reads a returning row *before* `step()`
-# runs, and catch-up settles the row's missed decay inside `step()`. So the gradient was
-# computed at the undecayed row, a point dense decay would never have visited: for a row last
-# seen 500 steps ago, a row `1 / (1 - lr wd)^500`, here about 1.6 times, too long. SGD's step
-# is proportional to that gradient and barely notices; Adam's step follows the gradient's
-# signs, coordinate by coordinate, and a row that is too long can have the wrong sign in
-# `E[t] - u_t`. Catch-up reproduces dense decay exactly only when the owed decay is applied
-# before the row is read (at lookup), or when the gradient does not depend on the row. The
-# differences sit in the rows seen a few times (the medians by band above); a row never seen
-# gets the same factor from `flush()` as from dense decay, and a frequent row is never owed
-# more than a step or two.
+# with SGD, and by 20% or more for some rows with lazy AdamW. The reason is the order of
+# events: the forward pass reads a returning row *before* `step()` runs, and catch-up settles
+# the missed decay inside `step()`. So the gradient was computed at the undecayed row, a point
+# dense decay never visits (for a row last seen 500 steps ago, about 1.6 times too long). SGD
+# barely notices; Adam's step follows the gradient's signs, and a row that is too long can
+# have the wrong sign in `E[t] - u_t`. Catch-up equals dense decay only when the owed decay is
+# applied before the row is read, or when the gradient does not depend on the row. The
+# differences sit in the rows seen a few times (the medians by band above).
 #
 # Against PyTorch's AdamW (non-lazy, dense decay) the difference is larger still, because
 # there a silent row is also moved by its draining momentum on every step of its silence.

@@ -339,7 +339,6 @@ def pair_gaps(values: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return values[pairs[:, 0]] - values[pairs[:, 1]]
 
 
-
 # %%
 pairs = frequency_matched_pairs(is_function, is_content)
 ratio = counts[pairs[:, 0]] / counts[pairs[:, 1]]

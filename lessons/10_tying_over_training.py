@@ -1,8 +1,9 @@
 # %% [markdown]
 # # Lesson 10: Tying over training
 #
-# The tied compromise measured over whole runs of TinyLM and TinyGPT, and what tying saves in
-# real models.
+# The key idea: a tied row is one set of numbers serving two readers, and the classifier, which
+# reaches every row at every step, does most of the moving, more for rare words and more in a
+# transformer; what tying saves is large only while the table is a large share of the model.
 #
 # ## What you will see
 #
@@ -27,9 +28,8 @@
 # "sqrt(d_model)".
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 10 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The small run
-# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
-# does not test.
+# (three seeds, min-max). The small run (`--small`) prints its own, smaller figures and says
+# which verdicts it does not test.
 
 # %% [markdown]
 # ## Predict first

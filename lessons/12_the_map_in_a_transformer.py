@@ -338,8 +338,8 @@ for family in FAMILIES:
 # and frequency is not what it tracks.
 #
 # So the material's frequency claim holds for the output side and for tied tables, here as in
-# lesson 11, and not for the untied input table of either model. Its caution before reading
-# meaning into a scatter of rows fits the tables where it holds; in the transformer's input
+# lesson 11, and not for the untied input table of either model. Its warning not to read
+# meaning into a scatter of rows too soon fits the tables where it holds; in the transformer's input
 # table the largest axis is closer to meaning (which of the manual's two languages a word
 # belongs to) than to frequency.
 

@@ -439,10 +439,10 @@ lesson.save(fig, "analogies.png",
 # ### After the blocks: is the word assembled up there?
 #
 # The essay's reason for the weaker analogies is that a transformer's input row is only a
-# starting guess: the blocks above refine it with the context, and much of a word's meaning is
-# assembled up there. If so, a word's state higher up should hold the analogy structure better
-# than its input row. We read each word's state in the residual stream (the input row plus its
-# position's row, then after each block) at every place it occurs in a sample of the text,
+# starting guess: the blocks above refine it with the context, and much of what a word means is
+# put together higher up. If so, a word's state higher up should hold the analogy structure
+# better than its input row. We read each word's state as it flows up the model (its input row
+# plus its position's row, then the state after each block) at every place it occurs in a sample of the text,
 # average those states per word, and ask the same 588 questions of each average, raw and
 # centred (the better of the two per seed, as for `wte` above).
 #

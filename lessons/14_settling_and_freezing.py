@@ -8,7 +8,7 @@
 # ## What you will see
 #
 # The essay says the map "settles early": most of the table's structure is in place within a
-# small fraction of training, and that is why freezing the embeddings during fine-tuning is
+# small fraction of training, which is why leaving the token table frozen in fine-tuning is
 # "usually free". Lesson 11 found the opposite on TinyLM, whose input table is 44% of the
 # model and which reads a small text for several epochs. Large language models differ: they read
 # their text about once, they are transformers, and their table is a small part of them (2% in

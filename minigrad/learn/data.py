@@ -37,26 +37,31 @@ shall should it its they them their there here which who whom whose what where h
 only very too we you he she i me my our your his her us one""".split())
 
 
-def token_categories(words: Sequence[str]) -> dict[str, np.ndarray]:
-    """Groups of tokens that the manual's own languages define, as (V,) bool masks over `words` (a
-    vocabulary's words, in id order); a token belongs to the first group that claims it: English
-    function words, Python's keywords, its built-in functions and types, its exception classes,
-    the methods of str, numbers, and single punctuation marks."""
+def _named_groups() -> dict[str, set[str]]:
+    """The groups token_categories names by their members: English function words, Python's
+    keywords, its built-in functions and types, its exception classes, the methods of str."""
     import builtins
     import keyword
 
     python_names = [name for name in dir(builtins) if not name.startswith("_")]
     exceptions = [name for name in python_names if name.endswith(("Error", "Warning", "Exception"))]
-    groups = {
-        "function words": FUNCTION_WORDS,
+    return {
+        "function words": set(FUNCTION_WORDS),
         "keywords": {name.lower() for name in keyword.kwlist},
         "built-ins": {name for name in python_names if name.islower()},
         "exceptions": {name.lower() for name in exceptions},
         "str methods": {name for name in dir(str) if not name.startswith("_")},
     }
+
+
+def token_categories(words: Sequence[str]) -> dict[str, np.ndarray]:
+    """Groups of tokens that the manual's own languages define, as (V,) bool masks over `words` (a
+    vocabulary's words, in id order); a token belongs to the first group that claims it: English
+    function words, Python's keywords, its built-in functions and types, its exception classes,
+    the methods of str, numbers, and single punctuation marks."""
     claimed = np.zeros(len(words), dtype=bool)
     masks = {}
-    for name, members in groups.items():
+    for name, members in _named_groups().items():
         masks[name] = np.array([w in members for w in words]) & ~claimed
         claimed |= masks[name]
     masks["numbers"] = np.array([w.isdigit() for w in words]) & ~claimed

@@ -42,7 +42,8 @@ def test_without_the_softmax_only_the_target_row_learns(lesson):
     finally:
         ns["F"] = F
     assert ns["touched_out"].sum(axis=1).tolist() == [1] * len(ns["touched_out"])
-    fails_for(v.every_row_every_position(ns["touched_out"], ns["touched_in"]), "every row a gradient")
+    fails_for(v.every_row_every_position(ns["touched_out"], ns["touched_in"]),
+              "gets a gradient from each position")
 
 
 def test_a_push_that_ignores_probability_has_no_near_miss(lesson):

@@ -103,7 +103,7 @@ def every_row_every_position(touched_out: np.ndarray, touched_in: np.ndarray) ->
     read by a lookup, got a nonzero gradient from each position."""
     touched_out, touched_in = np.asarray(touched_out, bool), np.asarray(touched_in, bool)
     return {
-        "the output map gives every row a gradient at every position": _all(touched_out),
+        "every row of the output map gets a gradient from each position": _all(touched_out),
         "a lookup gives one row a gradient per position": _all(touched_in.sum(axis=1) == 1),
     }
 
