@@ -8,6 +8,9 @@ analogy structure. Frequency in static tables: in place of skip-gram's output ta
 lesson's own random table (random rows, as an initialisation draws them; skip-gram's output
 table starts at zero) has no mean-row direction that follows frequency.
 
+The intervals over the questions: with TinyGPT answering exactly the questions skip-gram answers,
+every gap's interval is zero and each statement of `gaps_over_the_questions` fails.
+
 What the small mode cannot show: with the effect in place, the small run's TinyGPT (40 steps)
 has barely started and its tables are young, so the tower's two statements, the output map's
 share, frequency along skip-gram's output mean row and the intervals over the questions
@@ -96,3 +99,15 @@ def test_random_rows_in_place_of_the_output_table_have_no_frequency_along_their_
     fails_for(v.frequency_in_static_tables(ns["geometry"]["skip-gram input table"],
                                            ns["geometry"]["skip-gram output table"]),
               "the output table's length along its mean row follows frequency")
+
+
+def test_a_tinygpt_that_answers_as_skipgram_leaves_no_gap_over_the_questions(lesson, monkeypatch):
+    ns = lesson.ns
+    result, gpt, skipgram = ns["result"], ns["gpt"], ns["skipgram"]
+    monkeypatch.setitem(result["TinyGPT input table wte"], "right", result["skip-gram input table"]["right"])
+    for s in ns["SEEDS"]:
+        monkeypatch.setitem(gpt[s], "same_right", skipgram[s]["same_right"])
+    lesson.run_cell("def question_draws(")  # the bootstrap over the questions, on the same answers
+    fails_for(v.gaps_over_the_questions(ns["gap"], ns["uneven"]),
+              "at equal text skip-gram's input table answers more",
+              "TinyGPT's input table still answers fewer", "further behind on male : female")
