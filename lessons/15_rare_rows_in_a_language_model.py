@@ -133,7 +133,7 @@ lesson.save(fig, "longest_silences.png",
 
 # %% [markdown]
 # The silences are real but short of the essay's. The ten most read rows are never silent for
-# more than a step or two; the rarest tenth of the vocabulary, words read 11 to 16 times in the
+# more than a step or two; the rarest tenth of the vocabulary, words read 15 to 24 times in the
 # text, go silent for about 120 steps at a time (the median of their longest silences), and the
 # longest silence of any row is under 300 steps. The essay's "thousands of consecutive steps"
 # belongs to a model whose vocabulary reaches words seen once in ten thousand documents; here
