@@ -490,7 +490,7 @@ if lesson.verdict_tested("the blocks' states hold the analogies no better than t
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.8))
-for k, s in enumerate(SEEDS):
+for k in range(len(SEEDS)):
     ax.plot(range(len(tower)), [shares[k] for shares in tower.values()], "o-", color="C3", alpha=0.7,
             label="TinyGPT, one seed" if k == 0 else None)
 ax.axhline(np.median(sg_input), color="C0", ls="--", label="skip-gram's input table (median of seeds)")
