@@ -1,23 +1,25 @@
 # %% [markdown]
 # # Lesson 12: The map in a transformer
 #
-# The cone and the frequency axis, measured on TinyGPT tied and untied beside TinyLM, three seeds each.
+# The key idea: in a transformer as in TinyLM, the narrow cone and the frequency axis belong to
+# the tables that score tokens (the output map, and a tied table, which is one); the untied
+# input table has neither, yet its words group with their own kind as clearly.
 #
 # ## What you will see
 #
 # Lesson 11 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
 # and found the narrow cone and the frequency axis in two of its tables (the untied output map
 # and the tied table) but not in the untied input map. The material's claims are about
-# transformers, whose input table has a tower of attention blocks above it. So here we train
-# `minigrad.models.TinyGPT` (GPT-2's block, two layers) on the same text and vocabulary as
-# lesson 8, tied and untied, beside lesson 8's TinyLM, three seeds of each, and measure on
-# every table:
+# transformers, whose input table has a tower of attention blocks above it. So we train
+# TinyGPT (two blocks) tied and untied on lesson 8's text, beside TinyLM, three seeds of
+# each, and measure on every table:
 #
 # 1. the cone: the mean cosine between rows, raw and after subtracting the mean row;
 # 2. the frequency axis: the Spearman rank correlation between each row's score on the
 #    table's first principal component and the log of the token's count;
-# 3. which table shows them: the untied input map `E`, the untied output map `W`, or the one
-#    tied table that does both jobs;
+#    (in each: the untied input map `E`, the untied output map `W`, the tied table);
+# 3. words used alike: whether a token's nearest rows share its kind, raw, centred and
+#    whitened, against stand-ins of the same frequency;
 # 4. how unevenly the rows are reached on real text: the busiest token's count against the
 #    quietest's, on this lesson's text and on lesson 13's.
 #
@@ -27,9 +29,7 @@
 # maps, and its paragraph is about the input table of a transformer.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 12 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The small run
-# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
-# does not test.
+# (three seeds, min-max); the small run (`--small`) prints its own and skips some verdicts.
 
 # %% [markdown]
 # ## Predict first
@@ -248,19 +248,19 @@ lesson.save(fig, "cone_by_table.png",
 
 # %% [markdown]
 # What we measured at full size (three seeds): no cone in either untied input map, TinyGPT's
-# included: mean cosine 0.012-0.016 for TinyGPT's `wte`, 0.006-0.009 for TinyLM's `E`. A clear
-# cone in both output maps, 0.43-0.44 for TinyGPT and 0.38-0.40 for TinyLM. The tied tables
-# differ: TinyLM's sits in a weak cone (0.16), TinyGPT's in one nearly as narrow as its output
+# included: mean cosine 0.012-0.016 for TinyGPT's `wte`, 0.006-0.008 for TinyLM's `E`. A clear
+# cone in both output maps, 0.43-0.44 for TinyGPT and 0.29-0.30 for TinyLM. The tied tables
+# differ: TinyLM's sits in a weak cone (0.12), TinyGPT's in one nearly as narrow as its output
 # map's (0.41-0.44). The fair comparison for a tied table is with the same model's two untied
 # maps, seed by seed: TinyGPT's tied cone covers 96-102% of the way from its input map's cone
-# to its output map's, TinyLM's 39-40%. Centring takes every table to within 0.005 of zero. (The small run, a
+# to its output map's, TinyLM's 38-40%. Centring takes every table to within 0.005 of zero. (The small run, a
 # smaller model trained briefly, keeps the order: output map far above input map.)
 #
 # No cone does not mean no change. TinyGPT's input rows have moved far from their random
-# start: the spread of their cosines is 0.29-0.32, two and a half times the 0.125 of random
+# start: the spread of their cosines is 0.30-0.32, two and a half times the 0.125 of random
 # rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become
 # clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
-# input rows, read by one layer, have barely spread in this budget (0.14).
+# input rows, read by one layer, have spread much less (0.15).
 #
 # So the transformer does not change lesson 11's verdict: the cone is a property of the output
 # side. Every output row is pushed at every position along the final hidden state `h`, in
@@ -315,9 +315,10 @@ lesson.save(fig, "first_component_by_table.png",
 
 # %% [markdown]
 # The output maps and both tied tables follow frequency on their first component in every
-# seed (Spearman 0.90-0.92 at full size; the best of the next four components reaches 0.21).
-# Neither untied input map does (0.00-0.03). But TinyGPT's input table is not featureless:
-# its first component carries 27-31% of the variance, against 5% for TinyLM's input map (a
+# seed (Spearman 0.90-0.92 in TinyGPT, 0.84-0.89 in TinyLM, at full size; the best of the next
+# four components reaches 0.21). Neither untied input map does (0.00-0.07). But TinyGPT's input
+# table is not featureless: its first component carries 27-31% of the variance, against 6% for
+# TinyLM's input map (a
 # random table of width 64 gives each direction about 1.6%). What is on it? The tokens at its
 # two ends:
 
@@ -329,13 +330,12 @@ for family in FAMILIES:
     print(f"{family} input map, PC1 other end: ", " ".join(vocab.words[i] for i in ids[-15:]))
 
 # %% [markdown]
-# At full size, in both models, one end holds the verbs and modal words of English prose
-# ("is", "are", "would", "should", "may") and the other the names of code ("len", "repr",
-# "getattr", "print", single letters and digits): the manual is written in two languages, and
-# the largest axis of either input table tells them apart. (We read that off the printed
-# tokens; part 3 measures such groups.) In TinyGPT that axis carries more than a quarter of the
-# table's variance, in TinyLM a twentieth. Either way it is structure the layers above can use,
-# and frequency is not what it tracks.
+# At full size, in TinyGPT, one end holds the verbs and modal words of English prose ("is",
+# "are", "would", "should", "may") and the other the names of code ("len", "repr", "getattr",
+# "print", single letters and digits): the manual is written in two languages, and the largest
+# axis of TinyGPT's input table tells them apart, with more than a quarter of the variance.
+# (We read that off the printed tokens; part 3 measures such groups.) TinyLM's ends show no
+# such split; its first axis carries only 6%. Either way frequency is not what it tracks.
 #
 # So the material's frequency claim holds for the output side and for tied tables, here as in
 # lesson 11, and not for the untied input table of either model. Its warning not to read
@@ -467,6 +467,23 @@ for ax in axes:
 lesson.save(fig, "groups_centring_whitening.png",
             "how many of a token's nearest neighbours share its group, and its count, with the rows raw, "
             "centred and whitened, in each table")
+
+# %% [markdown]
+# At full size (three seeds) every table groups the manual's words with their kind: of a group
+# member's 10 nearest neighbours, 29-31% share its group in TinyLM's input map and 22-23% in
+# TinyGPT's, against at most 5-6% for the frequency-matched stand-ins; the output maps and tied
+# tables 24-38% raw, against at most 7%. The input maps group without any help from
+# frequency: their neighbours share a token's count no more often than any two tokens do
+# (0.38-0.39, chance 0.38). The output maps' neighbours do, 0.59-0.64 of the time.
+#
+# Centring raises the grouping in every output map and tied table (TinyLM's output map from
+# 0.31-0.32 to 0.40-0.41, TinyGPT's from 0.24-0.26 to 0.30-0.32) and leaves the input maps as
+# they were: the shared direction it removes is the output side's. Whitening does what it
+# promises to frequency, bringing the output maps' same-count share down to 0.45-0.47, but
+# it costs grouping in every table (TinyLM's output map 0.19-0.21, TinyGPT's input map
+# 0.14-0.16): it gives the many small directions, mostly noise, as much weight as the few
+# large ones that carry the groups. So "centre" is the advice that helps here; "whiten"
+# removes frequency's hold at a price.
 
 # %% [markdown]
 # ## 4. How uneven the traffic is on real text
