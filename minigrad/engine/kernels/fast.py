@@ -63,7 +63,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_helper_after_fork)
 
 
-def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], None],
+def in_row_blocks(n_rows: int, row_bytes: int, work: Callable[[int, int], object],
                   parallel_min_bytes: int | None = None) -> None:
     """Run `work(start, stop)` over consecutive row blocks of ROW_BLOCK_BYTES, covering every row.
 
@@ -95,7 +95,8 @@ def _as_rows(array: Array) -> Array:
 
 
 def _contiguous(*arrays: Array) -> bool:
-    return all(a.ndim > 0 and a.flags.c_contiguous for a in arrays)
+    """Whether row blocks apply: C-contiguous arrays with rows (an empty one goes to the plain form)."""
+    return all(a.ndim > 0 and a.size > 0 and a.flags.c_contiguous for a in arrays)
 
 
 def rowwise(table: Array, work: Callable[[int, int], None]) -> None:
@@ -197,7 +198,7 @@ def linear(x: Array, weight: Array, bias: Array | None, out: Array | None = None
     the bias added in place instead of into a second (N, out) array."""
     if x.ndim < 2 or (bias is not None and bias.dtype != np.result_type(x, weight)):
         return plain.linear(x, weight, bias, out)
-    rows = x.reshape(-1, x.shape[-1])
+    rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # -1 cannot be read off 0 features
     y = np.matmul(rows, weight.T, out=None if out is None else out.reshape(len(rows), len(weight)))
     if bias is not None:
         y += bias  # y is a fresh array (or the caller's `out`): adding in place changes nothing else
@@ -339,14 +340,16 @@ def silu_backward(grad: Array, a: Array, s: Array) -> Array:
 
 def _dot_rows(a: Array, b: Array) -> Array:
     """sum(a * b) over the last axis of (n, d) arrays, kept as (n, 1): one pass, no product array."""
-    return np.einsum("ni,ni->n", a, b)[:, None]
+    sums: Array = np.einsum("ni,ni->n", a, b)
+    return sums[:, None]
 
 
 def _sum_rows(a: Array) -> Array:
     """sum(a) over the last axis of an (n, d) array, kept as (n, 1), by einsum: 2.5x faster than
     numpy's reduction over short rows (22 vs 54 us at (1024, 128) float32), row by row, so blocks
     give the same bits."""
-    return np.einsum("ni->n", a)[:, None]
+    sums: Array = np.einsum("ni->n", a)
+    return sums[:, None]
 
 
 def layer_norm(x: Array, weight: Array | None, bias: Array | None, eps: float,
@@ -420,7 +423,7 @@ def attention(q: Array, k: Array, v: Array, scale: float, bias: Array | None,
     einsum, one reciprocal per row), and the product with v, on the threads. One (..., L, S)
     array is made (P) where the plain form makes four. Float rounding apart (the sums' order, and
     x * (1/s) for x / s). Dropout (keep) goes to the plain form."""
-    if keep is not None or q.ndim < 3:
+    if keep is not None or q.ndim < 3 or k.shape[-2] == 0:  # dropout, no batch axis, no keys
         return plain.attention(q, k, v, scale, bias, keep)
     p = np.empty((*q.shape[:-1], k.shape[-2]), q.dtype)
     out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)
@@ -449,7 +452,7 @@ def attention(q: Array, k: Array, v: Array, scale: float, bias: Array | None,
 
 
 def attention_backward(grad: Array, q: Array, k: Array, v: Array, p: Array, keep: Array | None,
-                       scale: float, needs: tuple[bool, bool, bool, bool]
+                       scale: float, needs: tuple[bool, ...]
                        ) -> tuple[Array | None, Array | None, Array | None, Array | None]:
     """As plain.attention_backward, by blocks of the batch axis on the threads: the plain form's
     operations in its order, dP made in one buffer and turned into dS in place (one (..., L, S)

@@ -64,7 +64,8 @@ class RowAdamW:
     rule(rows, m, v, g, t, last_present, lr, weight_decay, betas, eps, decay) -> (rows, m, v):
     one step on the n rows the gradient names (all (n, d); t this step's number; last_present
     (n,) the step each row was last present, 0 for never). Steps, the moments and the
-    bookkeeping of absent rows are kept here, the same as minigrad's AdamW keeps them.
+    bookkeeping of absent rows are kept here, the same as minigrad's AdamW keeps them. A dense
+    gradient (a tied table's) names every row, as it does for AdamW(lazy=True).
     """
 
     def __init__(self, params: Iterable[Tensor], rule: RowRule, lr: float, weight_decay: float,
@@ -85,15 +86,16 @@ class RowAdamW:
         grad = self.table.grad
         if grad is None:
             return
-        if not isinstance(grad, RowSparse):
-            raise TypeError("RowAdamW: the table's gradient must be a RowSparse (a sparse Embedding)")
-        grad = grad.coalesce()
-        if grad.indices.size == 0:
+        if isinstance(grad, RowSparse):
+            grad = grad.coalesce()
+            rows, values = grad.indices, grad.values
+        else:  # dense: every row is present
+            rows, values = np.arange(self.table.shape[0]), np.asarray(grad)
+        if rows.size == 0:
             return  # nothing reached the table: not a step, as in minigrad's optimizers
         self.t += 1
-        rows = grad.indices
         new_rows, new_m, new_v = self.rule(
-            self.table.data[rows].copy(), self.m[rows].copy(), self.v[rows].copy(), grad.values.copy(),
+            self.table.data[rows].copy(), self.m[rows].copy(), self.v[rows].copy(), values.copy(),
             self.t, self.last_present[rows].copy(), self.lr, self.weight_decay, self.betas, self.eps,
             self.decay)
         with no_grad():
