@@ -24,7 +24,7 @@ WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
 BIG_EPS = 0.25  # a power of two: x +- eps is exact in binary, so the quadratic probe is exact
 
 
-def _close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+def _close(a: np.ndarray, b: np.ndarray | float, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
     return bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
@@ -175,10 +175,10 @@ def check(answers) -> None:
     leaf = tensor(x, requires_grad=True)
     _smooth(leaf).backward()
     got = _call(answers, "smooth", x, 1e-6)
-    worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
+    farthest = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
     assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
-        f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
-        f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
+        f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(farthest)}: your estimate "
+        f"is {got[farthest]:.8g}, the derivative is {leaf.grad[farthest]:.8g}"
     )
 
     # 4. the same, x laid out column by column (a transposed array): x.reshape(-1) is then a copy
