@@ -80,3 +80,18 @@ def test_every_type_ignore_says_why():
                    if "type: ignore" in line
                    and not re.search(r"type: ignore\[[\w, -]+\]\s+#\s*\S", line)]
     assert unexplained == []
+
+
+def test_the_engine_annotates_numpy_arrays_as_array():
+    """`np.ndarray` bare is an error under numpy 2.2's stubs (what Python 3.10 installs) in strict
+    mode, though numpy 2.4's accept it: the engine writes `Array` (engine/arrays.py)."""
+    bare = []
+    for path in sorted((PACKAGE / "engine").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            annotations = [node.annotation] if isinstance(node, (ast.arg, ast.AnnAssign)) else []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                annotations.append(node.returns)
+            written = [ast.unparse(a) for a in annotations if a is not None]
+            if any(re.search(r"\bnp\.ndarray\b(?!\[)", text) for text in written):
+                bare.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert bare == []
