@@ -26,7 +26,9 @@ def _split_counts(words: list[str]) -> dict[tuple[str, ...], int]:
 
 def _mistakes(split_counts: dict[tuple[str, ...], int]) -> list[tuple[tuple[str, str], str]]:
     """(the pair a slip would give, what the slip is)."""
-    once, per_word, joined = Counter(), Counter(), Counter()
+    once: Counter[tuple[str, str]] = Counter()
+    per_word: Counter[tuple[str, str]] = Counter()
+    joined: Counter[tuple[str, str]] = Counter()
     stream = [piece for pieces, n in split_counts.items() for _ in range(n) for piece in pieces]
     for pieces, n in split_counts.items():
         for pair in zip(pieces, pieces[1:]):
