@@ -148,11 +148,11 @@ SPECIAL = {
     "minigrad check 1": STUB,
     "minigrad check 1 --traceback": STUB,
     "minigrad check 1 --file minigrad-exercises/01_backward_graph.py": STUB,
-    "make lessons": Special("every lesson at full size is 12 CPU minutes; tests/lessons runs them all",
+    "make lessons": Special("every lesson at full size is about 16 CPU minutes; make test runs them all",
                             instead="make lessons LESSONS=1"),
     "make lessons-verdicts": Special("as make lessons", instead="make lessons-verdicts LESSONS=1"),
-    "python scripts/lesson_verdicts.py 9 12 13": Special("three lessons at full size are 6 CPU minutes",
-                                                         instead="python scripts/lesson_verdicts.py 1"),
+    'make lessons-verdicts LESSONS="9 12 13"': Special("three lessons at full size are 5 CPU minutes",
+                                                       instead="make lessons-verdicts LESSONS=1"),
     "make bench": Special("a timing run of minutes; the next line runs its script with --quick", dry=True),
     "python benchmarks/tinygpt.py --threads 1 --rounds 5": SHORTER("--threads 1"),
     "python benchmarks/tinygpt.py --threads 2 --rounds 5": SHORTER("--threads 2"),
@@ -304,7 +304,7 @@ def test_1_make_tour_works_from_a_clean_clone_and_installs_quietly(clone):
     after = done.stdout.split("\nNext:\n")[1].splitlines()
     next_steps = [line.strip() for line in after if line.startswith(" " * 6)]
     assert next_steps[0] == '.venv/bin/pip install -e ".[lessons]"', next_steps
-    assert next_steps[1:] == [".venv/bin/minigrad lessons      (the list)",
+    assert next_steps[1:] == [".venv/bin/minigrad lessons      (the map of lessons and pieces)",
                               ".venv/bin/minigrad lesson 1     (the first, step by step)", "make lab"]
 
 

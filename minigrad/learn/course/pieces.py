@@ -80,6 +80,9 @@ PIECES: dict[int, tuple[Piece, ...]] = {
     7: (Piece("adam_step_after_silence", FUNCTION, "minigrad.learn.kit.rare_rows:adam_step_after_silence",
               what="Adam's step for a row back from a silence"),
         Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present")),
+    14: (Piece("best_pair", FUNCTION, what="the pair byte-pair training merges next"),),
+    15: (Piece("longest_silences", FUNCTION, "minigrad.learn.kit.rare_rows:longest_silences",
+               what="each row's longest run of steps without a read"),),
 }
 
 

@@ -11,6 +11,8 @@ the small optimizer that runs the learner's row update on a whole table.
   there is one, else minigrad's own `AdamW(lazy=True, decay=...)`.
 - `row_gradient_noise`: how noisy each row's gradient is from batch to batch (the noise that
   sets the ceiling on a rare row's step), from a series of row-sparse gradients.
+- `longest_silences`: each row's longest run of steps without a gradient, from the ids each
+  step read (lesson 15's piece, minigrad's side).
 """
 
 from __future__ import annotations
@@ -129,7 +131,9 @@ def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tu
     row is present, summed over its coordinates, / its squared mean gradient, summed likewise.
     A gradient g (1 + s z) with z standard normal has noise s. The squared mean is corrected for
     the mean's own sampling error (variance / n); a row whose mean is lost in it gets inf."""
-    total = squares = seen = None
+    total: np.ndarray | None = None
+    squares: np.ndarray  # made with total, at the first gradient
+    seen: np.ndarray
     for grad in gradients:
         if not isinstance(grad, RowSparse) or len(grad.shape) != 2:
             raise TypeError(f"row_gradient_noise: expected RowSparse gradients of a (V, d) table, got "
@@ -153,3 +157,17 @@ def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tu
     signal = (mean**2).sum(axis=1) - variance / seen[rows]
     with np.errstate(divide="ignore", invalid="ignore"):
         return rows, np.where(signal > 0, np.sqrt(variance / np.maximum(signal, 0.0)), np.inf)
+
+
+def longest_silences(steps: Iterable[np.ndarray], vocab_size: int) -> np.ndarray:
+    """(V,) each row's longest run of consecutive steps on which it was not read, given the ids
+    each step read (any shape). The run before a row's first read and after its last count too,
+    so a row never read is silent for every step."""
+    last = np.full(vocab_size, -1)  # the step each row was last read (-1: not yet)
+    longest = np.zeros(vocab_size, dtype=np.int64)
+    count = 0
+    for count, ids in enumerate(steps, start=1):
+        read = np.unique(np.asarray(ids).ravel())
+        longest[read] = np.maximum(longest[read], count - 2 - last[read])  # steps since its last read
+        last[read] = count - 1
+    return np.maximum(longest, count - 1 - last)  # and the silence after its last read
