@@ -107,7 +107,7 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     inside = (x.data > min_val) & (x.data < max_val)
-    return where(inside, x, np.clip(x.data, min_val, max_val))
+    return where(inside, x, np.clip(x.data, min_val, max_val).astype(x.dtype))  # ints stay ints
 
 
 def relu6(x: Tensor) -> Tensor:

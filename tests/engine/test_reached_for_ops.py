@@ -215,6 +215,18 @@ def test_hardtanh_passes_no_gradient_at_its_bounds_and_elu_none_nan_far_out(orac
     np.testing.assert_array_equal(elu.grad, theirs_elu)
 
 
+def torch_hardtanh_of_ints(x):
+    return TF.hardtanh(torch.tensor(x), -1.0, 2.0), TF.relu6(torch.tensor(x))
+
+
+def test_hardtanh_and_relu6_of_ints_stay_ints(oracle):
+    x = np.array([[3, -1, 2], [0, 7, -4]])
+    theirs = oracle(torch_hardtanh_of_ints, x)
+    for mine, their in zip((F.hardtanh(mg.tensor(x), -1.0, 2.0), F.relu6(mg.tensor(x))), theirs, strict=True):
+        assert mine.dtype == their.dtype == np.int64
+        np.testing.assert_array_equal(mine.data, their)
+
+
 def test_activations_refuse_bad_arguments():
     with pytest.raises(ValueError, match=r"hardtanh: min_val \(2\) cannot be greater than max_val \(1\)"):
         F.hardtanh(mg.zeros(2), 2, 1)
