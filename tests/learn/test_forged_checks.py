@@ -146,7 +146,11 @@ FORGERIES = {
 
 def _check(tmp_path: Path, source: str, *flags: str) -> subprocess.CompletedProcess:
     (tmp_path / "evil.py").write_text(textwrap.dedent(source))
-    environment = dict(os.environ, PYTHONPATH=str(REPO), MINIGRAD_LESSONS=str(REPO / "lessons"))
+    # the check's temporary folders go under tmp_path too: a forgery that writes into every folder
+    # of the temporary directory then finds them, and leaves the machine's own /tmp alone
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    environment = dict(os.environ, PYTHONPATH=str(REPO), MINIGRAD_LESSONS=str(REPO / "lessons"),
+                       TMPDIR=str(tmp_path / "tmp"))
     return subprocess.run([sys.executable, "-m", "minigrad.cli", "check", "3", "--file", "evil.py", *flags],
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
