@@ -3,6 +3,8 @@
     tokens (n,) --split_windows--> Windows(ids (N, C), targets (N,)) for training and validation
     train(model, optimizer, ...) -> History: validation and training loss at evaluation points,
                                     every batch's loss, tokens per second
+    train_step(model, optimizer, ids, targets) -> the batch's loss: one step of that loop
+    mean_loss(model, ids, targets) -> the mean loss over every target: its evaluation
 
 With every_position=True the targets are (N, C), the token after each position, for a model
 that predicts at every position (TinyGPT: ids (B, C) -> logits (B, C, V)).
@@ -127,23 +129,48 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
             yield data.ids[rows], data.targets[rows]
 
 
-def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
-    """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`.
+def mean_loss(model: Module, ids: np.ndarray, targets: np.ndarray, batch_size: int = 1024) -> float:
+    """Mean cross-entropy (nats per predicted token) of `model(ids)` over every target.
 
-    Run in chunks of about `batch_size` predicted positions under no_grad: nothing is
-    recorded and no parameter's .grad changes.
+    ids (N, C) int; targets (N,), or (N, C) for a model that predicts at every position. Run in
+    chunks of at most `batch_size` predicted positions (whole windows, at least one) under
+    no_grad: nothing is recorded and no parameter's .grad changes. Each chunk's loss is summed,
+    so a smaller last chunk weighs what its positions weigh.
     """
-    batch_size = positive_int("evaluate", "batch_size", batch_size)
+    batch_size = positive_int("mean_loss", "batch_size", batch_size)
+    ids, targets = np.asarray(ids), np.asarray(targets)
+    if len(ids) == 0:
+        raise ValueError("mean_loss: ids has no windows")
+    if len(targets) != len(ids):
+        raise ValueError(f"mean_loss: ids has {len(ids)} windows but targets has {len(targets)}")
+    positions = 1 if targets.ndim == 1 else int(np.prod(targets.shape[1:]))
+    rows = max(1, batch_size // positions)
+    total = 0.0
+    with no_grad():
+        for start in range(0, len(ids), rows):
+            logits = model(ids[start : start + rows])
+            total += float(F.cross_entropy(logits, targets[start : start + rows], reduction="sum").item())
+    return total / targets.size
+
+
+def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
+    """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`
+    (`mean_loss` on its windows): under no_grad, in chunks of about `batch_size` positions."""
     if len(data) == 0:
         raise ValueError("evaluate: data has no windows")
-    total = 0.0
-    rows = max(1, batch_size // data.positions)
-    with no_grad():
-        for start in range(0, len(data), rows):
-            stop = start + rows
-            logits = model(data.ids[start:stop])
-            total += float(F.cross_entropy(logits, data.targets[start:stop], reduction="sum").item())
-    return total / data.targets.size
+    return mean_loss(model, data.ids, data.targets, batch_size)
+
+
+def train_step(model: Module, optimizer: Any, ids: np.ndarray, targets: np.ndarray) -> float:
+    """One training step: the batch's mean cross-entropy, the old gradients forgotten, the new
+    ones computed, the optimizer's step. Returns the batch's loss (before the update) as a float.
+
+    ids (B, C) int -> model -> logits (B, V), or (B, C, V) with targets (B, C)."""
+    loss = F.cross_entropy(model(ids), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
 
 
 # ---- progress ----------------------------------------------------------------------------------
@@ -229,6 +256,10 @@ def _is_notebook_stream(stream: TextIO) -> bool:
 
 
 # ---- the loop ----------------------------------------------------------------------------------
+StepFn = Callable[[Module, Any, np.ndarray, np.ndarray], float]
+LossFn = Callable[[Module, np.ndarray, np.ndarray], float]
+
+
 @dataclass
 class History:
     """What one training run measured.
@@ -269,7 +300,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
           batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
           progress: bool = True, stream: TextIO | None = None,
           on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None,
-          max_seconds: float | None = None, eval_from: int = 0) -> History:
+          max_seconds: float | None = None, eval_from: int = 0,
+          one_step: StepFn = train_step, loss_over: LossFn = mean_loss) -> History:
     """Train `model` (ids (B, C) -> logits (B, V), or (B, C, V) for targets at every position)
     on mean cross-entropy for `steps` batches.
 
@@ -282,6 +314,10 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
                  evaluated): a run that only needs its last few evaluations need not pay for the rest
     rng:         seed or Generator for the batch order; the same seed gives the same batches
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
+    one_step:    one_step(model, optimizer, ids, targets) -> the batch's loss: a training step
+                 (`train_step`, or the learner's from lesson 8)
+    loss_over:   loss_over(model, ids, targets) -> mean loss: the evaluation (`mean_loss`, or
+                 the learner's from lesson 8)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
     steps = positive_int("train", "steps", steps)
@@ -308,8 +344,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
 
     def record(step: int) -> None:
         history.eval_steps.append(step)
-        history.valid_loss.append(evaluate(model, valid_data))
-        history.train_loss.append(evaluate(model, train_sample))
+        history.valid_loss.append(float(loss_over(model, valid_data.ids, valid_data.targets)))
+        history.train_loss.append(float(loss_over(model, train_sample.ids, train_sample.targets)))
         if on_eval is not None:
             on_eval(step, model)
 
@@ -318,14 +354,10 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     for step in range(1, steps + 1):
         ids, targets = next(stream_of_batches)
         started = time.perf_counter()
-        loss = F.cross_entropy(model(ids), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        value = float(one_step(model, optimizer, ids, targets))
         if scheduler is not None:
             scheduler.step()
         history.train_seconds += time.perf_counter() - started
-        value = float(loss.item())
         if not np.isfinite(value):
             bar.close()
             raise FloatingPointError(f"train: the loss of batch {step} is {value} (diverged; try a lower "

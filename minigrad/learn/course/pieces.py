@@ -46,7 +46,17 @@ PIECES: dict[int, tuple[Piece, ...]] = {
     5: (Piece("CrossEntropy", op=True),),
     6: (Piece("tie_weights"),),
     7: (Piece("adam_step_after_silence"), Piece("lazy_adamw_rows")),
+    8: (Piece("train_step"), Piece("mean_loss")),
+    9: (Piece("rank_of_self"),),
+    10: (Piece("classifier_and_lookup"),),
+    11: (Piece("mean_pairwise_cosine"), Piece("merge_step")),
+    12: (Piece("first_component_scores"),),
+    13: (Piece("three_cos_add"), Piece("NegativeSamplingLoss")),
 }
+
+# The lessons whose pieces a language model is built and trained with (from lesson 8 on, the
+# models of the course train on them: see model_pieces).
+MODEL_LESSONS = (4, 5, 6, 7, 8)
 
 
 def names(pieces: tuple[Piece, ...]) -> str:
@@ -160,3 +170,50 @@ def status_line(number: int, copy_passes: bool) -> str:
         return ""
     runs = "the lesson runs yours" if copy_passes else "the lesson runs minigrad's until yours passes"
     return f"you build {names(PIECES[number])}: {runs}"
+
+
+def model_pieces(lesson: int, answers: Any = None, announce: bool = True) -> Any:
+    """The pieces lesson `lesson` (8 to 13) builds and trains its models with: for each of
+    lessons 4 to 8, your copy's piece when it passes its check (as `yours(N)` decides), else
+    minigrad's. Returns a `minigrad.learn.kit.ModelPieces`.
+
+    answers: your notebook's definitions (globals()), marked instead of the file for the piece
+    of `lesson` itself when it is one of them (lesson 8's train_step and mean_loss).
+    announce: print whose pieces run: one line when they are all minigrad's, else one per lesson.
+    """
+    from minigrad.learn.kit import ModelPieces
+
+    marked = {number: yours(number, answers if number == lesson else None, announce=False)
+              for number in MODEL_LESSONS}
+    if announce:
+        print(_whose_models(marked))
+    found = {name: value for mark in marked.values() if mark.are_yours for name, value in mark.found.items()}
+    options = {name: found[name] for name in ("tie_weights", "lazy_adamw_rows", "train_step", "mean_loss")
+               if name in found}
+    ops = {piece.name: found[piece.name] for number in MODEL_LESSONS for piece in PIECES[number]
+           if piece.op and piece.name in found}
+    mine = frozenset(name for name in (*ops, *options))
+    return ModelPieces(ops=ops, yours=mine, **options)
+
+
+def _whose_models(marked: dict[int, YourPieces]) -> str:
+    if not any(mark.are_yours for mark in marked.values()):
+        every = names(tuple(piece for number in MODEL_LESSONS for piece in PIECES[number]
+                            if piece.name != "adam_step_after_silence"))
+        return (f"the models run on minigrad's {every}: build yours in lessons 4 to 8 "
+                "(`minigrad lessons` shows which of your copies pass)")
+    return "\n".join(str(mark) for mark in marked.values())
+
+
+def milestone(pieces: Any) -> str:
+    """Lesson 8's milestone, in one line: which of lessons 4-7's pieces its TinyLM trains on."""
+    built = ["Embedding", "CrossEntropy", "tie_weights", "lazy_adamw_rows"]
+    mine = [name for name in built if pieces.is_yours(name)]
+    if len(mine) == len(built):
+        return ("milestone: this TinyLM trains on your Embedding, CrossEntropy, tie_weights and "
+                "lazy_adamw_rows (lessons 4-7): the course now runs on your engine")
+    if not mine:
+        return "this TinyLM trains on minigrad's pieces; once yours from lessons 4-7 pass, it trains on them"
+    theirs = [name for name in built if name not in mine]
+    return (f"this TinyLM trains on your {names(tuple(Piece(n) for n in mine))} and minigrad's "
+            f"{names(tuple(Piece(n) for n in theirs))}")

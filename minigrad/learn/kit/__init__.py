@@ -8,8 +8,11 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
   `geometry_similarity`, `geometry_done`);
 - `plots`: `draw_cone`, `draw_frequency_axis`; `figures`: a figure shown inline in a notebook;
-- `training`: `warmup_cosine` (the optimizer layer's one schedule), `minigrads_tie`,
-  `split_paths`, `classifier_share`, `tied_share_curve`, `train_on_text`, `tables_of`,
+- `model_pieces`: `ModelPieces`, what the models of lessons 8 to 13 are built and trained with
+  (the learner's pieces from lessons 4 to 8 where they pass, else minigrad's: `MINIGRADS`), and
+  `minigrads_tie`;
+- `training`: `warmup_cosine` (the optimizer layer's one schedule), `split_paths`,
+  `classifier_and_lookup`, `classifier_share`, `tied_share_curve`, `train_on_text`, `tables_of`,
   `predicts_every_position`, `fit_scheduled`;
 - `rare_rows`: lesson 7's `adam_step_after_silence` (on minigrad's Adam), `RowAdamW`,
   `lazy_adamw`, `row_gradient_noise`;
@@ -45,12 +48,13 @@ from minigrad.learn.kit.lesson import (
     in_notebook,
     setup,
 )
+from minigrad.learn.kit.model_pieces import MINIGRADS, MODEL_PIECES, ModelPieces, minigrads_tie
 from minigrad.learn.kit.plots import draw_cone, draw_frequency_axis
 from minigrad.learn.kit.rare_rows import RowAdamW, adam_step_after_silence, lazy_adamw, row_gradient_noise
 from minigrad.learn.kit.training import (
+    classifier_and_lookup,
     classifier_share,
     fit_scheduled,
-    minigrads_tie,
     predicts_every_position,
     split_paths,
     tables_of,
@@ -98,6 +102,9 @@ __all__ = [
     "Conditions",
     "DEFAULT_BLAS_THREADS",
     "LessonSetup",
+    "MINIGRADS",
+    "MODEL_PIECES",
+    "ModelPieces",
     "RowAdamW",
     "T_975",
     "adam_step_after_silence",
@@ -107,6 +114,7 @@ __all__ = [
     "busiest_to_quietest_on_real_text",
     "cap_blas_threads",
     "centred_cosines",
+    "classifier_and_lookup",
     "classifier_share",
     "cone",
     "cones_in_a_transformer",
