@@ -19,6 +19,10 @@
 # - The caveat is about one table in both roles, so the round trip again on the same models
 #   trained tied: how often `E E^T` gives the token back, why, and what that does not mean.
 #
+# The models are lesson 8's, built and trained the same way: on your pieces of lessons 4 to 8
+# (the lookup, cross-entropy, the tie, AdamW's row arithmetic, the training step) where your
+# copies pass their checks, else on minigrad's. The first lines of the run say whose.
+#
 # Figures quoted in the text come from the full-size run, `minigrad lesson 9 --no-pause`
 # (three seeds, min-max, unless a paragraph names another command). The fast run
 # (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
@@ -32,6 +36,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     function_words_share_more,
@@ -47,11 +52,15 @@ from minigrad.learn.kit import (
     unit_rows,
     untied_round_trip,
 )
+from minigrad.learn.kit import rank_of_self as minigrads_rank_of_self
 from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(9, minutes=(2.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
+mine = model_pieces(9)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(9)  # your rank_of_self from minigrad-exercises/, if it passes `minigrad check 9`
+rank_of_self = own.get("rank_of_self", minigrads_rank_of_self)
 
 # %% [markdown]
 # ## The round trip on trained tables
@@ -63,7 +72,10 @@ rng = np.random.default_rng(9)
 # ask three things of them.
 #
 # - **Round trip.** Read token `t` (`E[t]`) and score it straight away with the output map:
-#   does `t` get the top score of `W E[t]`? We record where `t` ranks (0 is the top).
+#   does `t` get the top score of `W E[t]`? We record where `t` ranks (0 is the top): how many
+#   tokens score higher than `t` on its own row. Counting that is this lesson's exercise,
+#   `rank_of_self(read, score)` (at the end); once yours passes `minigrad check 9`, every rank
+#   in this lesson is counted by yours, else by minigrad's.
 # - **The map that would invert the lookup.** The least-squares inverse of the lookup is the
 #   pseudo-inverse: `W* = (E^+)^T = E (E^T E)^-1`, which makes the round trip `E E^+`, a
 #   projection of rank `d`. It cannot be the identity, but the question is only whether `t`
@@ -100,13 +112,13 @@ text_words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
 text_vocab = Vocabulary.build(text_words, max_size=S.vocab)
 text_ids = text_vocab.encode(text_words)
 vocab_size = len(text_vocab)
-MODELS = {  # name -> (build(seed, tied), context, its run's steps and batch)
-    "TinyLM": (lambda seed, tied=False: TinyLM(vocab_size, S.lm["width"], S.lm["hidden"], 3, tied=tied,
-                                               rng=seed), 3, S.lm),
-    "TinyGPT": (lambda seed, tied=False: TinyGPT(vocab_size, S.gpt["context"], S.gpt["width"], S.gpt["heads"],
-                                                 S.gpt["layers"], tied=tied, rng=seed), S.gpt["context"],
-                S.gpt),
-}
+MODELS = {  # name -> (build(seed, tied): built untied, tied with your tie_weights once it passes, ...
+    "TinyLM": (lambda seed, tied=False: mine.build(TinyLM(vocab_size, S.lm["width"], S.lm["hidden"], 3,
+                                                          tied=False, rng=seed), tied), 3, S.lm),
+    "TinyGPT": (lambda seed, tied=False: mine.build(TinyGPT(vocab_size, S.gpt["context"], S.gpt["width"],
+                                                            S.gpt["heads"], S.gpt["layers"], tied=False,
+                                                            rng=seed), tied), S.gpt["context"], S.gpt),
+}  # ... its context, and its run's steps and batch
 
 
 def trained_untied(kind: str, seed: int) -> dict:
@@ -114,17 +126,12 @@ def trained_untied(kind: str, seed: int) -> dict:
     build, context, run = MODELS[kind]
     model = build(seed)
     history = train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"],
-                            seed=seed, held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}")
+                            seed=seed, held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}",
+                            pieces=mine)
     return {**tables_of(model), "loss": (history.valid_loss[0], history.valid_loss[-1])}
 
 
 # %%
-def rank_of_self(read: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """(V,): for each token t, how many tokens j score higher than t itself, read[t] . score[j]."""
-    scores = read @ score.T
-    return (scores > np.diag(scores)[:, None]).sum(axis=1)
-
-
 def bridged_cosines(E: np.ndarray, W: np.ndarray) -> np.ndarray:
     """(V,): cos(E[t] M, W[t]), with M (d, d) the least-squares map from centred E to centred W
     fitted on the other half of the tokens (the even ids predict the odd ones and back)."""
@@ -529,7 +536,7 @@ def tied_round_trip(kind: str, seed: int) -> dict:
     build, context, run = MODELS[kind]
     model = build(seed, tied=True)
     train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"], seed=seed,
-                  held_out_stride=S.tied_held_out_stride, label=f"{kind:<7} tied, seed {seed}")
+                  held_out_stride=S.tied_held_out_stride, label=f"{kind:<7} tied, seed {seed}", pieces=mine)
     E = tables_of(model)["E"]
     scores = E @ E.T
     own = np.diag(scores).copy()
@@ -616,6 +623,8 @@ assert np.abs(bridge.grad).max() < 1e-6 * max(1.0, fit_error(bridge).item()), "t
 # in the folder you run it from (in a notebook, define the function in a cell instead and run
 # `minigrad.check(9, globals())`). There, write `rank_of_self(read, score)`: for every token
 # `t`, how many tokens `j` score strictly higher than `t` itself when row `read[t]` is scored
-# against the rows of `score`. It is the measurement of this lesson's first step. Run
-# `minigrad check 9`: it compares your ranks with the lesson's and names the mistake (ties
-# counted against `t`, rows and columns swapped, the rank counted from the bottom).
+# against the rows of `score`. Run `minigrad check 9`: it compares your ranks with ranks counted
+# one pair at a time and names the mistake (ties counted against `t`, rows and columns swapped,
+# the rank counted from the bottom, `t`'s own score computed another way than the others, the
+# tables changed in place). Once your copy passes, this lesson counts every rank with yours: the
+# round-trip table, the pseudo-inverse's column and the tied tables'.

@@ -4,7 +4,8 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
 
 - `lesson`: `setup(N)` and its `LessonSetup` (BLAS cap, headless drawing, the figure folder, the
   small mode, the lesson's sizes chosen in one place, figures saved with a caption);
-- `geometry`: `spearman`, `unit_rows`, `pair_cosines`, `mean_cosine`, `cone`, `principal_axes`,
+- `geometry`: `spearman`, `unit_rows`, `rank_of_self`, `pair_cosines`, `mean_cosine`, `cone`,
+  `principal_axes`,
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
   `geometry_similarity`, `geometry_done`);
 - `plots`: `draw_cone`, `draw_frequency_axis`; `figures`: a figure shown inline in a notebook;
@@ -35,6 +36,7 @@ from minigrad.learn.kit.geometry import (
     nearest_rows,
     pair_cosines,
     principal_axes,
+    rank_of_self,
     share_done,
     spearman,
     unit_rows,
@@ -150,6 +152,7 @@ __all__ = [
     "paper_scale",
     "predicts_every_position",
     "principal_axes",
+    "rank_of_self",
     "real_noise_sets_the_ceiling",
     "row_gradient_noise",
     "save_figure",

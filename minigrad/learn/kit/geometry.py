@@ -1,5 +1,7 @@
 """The statistics and the table geometry more than one lesson measures, one of each.
 
+Lesson 9's round trip (`rank_of_self`) is here too: minigrad's side of the learner's piece.
+
 `spearman` (lessons 7, 11, 12, 13), a table's rows scaled to length 1 (`unit_rows`), the cosines
 between its rows (`pair_cosines`, the differentiable `mean_cosine`, `cone`: raw and centred),
 and how its principal components follow frequency (`principal_axes`). Lessons 9, 11 and 12.
@@ -39,6 +41,21 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     if x.shape != y.shape:
         raise ValueError(f"spearman: x has shape {x.shape} but y has shape {y.shape}")
     return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
+
+
+# ---- the round trip (lesson 9) --------------------------------------------------------------------
+
+def rank_of_self(read: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Lesson 9's piece, minigrad's side. (V,): for each token t, how many tokens j score strictly
+    higher than t itself when row read[t] is scored against every row of score (read[t] . score[j]).
+    read, score: (V, d). t's own score is taken from the same product as the others, so rounding
+    never ranks t against itself."""
+    read, score = np.asarray(read), np.asarray(score)
+    if read.ndim != 2 or read.shape != score.shape:
+        raise ValueError(f"rank_of_self: read {read.shape} and score {score.shape} must be two (V, d) tables "
+                         "of one shape")
+    scores = read @ score.T
+    return (scores > np.diag(scores)[:, None]).sum(axis=1)
 
 
 # ---- the geometry of a table (lessons 11 and 12) -------------------------------------------------

@@ -15,6 +15,7 @@ Other lesson helpers may add functions here (append only).
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -368,3 +369,29 @@ def answer_function_class(answers: ModuleType, name: str) -> type:
         raise AssertionError(f"{name} must be a class that subclasses minigrad.Function "
                              f"(class {name}(mg.Function)), as in the stub")
     return found
+
+
+# ---- a learner's function the lesson calls on its own arrays (appended for lessons 9 to 13) ------
+
+def call_keeping_inputs(function: Callable[..., Any], *args: Any, hint: str = "") -> Any:
+    """Call the learner's function as `call_answer` does, then fail when it changed an array it
+    was given in place: a lesson hands it the lesson's own tables, and reads them again after."""
+    given = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        result = function(*given)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's bug, reported rather than crashing the check
+        message = f"{function.__name__}() raised {type(error).__name__}: {error}"
+        raise AssertionError(message + (f"\n{hint}" if hint else "")) from error
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    for position, (before, after) in enumerate(zip(args, given)):
+        if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
+            name = names[position] if position < len(names) else f"argument {position + 1}"
+            raise AssertionError(
+                f"{function.__name__}() changed its argument {name} in place; the lesson passes its own "
+                "table and reads it again afterwards: work on a copy (x = x - m, not x -= m)")
+    return result
