@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, no_grad
+from minigrad.engine import Tensor, no_grad, to_dense
 from minigrad.learn.kit.model_pieces import MINIGRADS, ModelPieces
 from minigrad.learn.train import History, ProgressBar, Windows, batches, split_windows
 from minigrad.optim.lr_scheduler import warmup_cosine
@@ -38,10 +38,17 @@ def split_paths(led: Ledger, table: Tensor) -> tuple[np.ndarray, Any]:
 
 def classifier_and_lookup(led: Ledger, table: Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Lesson 10's piece, minigrad's side: a tied table's gradient from one backward's ledger,
-    split by path into two dense (V, d) float64 arrays, (what the classifier sent, what the
-    lookup sent); they add up to the table's gradient. Built on split_paths."""
-    classifier, lookup = split_paths(led, table)
-    return classifier, np.asarray(lookup.to_dense(), dtype=np.float64)
+    split by path into two dense (V, d) float64 arrays, (what the classifier paths sent, what the
+    lookup paths sent); they add up to the table's gradient. A model read twice before one
+    backward has two paths of each kind (`lookup emb #2 ...`): each side is their sum."""
+    sides = {"classifier": np.zeros(table.shape), "lookup": np.zeros(table.shape)}
+    for path, grad in led.path_grads(table).items():
+        role = path.split(" ")[0]
+        if role not in sides:  # nothing else may reach a tied table
+            raise ValueError(f"classifier_and_lookup: the path {path!r} into the table is neither a "
+                             "classifier nor a lookup")
+        sides[role] += np.asarray(to_dense(grad), dtype=np.float64)
+    return sides["classifier"], sides["lookup"]
 
 
 def classifier_share(sent: dict[str, np.ndarray], rows: np.ndarray) -> float:
