@@ -28,6 +28,13 @@
 # We look at three tables: the input map `E` and the output map `W` of an untied model, and
 # the one table of a tied model, which does both jobs.
 #
+# You build two of the lesson's instruments (the exercise, at the end): the statistic that
+# measures the cone, `mean_pairwise_cosine`, and the step byte-pair training repeats,
+# `merge_step`, which part 5 learns its vocabularies with. Once your copy passes `minigrad check
+# 11`, every cone below is measured with yours and part 5's two smaller vocabularies are learned
+# with yours; the models train on your pieces of lessons 4 to 8 where they pass. The first lines
+# of the run say whose.
+#
 # Figures quoted in the text come from the full-size run, `minigrad lesson 11 --no-pause`
 # (three seeds, min-max, unless a paragraph names another command). The fast run
 # (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
@@ -50,12 +57,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.learn.bpe import BytePairs
 from minigrad.learn.corpus import kjv_text, words
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     ahead_of_the_loss,
     average_ranks,
+    byte_pair_ladder,
     cone,
     draw_cone,
     draw_frequency_axis,
@@ -77,6 +85,10 @@ from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(11, minutes=(2.3, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
+mine = model_pieces(11)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(11)  # your mean_pairwise_cosine and merge_step, if they pass `minigrad check 11`
+mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's mean_cosine (the kit's)
+merge_step = own.get("merge_step", None)  # None: minigrad's byte-pair trainer alone
 # pair_cosines, mean_cosine, cone, principal_axes, geometry_similarity and fit_scheduled live in
 # the lesson kit (minigrad.learn.kit): lesson 12 measures the same geometry on a transformer
 S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
@@ -155,7 +167,7 @@ print(f"V = {V:,}, d = {WIDTH}: {len(train_data):,} training windows, {len(valid
 
 
 def build(tied: bool, seed: int) -> TinyLM:
-    return TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=tied, rng=seed)
+    return mine.build(TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=False, rng=seed), tied)
 
 
 def fit(model, data, held_out, steps: int, seed: int, label: str,
@@ -163,7 +175,7 @@ def fit(model, data, held_out, steps: int, seed: int, label: str,
     """AdamW under the warm-up + cosine schedule (fit_scheduled, the lesson kit); returns
     (evaluation steps, held-out losses), 20 evaluations over the run."""
     return fit_scheduled(model, data, held_out, steps=steps, batch_size=BATCH, seed=seed, peak_lr=PEAK_LR,
-                         weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval)
+                         weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval, pieces=mine)
 
 
 # %%
@@ -195,7 +207,8 @@ tables = runs[SEEDS[0]]["tables"]  # the figures show seed 0; the verdicts use e
 # once or twice has barely moved from its random start, and would only add noise), and compare
 # each table before and after training, raw and centred.
 #
-# First, the statistic itself as a minigrad function (`mean_cosine` in
+# The table below is measured with `mean_pairwise_cosine`, yours once it passes its check. First,
+# the same statistic as a minigrad function (`mean_cosine` in
 # `minigrad/learn/kit/geometry.py`: `(|sum_i u_i|^2 - V) / (V (V - 1))` with `u_i` each row
 # scaled to length 1), checked against finite differences. Its
 # gradient says how each row would have to move to widen or narrow the cone. A cosine does not
@@ -214,7 +227,12 @@ assert radial < 1e-12
 seen = train_counts >= 5
 TABLE_NAMES = ("untied input map E", "untied output map W", "tied table")
 print(f"rows of tokens seen >= 5 times: {seen.sum():,} of {V:,}")
-cones = {name: np.array([(cone(runs[s]["tables"][name][0], seen)[0], *cone(runs[s]["tables"][name][1], seen))
+def cone_of(table: np.ndarray) -> tuple[float, float]:
+    """(raw, centred) mean cosine of the seen rows: your mean_pairwise_cosine once it passes."""
+    return cone(table, seen, statistic=mean_pairwise_cosine)
+
+
+cones = {name: np.array([(cone_of(runs[s]["tables"][name][0])[0], *cone_of(runs[s]["tables"][name][1]))
                          for s in SEEDS]) for name in TABLE_NAMES}  # (seeds, [init raw, raw, centred])
 print(f"mean cosine, min-max over {len(SEEDS)} seeds")
 print(f"{'table':<22} {'at init':>15} {'trained':>15} {'centred':>15}")
@@ -437,7 +455,11 @@ lesson.save(fig, "settling.png",
 # (`BytePairs` in `minigrad/learn/bpe.py`, a short trainer in the way GPT-2 and CS336's first
 # assignment do it: start from characters, merge the most frequent adjacent pair, repeat),
 # learned on the pretraining text only, and build a ladder of three vocabularies on the same
-# text, the same body and the same schedule:
+# text, the same body and the same schedule. Training is greedy, so a vocabulary of 36 merges
+# is the first 36 of a run of 2,000: one run gives every rung. The repeated step is your
+# `merge_step` once it passes (one full pass over the words per merge, fine for the 228 merges
+# of the two smaller rungs; minigrad's trainer, which recounts only the words a merge changed,
+# learns the 2,000, and the lesson checks that the two agree):
 #
 # - 36 merges: V = 64, the input table 3.6% of the model (the regime of the claim);
 # - 228 merges: V = 256, 12%;
@@ -457,7 +479,9 @@ matthew = next(i for i, line in enumerate(kjv_lines) if line.startswith("The boo
 old_words, new_words = (words("\n".join(part)) for part in (kjv_lines[:matthew], kjv_lines[matthew:]))
 finetune_words = int(os.environ.get("MINIGRAD_FINETUNE_WORDS", S.finetune_words))  # to try another length
 old_words, new_words = old_words[:S.pretrain_words], new_words[:finetune_words]
-pieces = {merges: BytePairs.train(old_words, merges) for merges in LADDER}
+# the rungs of 36 and 228 merges with your merge_step once it passes (checked against minigrad's)
+pieces, whose_merges = byte_pair_ladder(old_words, LADDER, merge_step, yours_up_to=LADDER[1])
+print(whose_merges)
 print(f"pretraining: the first {len(old_words):,} words of the Old Testament; fine-tuning: the first "
       f"{len(new_words):,} of the New")
 print(f"{'merges':>7} {'V':>6} {'table share':>12} {'pieces/word':>12} {'reads of the median row':>24}")
@@ -487,7 +511,7 @@ def one_pass(model: TinyGPT, text: Windows, held_out: Windows, seed: int, label:
     cosine: fit_scheduled with as many steps as the text has batches."""
     return fit_scheduled(model, text, held_out, steps=len(text) // GPT_BATCH, batch_size=GPT_BATCH, seed=seed,
                          peak_lr=PEAK_LR, weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval,
-                         evaluations=evaluations)
+                         evaluations=evaluations, pieces=mine)
 
 
 # %%
@@ -652,10 +676,19 @@ lesson.save(fig, "settling_and_freezing_ladder.png",
 #
 # Run `minigrad exercise 11`: it copies the stub to
 # `minigrad-exercises/11_what_the_map_looks_like.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(11, globals())`).
-# There, write
-# `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
-# after subtracting the mean row when `centre` is true. Run `minigrad check 11`: it compares
-# your number with one computed another way, and names the usual slips (rows not scaled to
-# length 1, the diagonal included, each row centred on itself instead of the mean row
-# subtracted, or centring and scaling in the wrong order).
+# notebook, define the functions in a cell instead and run `minigrad.check(11, globals())`).
+# There, write two functions:
+#
+# - `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
+#   after subtracting the mean row when `centre` is true.
+# - `merge_step(words)`: one merge of byte-pair training, on every pre-token written as the
+#   tuple of its pieces with its count: the most frequent adjacent pair (a tie goes to the
+#   greater pair), and the words with that pair joined, left to right.
+#
+# Run `minigrad check 11`: it compares your cosine with one computed another way and names the
+# usual slips (rows not scaled to length 1, the diagonal included, each row centred on itself
+# instead of the mean row subtracted, centring and scaling in the wrong order, the table changed
+# in place); and it runs your merge step on words built so that each usual slip changes the
+# answer (a tie given to the smaller pair, each word counted once, overlapping pairs counted
+# once, a pair joined from the right). Once your copy passes, this lesson measures its cones
+# with your statistic and learns its two smaller vocabularies with your step.

@@ -8,6 +8,8 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
   `principal_axes`,
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
   `geometry_similarity`, `geometry_done`);
+- `byte_pairs`: lesson 11's ladder of byte-pair vocabularies (`byte_pair_ladder`, on the learner's
+  `merge_step` where it agrees with minigrad's trainer: `merges_with`);
 - `plots`: `draw_cone`, `draw_frequency_axis`; `figures`: a figure shown inline in a notebook;
 - `model_pieces`: `ModelPieces`, what the models of lessons 8 to 13 are built and trained with
   (the learner's pieces from lessons 4 to 8 where they pass, else minigrad's: `MINIGRADS`), and
@@ -25,6 +27,7 @@ the kit, never the other way round.
 """
 
 from minigrad.engine import tensor
+from minigrad.learn.kit.byte_pairs import byte_pair_ladder, merges_with
 from minigrad.learn.kit.figures import save_figure, show_file
 from minigrad.learn.kit.geometry import (
     average_ranks,
@@ -114,6 +117,7 @@ __all__ = [
     "average_ranks",
     "blas_thread_cap",
     "busiest_to_quietest_on_real_text",
+    "byte_pair_ladder",
     "cap_blas_threads",
     "centred_cosines",
     "classifier_and_lookup",
@@ -142,6 +146,7 @@ __all__ = [
     "lazy_adamw",
     "mean_and_interval",
     "mean_cosine",
+    "merges_with",
     "minigrads_tie",
     "near_misses_take_the_push",
     "nearest_rows",

@@ -9,6 +9,8 @@ and how its principal components follow frequency (`principal_axes`). Lessons 9,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from minigrad.engine import Tensor, tensor
@@ -75,10 +77,14 @@ def mean_cosine(table: Tensor) -> Tensor:
     return ((total * total).sum() - n) / (n * (n - 1))
 
 
-def cone(table: np.ndarray, rows: np.ndarray | None = None) -> tuple[float, float]:
+def cone(table: np.ndarray, rows: np.ndarray | None = None,
+         statistic: Callable[[np.ndarray, bool], float] | None = None) -> tuple[float, float]:
     """(mean pairwise cosine, the same after subtracting the mean row) of table[rows] (all rows
-    when rows is None), in float64."""
+    when rows is None), in float64. statistic(table, centre): the learner's
+    mean_pairwise_cosine (lesson 11) to compute both with; by default minigrad's mean_cosine."""
     picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    if statistic is not None:
+        return float(statistic(picked, False)), float(statistic(picked, True))
     return (mean_cosine(tensor(picked)).item(),
             mean_cosine(tensor(picked - picked.mean(axis=0))).item())
 
