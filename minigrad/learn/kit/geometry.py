@@ -90,22 +90,30 @@ def cone(table: np.ndarray, rows: np.ndarray | None = None,
 
 
 def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | None = None,
-                   k: int = 5) -> tuple[np.ndarray, np.ndarray, float]:
+                   k: int = 5, first_component: Callable[[np.ndarray], np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, float]:
     """How the principal components of a table follow frequency.
 
     table (V, d); rows: which rows to use (all when None); log_count: (n,) one per used row.
     Centres the rows, takes the principal components (right singular vectors) and each row's
     score on them. Returns (PC1 scores (n,), signed so they rise with frequency; |Spearman| of
     the scores on PC1..PCk with log_count, (k,); the share of the variance on PC1).
+    first_component(rows) -> (n,): the learner's first_component_scores (lesson 12), which then
+    gives the PC1 scores, their Spearman and their share of the variance (either sign).
     """
     picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
     if picked.shape[:1] != np.shape(log_count):
         raise ValueError(f"principal_axes: {picked.shape[0]} rows but log_count has shape "
                          f"{np.shape(log_count)}; give one log-count per row used")
-    left, singular, _ = np.linalg.svd(picked - picked.mean(axis=0), full_matrices=False)
+    centred = picked - picked.mean(axis=0)
+    left, singular, _ = np.linalg.svd(centred, full_matrices=False)
     scores = left * singular  # each row's coordinate along each component
+    share = float(singular[0] ** 2 / np.sum(singular**2))
+    if first_component is not None:
+        scores[:, 0] = np.asarray(first_component(picked.copy()), dtype=np.float64).reshape(len(picked))
+        share = float(np.sum(scores[:, 0] ** 2) / np.sum(centred**2))
     rho = np.array([spearman(scores[:, j], log_count) for j in range(min(k, len(singular)))])
-    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), float(singular[0] ** 2 / np.sum(singular**2))
+    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), share
 
 
 # ---- how much of a table's geometry is in place (lesson 11) ------------------------------------
