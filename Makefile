@@ -55,7 +55,7 @@ lab: $(LAB_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 
-# Every lesson at full size, with the checks inside it (CI runs them in the fast mode through
+# Every lesson at full size, with the checks inside it (CI runs them in the small mode through
 # the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
 lessons: $(STAMP)
 	@for f in lessons/[0-9][0-9]_*.py; do \

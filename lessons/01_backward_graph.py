@@ -44,7 +44,7 @@ from minigrad.learn.kit import setup
 
 lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
-size = lesson.sizes(full=dict(deepest=18), fast=dict(deepest=12))  # the doubling depths, in one place
+size = lesson.sizes(full=dict(deepest=18), small=dict(deepest=12))  # the doubling depths, in one place
 
 x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
 w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")

@@ -10,8 +10,8 @@
 # - A plot of their error against the size of the nudge, eps, in float32 and in float64. Two
 #   sources of error pull in opposite directions, and the best eps sits where they cross.
 # - The best eps you measure, set next to the value theory predicts.
-# - `minigrad.tools.gradcheck` in its two modes, full (every element) and fast (a few random
-#   directions), timed as the input grows.
+# - `minigrad.tools.gradcheck` in its two modes, full (every element) and along a few random
+#   directions (`directions=4`), timed as the input grows.
 
 # %% [markdown]
 # ## Three difference quotients
@@ -62,7 +62,7 @@ from minigrad.learn.kit import setup
 
 lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
-size = lesson.sizes(full=dict(widths=[16, 32, 64, 100, 150]), fast=dict(widths=[16, 32, 64]))  # one place
+size = lesson.sizes(full=dict(widths=[16, 32, 64, 100, 150]), small=dict(widths=[16, 32, 64]))  # one place
 
 
 def f(x: mg.Tensor) -> mg.Tensor:
@@ -178,19 +178,20 @@ for dtype, by_method in errors.items():
 #    (it warns when you hand it float32).
 
 # %% [markdown]
-# ## Full versus fast gradcheck
+# ## Full versus random-direction gradcheck
 #
 # `mg.gradcheck(fn, inputs)` reduces the output of `fn` to one number L (a fixed random
 # weighting of its elements), takes the engine's gradient of L, and compares it with central
 # differences. The **full** mode nudges every element of every input: two evaluations of `fn`
 # per element, so checking a 150 × 150 weight costs 45,000 forward passes.
 #
-# The **fast** mode picks a few random directions u and compares one number per direction:
+# The **random-direction** mode (`directions=k`) picks k random directions u and compares one
+# number per direction:
 # (L(x + eps·u) − L(x − eps·u)) / (2 eps) against the dot product of the analytical gradient
 # with u. That is two evaluations per direction, whatever the size of x. A wrong gradient
 # entry shows up in every random direction (it would have to be hit by an exactly zero weight
-# to hide), so a handful of directions is enough to detect a mistake. When the fast check
-# fails, gradcheck runs the full one to name the worst element.
+# to hide), so a handful of directions is enough to detect a mistake. When the random-direction
+# check fails, gradcheck runs the full one to name the worst element.
 #
 # We count the forward passes each mode makes and time both on a growing weight matrix.
 
@@ -209,22 +210,22 @@ def layer(weight: mg.Tensor) -> mg.Tensor:
 
 # %%
 sizes = size.widths
-timings = {"full": [], "fast": []}
+timings = {"full": [], "directions": []}
 for n in sizes:
     weight = mg.tensor(rng.normal(size=(n, n)) / np.sqrt(n), requires_grad=True, name="W")
-    for mode in ("full", "fast"):
+    for mode in ("full", "directions"):
         calls["count"] = 0
         start = time.perf_counter()
-        report = mg.gradcheck(layer, [weight], fast=(mode == "fast"))
+        report = mg.gradcheck(layer, [weight], directions=4 if mode == "directions" else None)
         timings[mode].append(time.perf_counter() - start)
         assert report.ok
-        # one call for the backward, then two per element (full) or per direction (fast, 4 by default)
+        # one call for the backward, then two per element (full) or per direction (4 directions)
         expected_calls = 1 + (2 * n * n if mode == "full" else 2 * 4)
         assert calls["count"] == expected_calls, (mode, calls["count"], expected_calls)
     print(f"W {n:3d} x {n:<3d} ({n * n:6d} elements): full {timings['full'][-1]:7.3f} s, "
-          f"fast {timings['fast'][-1]:7.4f} s")
-speedup = timings["full"][-1] / timings["fast"][-1]
-print(f"at {sizes[-1] * sizes[-1]} elements the fast check is {speedup:.0f} times quicker")
+          f"directions {timings['directions'][-1]:7.4f} s")
+speedup = timings["full"][-1] / timings["directions"][-1]
+print(f"at {sizes[-1] * sizes[-1]} elements the random-direction check is {speedup:.0f} times quicker")
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))
@@ -233,23 +234,23 @@ for mode, seconds in timings.items():
     ax.loglog(elements, seconds, marker="o", label=f"{mode} gradcheck")
 ax.set_xlabel("elements in W")
 ax.set_ylabel("seconds")
-ax.set_title("gradcheck cost: per element (full) or per direction (fast)")
+ax.set_title("gradcheck cost: per element (full) or per direction (directions)")
 ax.grid(True, alpha=0.3)
 ax.legend()
 lesson.save(fig, "gradcheck-time.png",
-            "seconds per gradcheck against the number of elements: full grows with the size, fast "
-            "stays nearly flat", dpi=120)
+            "seconds per gradcheck against the number of elements: full grows with the size, random "
+            "directions stay nearly flat", dpi=120)
 
 # %% [markdown]
 # ## How small a mistake does each mode see?
 #
 # Below is a tanh whose backward is right everywhere except at one element of a 6 × 8 input,
-# where it is too large by a chosen factor. For each factor we run the fast check with 20
+# where it is too large by a chosen factor. For each factor we run the random-direction check with 20
 # different random seeds (that is, 20 different sets of directions) and count how often it
 # fails, as it should; and we run the full check once.
 #
 # The tolerance of both modes is relative to the number being compared. In full mode that is
-# the single element's slope; in fast mode it is the slope along a direction, a sum over all
+# the single element's slope; along a random direction it is the slope along it, a sum over all
 # 48 elements, so one element's error has to be large enough to stand out against the whole
 # sum.
 
@@ -280,28 +281,28 @@ x = mg.tensor(np.random.default_rng(3).normal(size=(6, 8)), requires_grad=True, 
 caught = {}
 for factor in (1.001, 1.01, 1.1):
     op = tanh_with_one_wrong_entry(factor)
-    fast_failures = sum(
-        not mg.gradcheck(op.apply, [x], fast=True, seed=seed, raise_exception=False) for seed in range(20)
+    direction_failures = sum(
+        not mg.gradcheck(op.apply, [x], directions=4, seed=seed, raise_exception=False) for seed in range(20)
     )
     full = mg.gradcheck(op.apply, [x], raise_exception=False)
-    caught[factor] = (fast_failures, not full.ok)
-    print(f"entry {BROKEN} off by {100 * (factor - 1):4.1f}%: fast check caught it {fast_failures:2d}/20 "
-          f"times, full check {'caught it' if not full.ok else 'missed it'}")
+    caught[factor] = (direction_failures, not full.ok)
+    print(f"entry {BROKEN} off by {100 * (factor - 1):4.1f}%: random directions caught it "
+          f"{direction_failures:2d}/20 times, full check {'caught it' if not full.ok else 'missed it'}")
 
 # %%
 assert caught[1.1] == (20, True), "a 10% error in one entry must be caught by both modes"
 assert caught[1.01][1], "the full check must catch a 1% error in one entry"
 
-report = mg.gradcheck(tanh_with_one_wrong_entry(1.1).apply, [x], fast=True, raise_exception=False)
+report = mg.gradcheck(tanh_with_one_wrong_entry(1.1).apply, [x], directions=4, raise_exception=False)
 print(report)
 assert report.inputs[0].worst_index == BROKEN
-print(mg.gradcheck(lambda t: t.tanh(), [x], fast=True))
+print(mg.gradcheck(lambda t: t.tanh(), [x], directions=4))
 
 # %% [markdown]
 # A 0.1% error slips past both modes: it is below the default relative tolerance,
 # rtol = 1e-3. Tighten `rtol` if you need to see errors that small.
 #
-# The fast check is a cheap first test, strong against mistakes that touch many elements (a
+# The random-direction check is a cheap first test, strong against mistakes that touch many elements (a
 # wrong formula, a missing term), weaker against a small error in one element of a large
 # input. The full check is the final word; on a large input, run it on a small slice or a
 # smaller instance of the same op.

@@ -43,7 +43,7 @@ from minigrad.nn import functional as F
 lesson = setup(3)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 size = lesson.sizes(full=dict(vocab_sizes=[256, 1024, 4096, 16384, 65536]),  # one place for the sizes
-                    fast=dict(vocab_sizes=[256, 1024, 4096, 16384]))
+                    small=dict(vocab_sizes=[256, 1024, 4096, 16384]))
 rng = np.random.default_rng(3)
 
 
@@ -240,7 +240,7 @@ lesson.save(fig, "lookup_vs_onehot_cost.png",
 # its curve climbs with slope one on the log-log plot. The lookup route holds `8 N` bytes of
 # ids and at most `N` rows of gradient (each `4 d` bytes plus an 8-byte index), whatever `V`
 # is, so its curve is flat. The ratio therefore grows in proportion to `V`: about 300 at
-# V = 16,384 and about 1,200 at V = 65,536 (the full run; `MINIGRAD_FAST=1` stops at 16,384).
+# V = 16,384 and about 1,200 at V = 65,536 (the full run; `MINIGRAD_SMALL=1` stops at 16,384).
 # At the scale of a large model (V = 120,000, d = 4,096) one dense float32 gradient for the
 # table alone is close to 2 GB.
 #

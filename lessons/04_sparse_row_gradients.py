@@ -43,10 +43,10 @@ from minigrad.nn import functional as F
 lesson = setup(4)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 rng = np.random.default_rng(4)
-size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_FAST=1), in one place
+size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_SMALL=1), in one place
     full=dict(run_V=50_000, run_batch=1024, run_steps=2000, top_decade=10, sweep_points=25,
               sweep_vocabs=[1_000, 10_000, 120_000, 1_000_000]),
-    fast=dict(run_V=20_000, run_batch=512, run_steps=400, top_decade=9, sweep_points=21,
+    small=dict(run_V=20_000, run_batch=512, run_steps=400, top_decade=9, sweep_points=21,
               sweep_vocabs=[1_000, 10_000, 120_000]))
 pieces = yours(4)  # your Embedding from minigrad-exercises/, if it passes `minigrad check 4`
 

@@ -41,8 +41,8 @@ from minigrad.nn import functional as F
 lesson = setup(5)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
 rng = np.random.default_rng(5)
-size = lesson.sizes(full=dict(big_V=5000, big_d=64, round_V=1000),  # MINIGRAD_FAST=1: fast
-                    fast=dict(big_V=500, big_d=32, round_V=500))
+size = lesson.sizes(full=dict(big_V=5000, big_d=64, round_V=1000),  # MINIGRAD_SMALL=1: small
+                    small=dict(big_V=500, big_d=32, round_V=500))
 big_V, big_d, round_V = size.big_V, size.big_d, size.round_V
 pieces = yours(5)  # your CrossEntropy from minigrad-exercises/, if it passes `minigrad check 5`
 
@@ -248,7 +248,7 @@ with pieces.use():
 #    tokens tend to have different norms from rare ones), a long row can outscore `t` itself.
 # 3. With an untied output map `W` learned separately, `E[t] @ W^T` has no reason to favour `t`.
 #
-# We measure, for random tables with V = 1,000 (500 with `MINIGRAD_FAST=1`), how often the
+# We measure, for random tables with V = 1,000 (500 with `MINIGRAD_SMALL=1`), how often the
 # argmax returns `t`, as `d` grows.
 
 # %%
@@ -310,7 +310,7 @@ assert max(untied) < 10 / round_V, "an untied output map favours t only by chanc
 # ## Your CrossEntropy, looking back
 #
 # Every gradient in the first half of this lesson, the rule `(p_i - y_i) h` read off them, the
-# push against probability on 5,000 rows (500 with `MINIGRAD_FAST=1`) and the gradcheck came
+# push against probability on 5,000 rows (500 with `MINIGRAD_SMALL=1`) and the gradcheck came
 # from the `CrossEntropy` named at the top: yours, once your copy passed `minigrad check 5`.
 # The rule you derived for the logits, `dL/dz = (p - y) / N`, is all of it: the output map's
 # gradients are that vector times `h`, and what flows down is that vector times `W`.

@@ -65,7 +65,7 @@ rng = np.random.default_rng(6)
 # in which absent rows are watched
 size = lesson.sizes(
     full=dict(vocab_size=2000, batch=192, steps=120, window=30, band_edges=[1, 11, 101, 501, 1001]),
-    fast=dict(vocab_size=800, batch=128, steps=40, window=15, band_edges=[1, 11, 101, 401]))
+    small=dict(vocab_size=800, batch=128, steps=40, window=15, band_edges=[1, 11, 101, 401]))
 vocab_size, batch, steps, window = size.vocab_size, size.batch, size.steps, size.window
 pieces = yours(6)  # your tie_weights from minigrad-exercises/, if it passes `minigrad check 6`
 tie = pieces.get("tie_weights", minigrads_tie)

@@ -81,12 +81,12 @@ OUT = lesson.out
 warnings.filterwarnings("ignore", category=PerformanceWarning)
 rng = np.random.default_rng(7)
 BETA1, BETA2, LR = 0.9, 0.999, 1e-3
-size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_FAST=1), in one place
+size = lesson.sizes(  # every size the lesson uses, full and small (MINIGRAD_SMALL=1), in one place
     full=dict(warmup=500, more_pauses=[2000, 3000], more_periods=[1000], noisy_periods=[10, 100, 1000, 3000],
               noisy_steps=12_000, V=5000, steps=1500,
               lm_vocab=1000, lm_width=32, lm_hidden=64, lm_batch=128, lm_steps=1000, lm_seeds=6,
               noise_batches=200),
-    fast=dict(warmup=300, more_pauses=[], more_periods=[], noisy_periods=[10, 100, 1000], noisy_steps=4000,
+    small=dict(warmup=300, more_pauses=[], more_periods=[], noisy_periods=[10, 100, 1000], noisy_steps=4000,
               V=2000, steps=500,
               lm_vocab=300, lm_width=16, lm_hidden=32, lm_batch=64, lm_steps=200, lm_seeds=2,
               noise_batches=60))
@@ -129,7 +129,7 @@ your_row_step = pieces.get("lazy_adamw_rows", None)  # None: minigrad's own Adam
 # whenever it is present (a constant gradient keeps the arithmetic readable):
 #
 # - row 0 is **frequent**: present on every step;
-# - the **paused** rows are present for the first 500 steps (300 with `MINIGRAD_FAST=1`), then
+# - the **paused** rows are present for the first 500 steps (300 with `MINIGRAD_SMALL=1`), then
 #   absent for `k` steps, then present again; we measure the length of the step they take when
 #   they come back;
 # - the **rare** rows are present only on every `P`-th step; we measure the step they take when
@@ -768,7 +768,7 @@ for init in INITS:
 # model the part is small (0.03 to 0.11 of rank correlation here), and smaller than what the
 # optimizer's treatment of silent rows does. The asserts can fail both ways: with no decay
 # the paired difference is exactly 0 (the two runs are the same run), and where decay makes
-# more of the link they fail on the upper bound: in the small run (`MINIGRAD_FAST=1`, 0.1
+# more of the link they fail on the upper bound: in the small run (`MINIGRAD_SMALL=1`, 0.1
 # epochs, so most rows are still near their start) dense decay adds 0.25 to 0.27 from
 # TinyLM's start, which is why the small run does not test them. What this does not test: a
 # large model, long training (1.4 epochs here), and the tied table, where the output role

@@ -41,8 +41,8 @@
 # measures the same models either way.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -88,11 +88,11 @@ OUT = lesson.out
 mine = model_pieces(8)  # your pieces from lessons 4-8 that pass their checks, minigrad's for the rest
 print(milestone(mine))
 
-# Every size of the lesson, for the full run and for MINIGRAD_FAST=1 (the tests), in one place.
+# Every size of the lesson, for the full run and for MINIGRAD_SMALL=1 (the tests), in one place.
 S = lesson.sizes(
     full=dict(vocab=2000, width=64, hidden=128, batch=128, steps=3000, race_rounds=10, race_steps=25,
               gpt_context=32, gpt_heads=4, gpt_layers=2, gpt_batch=8, gpt_steps=600),
-    fast=dict(vocab=500, width=32, hidden=64, batch=64, steps=300, race_rounds=6, race_steps=10,
+    small=dict(vocab=500, width=32, hidden=64, batch=64, steps=300, race_rounds=6, race_steps=10,
               gpt_context=16, gpt_heads=2, gpt_layers=1, gpt_batch=8, gpt_steps=60),
 )
 VOCAB, WIDTH, HIDDEN, BATCH, STEPS = S.vocab, S.width, S.hidden, S.batch, S.steps
@@ -507,7 +507,7 @@ hold(near_misses_take_the_push(near, full_size=lesson.verdict_tested(
 # likeliest 91-93%, out of 1,999 wrong words (full size). So the essay's "shaped mostly by
 # near-misses" holds for a trained model: a handful of tempting words, a half percent of the
 # vocabulary, take about two thirds of the push, and the long tail shares the rest. (At the start of
-# training, with every probability near `1/V`, the push is spread evenly; the fast run, a
+# training, with every probability near `1/V`, the push is spread evenly; the small run, a
 # smaller and shorter one, gives 47-52% for the top 10.)
 #
 # How this compares with the sources. The essay calls tying a form of "regularization" and
@@ -668,7 +668,8 @@ for seed in SEEDS:
         model = mine.build(TinyGPT(V, S.gpt_context, width, S.gpt_heads, S.gpt_layers, tied=False, rng=seed),
                            tied)
         h = mine.train(model, adamw(model), gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
-                       eval_every=S.gpt_steps, rng=seed + 1, label=f"TinyGPT {label} seed {seed}")  # at the end
+                       eval_every=S.gpt_steps, rng=seed + 1,  # evaluated at the end only
+                       label=f"TinyGPT {label} seed {seed}")
         gpt_ends[label].append(h.valid_loss[-1])
 gpt_ends = {label: np.array(v) for label, v in gpt_ends.items()}
 gpt_counts = {label: TinyGPT(V, S.gpt_context, w, S.gpt_heads, S.gpt_layers, tied=t).num_parameters()

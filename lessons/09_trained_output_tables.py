@@ -24,8 +24,8 @@
 # copies pass their checks, else on minigrad's. The first lines of the run say whose.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 9 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %%
@@ -103,7 +103,7 @@ S = lesson.sizes(  # lesson 8's two models, untied; lesson 8 trains TinyLM for 3
     full=dict(vocab=2000, held_out_stride=1, tied_held_out_stride=8,
               lm=dict(width=64, hidden=128, steps=2000, batch=128),
               gpt=dict(width=64, heads=4, layers=2, context=32, steps=600, batch=16)),
-    fast=dict(vocab=500, held_out_stride=8, tied_held_out_stride=8,
+    small=dict(vocab=500, held_out_stride=8, tied_held_out_stride=8,
               lm=dict(width=32, hidden=64, steps=150, batch=64),
               gpt=dict(width=32, heads=2, layers=1, context=8, steps=40, batch=16)),
 )
@@ -179,7 +179,7 @@ for kind, by_seed in runs.items():
 
 
 # %%
-weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the fast run's "
+weak_link_tested = lesson.verdict_tested("input and output rows are related, but weakly (the small run's "
                                          "250 fitting rows are too few for a 32 x 32 bridge)")
 for kind in runs:  # the checks: named functions in minigrad/learn/kit/verdicts.py
     top = spread(kind, lambda r: np.mean(r["rank"] == 0))
@@ -588,7 +588,7 @@ for kind, by_seed in tied_runs.items():  # |e_t . e_j| <= |e_t| |e_j|: only a lo
 # predict the very token they have just read 4-5% of the time (TinyLM) and 9-10% (TinyGPT).
 # The layers turn the looked-up row into a description of what comes next. An untied model
 # shows that training needs no inverse; a tied one shows that an inverse-like diagonal can sit
-# in the table without the model using it. (The fast run's short training leaves TinyGPT's
+# in the table without the model using it. (The small run's short training leaves TinyGPT's
 # tied rows nearly random and the share far lower; it tests only that the tied round trip
 # beats chance and the untied map.)
 

@@ -30,8 +30,8 @@
 # their checks, else on minigrad's; the first lines of the run say whose.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 10 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -100,7 +100,7 @@ split = own.get("classifier_and_lookup", minigrads_split)
 S = lesson.sizes(  # ledger windows: `window` recorded steps out of every `every`
     full=dict(lm_steps=2000, lm_every=100, lm_window=10, gpt_steps=3000, gpt_every=150, gpt_window=6,
               gpt_context=32, scale_steps=600, scale_seeds=3),
-    fast=dict(lm_steps=250, lm_every=50, lm_window=5, gpt_steps=60, gpt_every=20, gpt_window=3,
+    small=dict(lm_steps=250, lm_every=50, lm_window=5, gpt_steps=60, gpt_every=20, gpt_window=3,
               gpt_context=16, scale_steps=60, scale_seeds=1),
 )
 LM_STEPS = int(os.environ.get("MINIGRAD_CURVE_STEPS", S.lm_steps))  # TinyLM: two thirds of lesson 8's run
@@ -188,7 +188,7 @@ lesson.save(fig, "tied_share_over_training.png",
 
 # %% [markdown]
 # The figures in this section are the full-size run's (`minigrad lesson 10 --no-pause`, three
-# seeds, min-max); the fast run prints smaller, shorter ones and says which verdicts it skips.
+# seeds, min-max); the small run prints smaller, shorter ones and says which verdicts it skips.
 # TinyLM runs 2,000 steps (two thirds of lesson 8's run), TinyGPT 3,000 (about 770,000
 # predicted tokens, three times TinyLM's 256,000: it learns more slowly per token, and its
 # curves need longer to level off).

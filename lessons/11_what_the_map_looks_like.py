@@ -36,8 +36,8 @@
 # of the run say whose.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 11 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -91,10 +91,10 @@ mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's
 merge_step = own.get("merge_step", None)  # None: minigrad's byte-pair trainer alone
 # pair_cosines, mean_cosine, cone, principal_axes, geometry_similarity and fit_scheduled live in
 # the lesson kit (minigrad.learn.kit): lesson 12 measures the same geometry on a transformer
-S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
+S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
     full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000,
               pretrain_words=150_000, finetune_words=15_000, gpt_width=64, gpt_seeds=3),
-    fast=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300,
+    small=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300,
               pretrain_words=20_000, finetune_words=6_000, gpt_width=32, gpt_seeds=2),
 )
 
@@ -264,7 +264,7 @@ lesson.save(fig, "cone_and_centring.png",
 # What we measured at full size (V = 2,000, d = 64, 2,000 steps, three seeds): the untied
 # **output** map forms a clear cone, mean cosine 0.158-0.164 over the seeds, and the tied
 # table a weaker one, 0.051-0.053. The untied **input** map does not: 0.007-0.008, hardly
-# different from its random start. (The fast run, a smaller model, gives the same order.)
+# different from its random start. (The small run, a smaller model, gives the same order.)
 # Centring takes every table to about zero, slightly below: centred rows sum to zero,
 # so if they were all the same length their mean cosine would be exactly `-1/(V-1)`.
 #
@@ -426,7 +426,7 @@ lesson.save(fig, "settling.png",
 # improvement (three seeds). The input table has made 68-70% of its change in structure and
 # only 36-38% of its change in neighbourhoods; the output map is further along on both (78%
 # and 44-46%), and the input table also has the most distance left to travel (65%, against
-# 54% for the layers between and 41% for the output map). (Fast run: the same order.) The raw
+# 54% for the layers between and 41% for the output map). (Small run: the same order.) The raw
 # similarities start well above zero (the columns "at init") because a row that moves little
 # keeps its random neighbours, which is why the lesson reports the share of the change that
 # is done rather than the similarity itself.
@@ -668,7 +668,7 @@ lesson.save(fig, "settling_and_freezing_ladder.png",
 # about 250 x 9 CPU seconds, over half an hour per seed, where this part has about 30 seconds
 # per seed for all three rungs. And the body would have to grow to stay a few percent of the
 # model: a table is 2% of a 7-billion-parameter Llama because `12 L d` is about 1.6 million
-# there against V = 32,000. The fast run (a seventh of the text, width 32) does not test these
+# there against V = 32,000. The small run (a seventh of the text, width 32) does not test these
 # verdicts: there freezing costs 11-13% even at its smallest share (6.5%).
 
 # %% [markdown]

@@ -27,8 +27,8 @@
 # maps, and its paragraph is about the input table of a transformer.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 12 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -110,11 +110,11 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 # has barely moved from its random start).
 
 # %%
-S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
+S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
     full=dict(vocab=2000, width=64, lm_steps=800, lm_batch=128, gpt_context=32, gpt_steps=500, gpt_batch=8,
               held_out_stride=1),
-    fast=dict(vocab=500, width=32, lm_steps=100, lm_batch=64, gpt_context=16, gpt_steps=60, gpt_batch=8,
-              held_out_stride=5),  # the fast run scores every fifth held-out window only
+    small=dict(vocab=500, width=32, lm_steps=100, lm_batch=64, gpt_context=16, gpt_steps=60, gpt_batch=8,
+              held_out_stride=5),  # the small run scores every fifth held-out window only
 )
 WIDTH = S.width
 SEEDS = (0, 1, 2)
@@ -243,7 +243,7 @@ lesson.save(fig, "cone_by_table.png",
 # differ: TinyLM's sits in a weak cone (0.16), TinyGPT's in one nearly as narrow as its output
 # map's (0.41-0.44). The fair comparison for a tied table is with the same model's two untied
 # maps, seed by seed: TinyGPT's tied cone covers 96-102% of the way from its input map's cone
-# to its output map's, TinyLM's 39-40%. Centring takes every table to within 0.005 of zero. (The fast run, a
+# to its output map's, TinyLM's 39-40%. Centring takes every table to within 0.005 of zero. (The small run, a
 # smaller model trained briefly, keeps the order: output map far above input map.)
 #
 # No cone does not mean no change. TinyGPT's input rows have moved far from their random

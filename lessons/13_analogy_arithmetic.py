@@ -33,8 +33,8 @@
 # of the run say whose.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 13 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The fast run
-# (`--fast`, what the tests run) prints its own, smaller figures and says which verdicts it
+# (three seeds, min-max, unless a paragraph names another command). The small run
+# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
 # does not test.
 
 # %% [markdown]
@@ -85,12 +85,12 @@ own = yours(13)  # your three_cos_add and NegativeSamplingLoss, if they pass `mi
 answer_analogies = own.get("three_cos_add", three_cos_add)  # minigrad's: minigrad.learn.corpus
 your_loss = own.get("NegativeSamplingLoss", None)
 on_rows = your_loss.apply if your_loss is not None else None  # None: minigrad's ops (skipgram.loss_on_rows)
-S = lesson.sizes(  # every size of the lesson, full and fast (MINIGRAD_FAST=1), in one place
-    # the fast run reads Genesis to Numbers and asks the questions whose words occur there
+S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
+    # the small run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
     full=dict(text_words=None, vocab=2000, dim=64, sg_batch=4096, gpt_layers=2, gpt_steps=1200,
               sg_floor=0.2),  # the least share of questions skip-gram must answer, every seed
-    fast=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
+    small=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
               sg_floor=0.03),
 )
 
@@ -230,7 +230,7 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # TinyGPT gets more text than skip-gram, not less. Only the loss reads the logits here, so the
 # training step computes the head and the cross-entropy as one op, `F.linear_cross_entropy`:
 # the same numbers as `model.loss`, bit for bit, with one (B, T, V) array fewer and about a
-# tenth less time per step. (`MINIGRAD_GPT_STEPS=240` gives a run a fifth as long; the fast
+# tenth less time per step. (`MINIGRAD_GPT_STEPS=240` gives a run a fifth as long; the small
 # run reads far less.) Its input table gets the same questions, raw and centred (lesson 11:
 # comparisons should remove the row every token shares), and so does its output map.
 #
@@ -438,7 +438,7 @@ lesson.save(fig, "analogies.png",
 # after TinyGPT has read half as much again it still answers 7.4 to 13.2 points more. A random
 # table answers none (median rank 1,032). Skip-gram's output table, never used as word
 # vectors, is nearly as good as its input table (24.3-26.4%); TinyGPT's output map answers
-# 10.4-11.1%, though it ranks the right word high (median 14-15). The fast run (150,000 words,
+# 10.4-11.1%, though it ranks the right word high (median 14-15). The small run (150,000 words,
 # 538 questions) gives the same order at the end but too little text for the comparison at
 # equal text, and does not test the intervals.
 #

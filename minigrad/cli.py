@@ -108,7 +108,10 @@ def command_lesson(args: argparse.Namespace) -> int:
     pause = not args.no_pause and sys.stdin.isatty()
     if hasattr(sys.stdout, "reconfigure"):  # lessons print √ and ²: never die on an ASCII terminal
         sys.stdout.reconfigure(errors="replace")
-    run = runner.run_lesson(lesson, out_dir, pause=pause, fast=args.fast)
+    if args.fast:
+        print("minigrad lesson: --fast is deprecated and will be removed in the next release; use --small "
+              "(the small lesson sizes; \"fast\" names minigrad's fast kernels)", file=sys.stderr)
+    run = runner.run_lesson(lesson, out_dir, pause=pause, small=args.small or args.fast)
     if run.stopped_by_learner:
         print(f"lesson {lesson.number} stopped at your request after {run.seconds:.1f} s")
     elif run.ok:
@@ -171,8 +174,10 @@ def _add_lesson_commands(sub: argparse._SubParsersAction) -> None:
     lesson.add_argument("--out", default=None,
                         help="output folder for figures (default: $MINIGRAD_OUT, else minigrad-out)")
     lesson.add_argument("--no-pause", action="store_true", help="do not wait for Enter between steps")
+    lesson.add_argument("--small", action="store_true",
+                        help="the small sizes, a few seconds per lesson (the same as MINIGRAD_SMALL=1)")
     lesson.add_argument("--fast", action="store_true",
-                        help="smaller sizes, a few seconds per lesson (the same as MINIGRAD_FAST=1)")
+                        help="deprecated spelling of --small, removed in the next release")
     lesson.add_argument("--notebook", action="store_true",
                         help="write the lesson as a Jupyter notebook (.ipynb) instead of running it")
     lesson.set_defaults(handler=command_lesson)

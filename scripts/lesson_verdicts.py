@@ -6,7 +6,7 @@
 
 `make lessons-verdicts` runs the first form. Unlike `make lessons`, it goes on past a failing
 lesson, so one run reports every verdict that no longer holds; it exits 1 if any lesson failed
-(or went over the budget). The fast mode (MINIGRAD_FAST=1, what the test suite runs) skips the
+(or went over the budget). The small mode (MINIGRAD_SMALL=1, what the test suite runs) skips the
 verdicts that need full-size training; this is the run that checks them.
 
 Each lesson runs in its own process with one BLAS thread (on two cores the fastest for these
@@ -40,7 +40,8 @@ def children_cpu_seconds() -> float:
 
 def run(number: int, log_dir: Path) -> tuple[int, float, float]:
     """(exit code, CPU seconds, wall seconds) of `minigrad lesson N --no-pause` at full size."""
-    env = {key: value for key, value in os.environ.items() if key != "MINIGRAD_FAST"} | ONE_THREAD
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("MINIGRAD_SMALL", "MINIGRAD_FAST")} | ONE_THREAD  # full size (FAST: its old name)
     log = log_dir / f"lesson-{number:02d}.log"
     cpu, wall = children_cpu_seconds(), time.perf_counter()
     with log.open("w") as out:

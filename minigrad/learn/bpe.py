@@ -67,28 +67,17 @@ class BytePairs:
             raise ValueError("BytePairs.train: words is empty; there is nothing to learn from")
         counts = Counter(SPACE + w for w in words)
         split = {token: tuple(token) for token in counts}  # each pre-token as its current pieces
-        pair_counts: Counter = Counter()
-        containing: dict[tuple[str, str], set[str]] = defaultdict(set)  # pair -> pre-tokens with it
+        pairs = _PairIndex()
         for token, n in counts.items():
-            for pair in _pairs(split[token]):
-                pair_counts[pair] += n
-                containing[pair].add(token)
+            pairs.add(token, split[token], n)
         learned = []
-        while len(learned) < merges and pair_counts:
-            best = max(pair_counts, key=lambda pair: (pair_counts[pair], pair))
+        while len(learned) < merges and pairs.counts:
+            best = max(pairs.counts, key=lambda pair: (pairs.counts[pair], pair))
             learned.append(best)
-            for token in containing.pop(best):
-                n, old = counts[token], split[token]
-                for pair in _pairs(old):  # take the old pairs out ...
-                    pair_counts[pair] -= n
-                    if pair_counts[pair] == 0:
-                        del pair_counts[pair]
-                    if pair in containing:
-                        containing[pair].discard(token)
-                split[token] = merge_pair(old, best)
-                for pair in _pairs(split[token]):  # ... and the new ones in
-                    pair_counts[pair] += n
-                    containing[pair].add(token)
+            for token in pairs.containing.pop(best):
+                pairs.remove(token, split[token], counts[token])  # take the old pairs out ...
+                split[token] = merge_pair(split[token], best)
+                pairs.add(token, split[token], counts[token])  # ... and the new ones in
         return cls(set("".join(counts)), learned)
 
     def __len__(self) -> int:
@@ -122,3 +111,27 @@ class BytePairs:
         check_in_range(ids, len(self.pieces), who="BytePairs.decode", item="id", name="ids",
                        range_of=f"{len(self.pieces)} pieces")
         return "".join(self.pieces[i] for i in ids.tolist())
+
+
+class _PairIndex:
+    """While BytePairs.train merges: how often each adjacent pair occurs over the pre-tokens
+    (`counts`) and which pre-tokens hold it (`containing`), so a merge revisits only those."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.containing: dict[tuple[str, str], set[str]] = defaultdict(set)
+
+    def add(self, token: str, pieces: tuple[str, ...], n: int) -> None:
+        """Count the pairs of `token`, split into `pieces`, which occurs n times."""
+        for pair in _pairs(pieces):
+            self.counts[pair] += n
+            self.containing[pair].add(token)
+
+    def remove(self, token: str, pieces: tuple[str, ...], n: int) -> None:
+        """Take back what add(token, pieces, n) counted."""
+        for pair in _pairs(pieces):
+            self.counts[pair] -= n
+            if self.counts[pair] == 0:
+                del self.counts[pair]
+            if pair in self.containing:
+                self.containing[pair].discard(token)

@@ -320,18 +320,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
                  the learner's from lesson 8)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
-    steps = positive_int("train", "steps", steps)
-    batch_size = positive_int("train", "batch_size", batch_size)
-    if eval_every is None:
-        eval_every = max(1, steps // 10)
-    eval_every = positive_int("train", "eval_every", eval_every)
-    eval_from = positive_int("train", "eval_from", eval_from, least=0)
-    if len(valid_data) == 0:
-        raise ValueError("train: valid_data has no windows")
-    if batch_size > len(train_data):
-        raise ValueError(
-            f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
-        )
+    steps, batch_size, eval_every, eval_from = _checked_schedule(steps, batch_size, eval_every, eval_from,
+                                                                  train_data, valid_data)
     if kernels.fast_enabled():
         kernels.keep_freed_memory()  # a training loop reallocates the same sizes every step
     g = as_generator(rng, "train")
@@ -352,12 +342,7 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
     record(0)
     smoothed = None
     for step in range(1, steps + 1):
-        ids, targets = next(stream_of_batches)
-        started = time.perf_counter()
-        value = float(one_step(model, optimizer, ids, targets))
-        if scheduler is not None:
-            scheduler.step()
-        history.train_seconds += time.perf_counter() - started
+        value = _timed_step(one_step, model, optimizer, scheduler, next(stream_of_batches), history)
         if not np.isfinite(value):
             bar.close()
             raise FloatingPointError(f"train: the loss of batch {step} is {value} (diverged; try a lower "
@@ -374,3 +359,35 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
             break
     bar.close()
     return history
+
+
+def _checked_schedule(steps: Any, batch_size: Any, eval_every: Any, eval_from: Any, train_data: Windows,
+                      valid_data: Windows) -> tuple[int, int, int, int]:
+    """train's sizes as ints (eval_every: 10 evaluations over the run when None), or an error
+    naming the argument that is wrong."""
+    steps = positive_int("train", "steps", steps)
+    batch_size = positive_int("train", "batch_size", batch_size)
+    if eval_every is None:
+        eval_every = max(1, steps // 10)
+    eval_every = positive_int("train", "eval_every", eval_every)
+    eval_from = positive_int("train", "eval_from", eval_from, least=0)
+    if len(valid_data) == 0:
+        raise ValueError("train: valid_data has no windows")
+    if batch_size > len(train_data):
+        raise ValueError(
+            f"train: batch_size={batch_size} is larger than train_data ({len(train_data)} windows)"
+        )
+    return steps, batch_size, eval_every, eval_from
+
+
+def _timed_step(one_step: StepFn, model: Module, optimizer: Any, scheduler: Any,
+                batch: tuple[np.ndarray, np.ndarray], history: History) -> float:
+    """one_step on `batch`, then the schedule's step (their time added to history.train_seconds);
+    the batch's loss."""
+    ids, targets = batch
+    started = time.perf_counter()
+    value = float(one_step(model, optimizer, ids, targets))
+    if scheduler is not None:
+        scheduler.step()
+    history.train_seconds += time.perf_counter() - started
+    return value

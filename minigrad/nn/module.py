@@ -173,24 +173,14 @@ class Module:
         """
         params = dict(self._all_named_parameters())
         groups = list(self.aliases().values())  # the names of one parameter per group
-        unexpected = [k for k in state if k not in params]
-        missing = [n for names in groups if not any(k in state for k in names) for n in names]
-        if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
-                f"(pass strict=False to load only the names both have)"
-            )
+        if strict:
+            _check_same_names(state, params, groups)
         # a Tensor's own array (not ndarray.data, a memoryview): array identity marks a tie
         arrays = {k: v.data if isinstance(v, Tensor) else np.asarray(v)
                   for k, v in state.items() if k in params}
         for name, value in arrays.items():
             _check_loadable(name, value, params[name])
-        plan = []
-        for names in groups:
-            present = [k for k in names if k in arrays]
-            if present:
-                _check_tied_values_agree(present, arrays)
-                plan.append((params[present[0]], arrays[present[0]]))
+        plan = _load_plan(groups, arrays, params)
         if strict:
             _check_no_extra_ties(arrays, params)
         for p, value in plan:  # all checks passed: nothing below can fail half-way
@@ -212,6 +202,32 @@ class ModuleNameError(KeyError):
 
     def __str__(self) -> str:  # the message as written, without KeyError's added quotes
         return str(self.args[0]) if self.args else ""
+
+
+def _check_same_names(state: Mapping[str, Any], params: dict[str, Parameter],
+                      groups: list[list[str]]) -> None:
+    """load_state_dict(strict=True): the state names every parameter (a tied one by any of its
+    names) and nothing else, or a KeyError listing what is missing and what is unexpected."""
+    unexpected = [k for k in state if k not in params]
+    missing = [n for names in groups if not any(k in state for k in names) for n in names]
+    if missing or unexpected:
+        raise KeyError(
+            f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
+            f"(pass strict=False to load only the names both have)"
+        )
+
+
+def _load_plan(groups: list[list[str]], arrays: dict[str, np.ndarray],
+               params: dict[str, Parameter]) -> list[tuple[Parameter, np.ndarray]]:
+    """(parameter, the array to copy into it) for each parameter the state gives, once per tie
+    group, after checking that the tied names the state gives agree."""
+    plan = []
+    for names in groups:
+        present = [k for k in names if k in arrays]
+        if present:
+            _check_tied_values_agree(present, arrays)
+            plan.append((params[present[0]], arrays[present[0]]))
+    return plan
 
 
 def _check_name(owner: Module, name: Any, hides: bool = False) -> None:

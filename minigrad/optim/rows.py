@@ -117,23 +117,30 @@ class RowOptimizer(Optimizer):
                              f"or None, got {decay!r}")
         if decay not in self.decay_modes:
             raise ValueError(self._unsupported_decay_message(decay))
-        if lazy and wd and decay == "dense" and self.decoupled_decay:
+        if lazy and wd and decay == "dense":
+            self._check_lazy_dense_decay(wd)
+        if decay == "catch_up":
+            _catch_up_keep(name, group["lr"], wd)
+
+    def _check_lazy_dense_decay(self, wd: float) -> None:
+        """lazy=True with decay='dense' and weight decay: AdamW can (every row decays, each step
+        O(V): a PerformanceWarning says so); an optimizer whose decay is in the gradient cannot."""
+        name = self._name
+        if self.decoupled_decay:
             warnings.warn(
                 f"{name}(lazy=True, decay='dense', weight_decay={wd}) multiplies every row of the "
                 "table by (1 - lr*wd) each step, so a lazy step costs O(V), not O(rows present); "
                 "leave decay unset (None) or pass decay='catch_up' for the same decay paid when a "
                 "row is next present, in O(rows present)",
                 PerformanceWarning, stacklevel=_caller_outside_optim())
-        if lazy and wd and decay == "dense" and not self.decoupled_decay:
-            raise ValueError(
-                f"{name}(lazy=True) cannot use decay='dense' with weight_decay={wd}: {name} adds "
-                "weight_decay * p to the gradient, and a lazy step runs only on the rows present, so "
-                "absent rows cannot be decayed without being stepped; leave decay unset (for "
-                f"{self._default_decay(True, wd)!r}) or use decay="
-                + " or ".join(repr(m) for m in self.decay_modes if m != "dense") + ", or lazy=False"
-            )
-        if decay == "catch_up":
-            _catch_up_keep(name, group["lr"], wd)
+            return
+        raise ValueError(
+            f"{name}(lazy=True) cannot use decay='dense' with weight_decay={wd}: {name} adds "
+            "weight_decay * p to the gradient, and a lazy step runs only on the rows present, so "
+            "absent rows cannot be decayed without being stepped; leave decay unset (for "
+            f"{self._default_decay(True, wd)!r}) or use decay="
+            + " or ".join(repr(m) for m in self.decay_modes if m != "dense") + ", or lazy=False"
+        )
 
     def _default_decay(self, lazy: bool, wd: float) -> str:
         """decay=None: PyTorch's dense decay, unless the step is lazy and there is decay to

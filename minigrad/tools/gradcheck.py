@@ -5,7 +5,7 @@ scalar L = sum(w * y). For a scalar loss that is just its gradient; for a tensor
 wrong Jacobian entry shows up in L for every w but a set of measure zero.
 
     dL/dx[i]  ~  (L(x + eps e_i) - L(x - eps e_i)) / (2 eps)        (full: every element)
-    dL/dx . u ~  (L(x + eps u)   - L(x - eps u))   / (2 eps)        (fast: random directions)
+    dL/dx . u ~  (L(x + eps u)   - L(x - eps u))   / (2 eps)        (directions=k: k random u)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class InputCheck:
     shape: tuple[int, ...]
     max_abs_error: float
     max_rel_error: float
-    worst_index: tuple[int, ...] | None  # None in fast mode, or when the input is empty
+    worst_index: tuple[int, ...] | None  # None along random directions, or when the input is empty
     numerical: float
     analytical: float
     ok: bool
@@ -122,19 +122,23 @@ def gradcheck(
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
-    fast: bool = False,
-    directions: int = 4,
+    fast: bool | None = None,
+    directions: int | None = None,
     seed: int = 0,
     raise_exception: bool = True,
 ) -> GradcheckReport:
     """Compare fn's backward with central differences for every input that requires grad.
 
-    fn:     called as fn(*inputs), returns a Tensor (any shape).
-    fast:   check v^T J u along `directions` random u (one backward, two forwards each);
-            when that fails, the full check runs to name the worst element.
+    fn:         called as fn(*inputs), returns a Tensor (any shape).
+    directions: None (the default) checks every element; an int k checks v^T J u along k random
+                directions u instead (one backward, two forwards each), for large inputs; when
+                that fails, the full check runs to name the worst element.
+    fast:       deprecated: fast=True is directions=4 (or the `directions` given), fast=False the
+                full check.
     Returns a GradcheckReport (truthy when ok); raises GradcheckError with its text when
     `raise_exception` and the check fails.
     """
+    directions = _directions_asked(fast, directions)
     if isinstance(inputs, Tensor):
         inputs = (inputs,)
     leaves, checked = _float64_leaves(inputs)
@@ -151,12 +155,12 @@ def gradcheck(
 
     names = {i: leaves[i].name or f"input {i}" for i in checked}
     problems, analytical = _analytical_gradients(out, weights, leaves, checked, names)
-    if fast:
-        report = _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng)
+    if directions is not None:
+        report = _along_directions(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng)
         if not report.ok:
             problems += report.problems  # a NaN seen along a direction fails, whatever follows
             report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
-            report.mode = "fast check failed; full check"
+            report.mode = "random directions failed; full check"
     else:
         report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
     report.problems = problems
@@ -164,6 +168,24 @@ def gradcheck(
     if raise_exception and not report.ok:
         raise GradcheckError(str(report))
     return report
+
+
+def _directions_asked(fast: bool | None, directions: int | None) -> int | None:
+    """How many random directions to check along (None: every element), from `directions` and
+    the deprecated `fast`."""
+    if fast is not None:
+        warnings.warn("gradcheck(fast=...) is deprecated and will be removed in the next release; use "
+                      "gradcheck(directions=k) for k random directions, or leave directions=None to check "
+                      "every element", DeprecationWarning, stacklevel=3)
+        if not fast:
+            return None
+        directions = 4 if directions is None else directions
+    if directions is None:
+        return None
+    if isinstance(directions, bool) or not isinstance(directions, int | np.integer) or directions < 1:
+        raise ValueError(f"gradcheck: directions must be a whole number >= 1 (random directions to check "
+                         f"along) or None (every element), got {directions!r}")
+    return int(directions)
 
 
 def _analytical_gradients(out: Tensor, weights: np.ndarray, leaves: list[Any], checked: list[int],
@@ -174,43 +196,48 @@ def _analytical_gradients(out: Tensor, weights: np.ndarray, leaves: list[Any], c
     and dtype first; an input with a problem, or every input when the backward raised, is left
     out of the comparison (comparing a (1, 3) gradient with a (3,) one would broadcast).
     """
-    problems: list[str] = []
-    flagged: set[int] = set()
-    position = {id(leaves[i]): i for i in checked}
+    edges = _EdgeCheck(leaves, checked, names)
+    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
+        try:
+            with recording(edges):
+                (out * Tensor(weights)).sum().backward()
+        except Exception as exc:  # a bug in a backward is a failed check, not a crash
+            edges.problems.append(f"backward raised {type(exc).__name__}: {exc}")
+            return edges.problems, {}
+    analytical = {}
+    for i in checked:
+        if i in edges.flagged:
+            continue
+        grad = leaves[i].grad
+        problem = None if grad is None else _gradient_problem(grad, leaves[i])
+        if problem:  # reached .grad without passing an edge we saw
+            edges.problems.append(f"{names[i]}.grad is {problem}, but {names[i]} has shape {leaves[i].shape}")
+            continue
+        analytical[i] = np.zeros(leaves[i].shape) if grad is None else np.asarray(to_dense(grad), np.float64)
+    return edges.problems, analytical
 
-    def check_edge(sender: Any, receiver: Any, grad: Any) -> None:
-        i = position.get(id(getattr(receiver, "variable", None)))
-        if i is None:
-            return
-        problem = _gradient_problem(grad, leaves[i])
+
+class _EdgeCheck:
+    """Called by the engine for every gradient an edge carries during the backward: a gradient
+    into a checked input that has the wrong shape or dtype is a problem naming the op, its input
+    slot and both shapes, and that input is flagged (left out of the comparison)."""
+
+    def __init__(self, leaves: list[Any], checked: list[int], names: dict[int, str]):
+        self.leaves, self.names = leaves, names
+        self.position = {id(leaves[i]): i for i in checked}
+        self.problems: list[str] = []
+        self.flagged: set[int] = set()
+
+    def __call__(self, sender: Any, receiver: Any, grad: Any) -> None:
+        i = self.position.get(id(getattr(receiver, "variable", None)))
+        problem = None if i is None else _gradient_problem(grad, self.leaves[i])
         if problem:
             slots = [j for j, node in enumerate(sender.next_nodes) if node is receiver]
             slot = " or ".join(str(j) for j in slots)
-            problems.append(f"{sender.name} returned {problem} for its input {slot} "
-                            f"({names[i]}, shape {leaves[i].shape}, dtype {leaves[i].dtype})")
-            flagged.add(i)
-
-    if out.requires_grad:  # else no checked input reaches the output: all gradients are 0
-        try:
-            with recording(check_edge):
-                (out * Tensor(weights)).sum().backward()
-        except Exception as exc:  # a bug in a backward is a failed check, not a crash
-            problems.append(f"backward raised {type(exc).__name__}: {exc}")
-            return problems, {}
-    analytical = {}
-    for i in checked:
-        grad = leaves[i].grad
-        if i in flagged:
-            continue
-        if grad is None:
-            analytical[i] = np.zeros(leaves[i].shape)
-            continue
-        problem = _gradient_problem(grad, leaves[i])
-        if problem:  # reached .grad without passing an edge we saw
-            problems.append(f"{names[i]}.grad is {problem}, but {names[i]} has shape {leaves[i].shape}")
-            continue
-        analytical[i] = np.asarray(to_dense(grad), dtype=np.float64)
-    return problems, analytical
+            leaf = self.leaves[i]
+            self.problems.append(f"{sender.name} returned {problem} for its input {slot} "
+                                 f"({self.names[i]}, shape {leaf.shape}, dtype {leaf.dtype})")
+            self.flagged.add(i)
 
 
 def _gradient_problem(grad: Any, x: Tensor) -> str | None:
@@ -270,10 +297,11 @@ def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckRepor
     return report
 
 
-def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) -> GradcheckReport:
+def _along_directions(loss_at, leaves, analytical, names, eps, atol, rtol, directions,
+                      rng) -> GradcheckReport:
     """v^T J u along random directions u. A NaN or inf met along a direction goes into the
     report's problems, so that it still fails when a full check reruns and does not meet it."""
-    mode = f"fast, {directions} random directions"
+    mode = f"{directions} random directions"
     report = GradcheckReport(ok=True, mode=mode, eps=eps, atol=atol, rtol=rtol)
     for i in analytical:
         x = leaves[i]
@@ -293,7 +321,7 @@ def _fast(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng) 
             error = abs(numerical - ana)
             if not np.isfinite(numerical):
                 report.problems.append(f"{names[i]}: numerical directional derivative is {numerical} "
-                                       f"along random direction {k} (fast check)")
+                                       f"along random direction {k}")
             within = bool(np.isfinite(numerical) and np.isfinite(ana)
                           and error <= atol + rtol * abs(numerical))
             ok &= within

@@ -480,9 +480,7 @@ def _read_names(where: str, info: dict[str, Any] | None, stored: dict[str, np.nd
     if info is None:  # written by another tool: every tensor under its own name
         return [[key] for key in stored]
     groups = info["names"]
-    well_formed = isinstance(groups, list) and all(
-        isinstance(g, list) and g and all(isinstance(n, str) for n in g) for g in groups)
-    if not well_formed:
+    if not _is_list_of_name_lists(groups):
         raise CheckpointError(f"load: {where}: metadata 'names' must be a list of non-empty lists "
                               f"of names, got {json.dumps(groups)[:200]}")
     keys = [g[0] for g in groups]
@@ -500,6 +498,12 @@ def _read_names(where: str, info: dict[str, Any] | None, stored: dict[str, np.nd
         raise CheckpointError(f"load: {where}: the tensor names in the metadata do not match the "
                               f"checksum saved with them: the file is corrupted")
     return groups
+
+
+def _is_list_of_name_lists(groups: Any) -> bool:
+    """Whether the metadata's 'names' is what save writes: a list of non-empty lists of str."""
+    return isinstance(groups, list) and all(
+        isinstance(g, list) and g and all(isinstance(n, str) for n in g) for g in groups)
 
 
 def _verify_digests(where: str, info: dict[str, Any] | None, stored: dict[str, np.ndarray]) -> None:

@@ -348,21 +348,12 @@ class Ledger:
         labels: a name per row (e.g. the vocabulary), as a length-V sequence or {row: name}
         """
         record = self.record(param)
-        shape = record.param.shape
-        if len(shape) == 0:
-            raise ValueError(f"ledger.table: {record.label} is a scalar; a table needs rows")
-        n_rows = shape[0]
-        rows = list(range(n_rows)) if rows is None else [int(r) for r in rows]
-        check_in_range(np.array(rows, dtype=np.int64), n_rows, who="ledger.table", item="row", name="rows",
-                       range_of=f"{record.label} with {n_rows} rows")
+        rows = _table_rows(record, rows)
+        n_rows = record.param.shape[0]
         row_labels = [_row_label(r, labels, n_rows) for r in rows]
         grads = record.path_grads()
         paths = list(grads)
-        row_grads = [[grad_row(grads[p], r) for p in paths] for r in rows]
-        stored = np.array([[g is not None for g in line] for line in row_grads], dtype=bool)
-        norms = np.array([[_norm(g) for g in line] for line in row_grads], dtype=np.float64)
-        totals = np.array([_norm(sum(g.astype(np.float64) for g in line if g is not None))
-                           for line in row_grads], dtype=np.float64)
+        norms, stored, totals = _row_norms([[grad_row(grads[p], r) for p in paths] for r in rows])
         shape2 = (len(rows), len(paths))
         return LedgerTable(record.label, paths, [describe_layout(grads[p]) for p in paths], rows,
                            row_labels, norms.reshape(shape2), stored.reshape(shape2), totals,
@@ -400,6 +391,28 @@ class Ledger:
 
 def _norm(row: Any) -> float:
     return 0.0 if row is None or isinstance(row, int) else float(np.linalg.norm(row))
+
+
+def _table_rows(record: ParamRecord, rows: Iterable[int] | None) -> list[int]:
+    """The rows ledger.table shows: `rows` as ints checked to be rows of the parameter, or every row."""
+    shape = record.param.shape
+    if len(shape) == 0:
+        raise ValueError(f"ledger.table: {record.label} is a scalar; a table needs rows")
+    n_rows = shape[0]
+    rows = list(range(n_rows)) if rows is None else [int(r) for r in rows]
+    check_in_range(np.array(rows, dtype=np.int64), n_rows, who="ledger.table", item="row", name="rows",
+                   range_of=f"{record.label} with {n_rows} rows")
+    return rows
+
+
+def _row_norms(row_grads: list[list[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each path's norm, whether it stored the row, the total's norm) per row, from each row's
+    gradient per path (None where a path did not store the row)."""
+    stored = np.array([[g is not None for g in line] for line in row_grads], dtype=bool)
+    norms = np.array([[_norm(g) for g in line] for line in row_grads], dtype=np.float64)
+    totals = np.array([_norm(sum(g.astype(np.float64) for g in line if g is not None))
+                       for line in row_grads], dtype=np.float64)
+    return norms, stored, totals
 
 
 def _row_label(row: int, labels: Any, n_rows: int) -> str:

@@ -52,14 +52,7 @@ def render(graph: Any, format: str = "svg", path: str | Path | None = None,
     engine:   the Graphviz layout program: "dot" (ranked, the default), "neato", "circo", ...
     """
     source = graph.source if hasattr(graph, "source") else graph
-    if not isinstance(source, str):
-        raise TypeError(f"render: graph must be a graphviz graph or a DOT string, got {type(graph).__name__}")
-    if renderer not in RENDERERS:
-        raise ValueError(f"render: renderer must be one of {RENDERERS}, got {renderer!r}")
-    if not isinstance(format, str) or not format.isidentifier():
-        raise ValueError(f"render: format must be a Graphviz output format such as 'svg', got {format!r}")
-    if not isinstance(engine, str) or not engine.isidentifier():
-        raise ValueError(f"render: engine must be a Graphviz layout program such as 'dot', got {engine!r}")
+    _check_render_arguments(graph, source, format, renderer, engine)
     dot_path = None
     if path is not None:
         path = Path(path)
@@ -80,6 +73,18 @@ def render(graph: Any, format: str = "svg", path: str | Path | None = None,
     if path is not None:
         path.write_bytes(data)
     return data
+
+
+def _check_render_arguments(graph: Any, source: Any, format: Any, renderer: Any, engine: Any) -> None:
+    """render's arguments, or an error naming the one that is wrong and what it must be."""
+    if not isinstance(source, str):
+        raise TypeError(f"render: graph must be a graphviz graph or a DOT string, got {type(graph).__name__}")
+    if renderer not in RENDERERS:
+        raise ValueError(f"render: renderer must be one of {RENDERERS}, got {renderer!r}")
+    if not isinstance(format, str) or not format.isidentifier():
+        raise ValueError(f"render: format must be a Graphviz output format such as 'svg', got {format!r}")
+    if not isinstance(engine, str) or not engine.isidentifier():
+        raise ValueError(f"render: engine must be a Graphviz layout program such as 'dot', got {engine!r}")
 
 
 def which_renderer() -> str | None:
@@ -160,17 +165,7 @@ class InProcessRendering:
         """
         _graphviz_options_unsupported("render", renderer=renderer, formatter=formatter,
                                       neato_no_op=neato_no_op)
-        if outfile is not None:
-            out = Path(outfile) if directory is None else Path(directory, outfile)
-            format = format or out.suffix.lstrip(".") or None
-            if format is None:
-                raise ValueError(f"render: cannot tell the format of outfile {os.fspath(outfile)!r}; "
-                                 "give it a suffix such as .svg, or pass format=")
-        else:
-            name = self.filename if filename is None else filename
-            folder = self.directory if directory is None else directory
-            format = format or self.format
-            out = Path(folder, f"{os.fspath(name)}.{format}")
+        out, format = self._output_file(filename, directory, format, outfile)
         if raise_if_result_exists and out.exists():
             raise FileExistsError(f"render: {os.fspath(out)!r} exists already (raise_if_result_exists=True)")
         data = render(self, format=format, engine=engine or self.engine)  # nothing written if this fails
@@ -179,6 +174,21 @@ class InProcessRendering:
         if view or quiet_view:
             _open_in_viewer(out, quiet=quiet_view)
         return os.fspath(out)
+
+    def _output_file(self, filename: str | os.PathLike | None, directory: str | os.PathLike | None,
+                     format: str | None, outfile: str | os.PathLike | None) -> tuple[Path, str]:
+        """(the file render writes, its format), as graphviz's `render` reads its arguments."""
+        if outfile is not None:
+            out = Path(outfile) if directory is None else Path(directory, outfile)
+            format = format or out.suffix.lstrip(".") or None
+            if format is None:
+                raise ValueError(f"render: cannot tell the format of outfile {os.fspath(outfile)!r}; "
+                                 "give it a suffix such as .svg, or pass format=")
+            return out, format
+        name = self.filename if filename is None else filename
+        folder = self.directory if directory is None else directory
+        format = format or self.format
+        return Path(folder, f"{os.fspath(name)}.{format}"), format
 
     def pipe(self, format: str | None = None, renderer: str | None = None, formatter: str | None = None,
              neato_no_op: Any = None, quiet: bool = False, *, engine: str | None = None,

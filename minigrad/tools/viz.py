@@ -108,13 +108,27 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
                  outline those parameters; parameters with fewer rows are left as they are
     row_label:   how to name that row in the labels (e.g. its token; default: its number)
     """
-    if not isinstance(output, Tensor):
-        raise TypeError(f"draw: output must be a Tensor, got {type(output).__name__}")
-    if not output.requires_grad:
-        raise ValueError(
-            f"draw: output of shape {output.shape} does not require grad, so it has no backward "
-            "graph; build it from tensors with requires_grad=True, outside no_grad()"
+    _check_draw_arguments(output, rankdir, collapse, ledger, row)
+    names = param_names(params) if params is not None else dict(ledger.names if ledger else {})
+    builder = _Builder(names, show_grads, show_shapes, ledger, None if row is None else int(row),
+                       row_label)
+    builder.node("output", [output.name or "output"] + ([str(output.shape)] if show_shapes else []),
+                 shape="plaintext")
+    _add_the_graph(builder, output._grad_node(), collapse)
+    if row is not None and not builder.rows_shown:
+        raise IndexError(
+            f"draw: row {row} is out of range for every parameter drawn (their shapes: "
+            f"{sorted({p.shape for p in builder.params_drawn}, key=str)})"
         )
+    if rankdir == "auto":
+        rankdir = _fitting_rankdir(builder.sizes, builder.edges)
+    builder.graph.graph_attr["rankdir"] = rankdir
+    return builder.graph
+
+
+def _check_draw_arguments(output: Any, rankdir: str, collapse: Any, ledger: Any, row: Any) -> None:
+    """draw's arguments, or an error naming the one that is wrong and what it must be."""
+    _check_drawable(output)
     if rankdir not in RANKDIRS:
         raise ValueError(f"draw: rankdir must be one of {RANKDIRS}, got {rankdir!r}")
     if collapse is not None and (not isinstance(collapse, int) or collapse < 2):
@@ -124,19 +138,26 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
     if row is not None and (isinstance(row, bool) or not isinstance(row, int | np.integer) or row < 0):
         raise ValueError(f"draw: row must be a row index (an int >= 0) or None, got {row!r}")
 
-    names = param_names(params) if params is not None else dict(ledger.names if ledger else {})
-    builder = _Builder(names, show_grads, show_shapes, ledger, None if row is None else int(row),
-                       row_label)
-    graph = builder.graph
-    builder.node("output", [output.name or "output"] + ([str(output.shape)] if show_shapes else []),
-                 shape="plaintext")
 
-    root = output._grad_node()
+def _check_drawable(output: Any) -> None:
+    """A tensor with a backward graph to draw, or an error saying why not."""
+    if not isinstance(output, Tensor):
+        raise TypeError(f"draw: output must be a Tensor, got {type(output).__name__}")
+    if not output.requires_grad:
+        raise ValueError(
+            f"draw: output of shape {output.shape} does not require grad, so it has no backward "
+            "graph; build it from tensors with requires_grad=True, outside no_grad()"
+        )
+
+
+def _add_the_graph(builder: _Builder, root: Node, collapse: int | None) -> None:
+    """Every node reachable from `root` and the edges between them, breadth-first from the
+    output (so node ids and order are stable), runs of repeated ops drawn as one node."""
     runs = _collapse_runs(root, collapse)
     builder.add_node(root, runs)
     builder.edge("output", builder.ids[root], style="dashed")
     queue = deque([root])
-    while queue:  # breadth-first from the output: node ids and order are stable
+    while queue:
         node = queue.popleft()
         last = runs.get(node, [node])[-1]  # a collapsed run sends on from its last node
         for child in last.next_nodes:
@@ -144,15 +165,6 @@ def draw(output: Tensor, params: Any = None, show_grads: bool = True, show_shape
                 builder.add_node(child, runs)
                 queue.append(child)
         builder.add_edges(node, last)
-    if row is not None and not builder.rows_shown:
-        raise IndexError(
-            f"draw: row {row} is out of range for every parameter drawn (their shapes: "
-            f"{sorted({p.shape for p in builder.params_drawn}, key=str)})"
-        )
-    if rankdir == "auto":
-        rankdir = _fitting_rankdir(builder.sizes, builder.edges)
-    graph.graph_attr["rankdir"] = rankdir
-    return graph
 
 
 def _fitting_rankdir(sizes: dict[str, tuple[float, float]], edges: list[tuple[str, str]]) -> str:
@@ -161,6 +173,20 @@ def _fitting_rankdir(sizes: dict[str, tuple[float, float]], edges: list[tuple[st
     An estimate before layout, as dot ranks nodes: each node sits one rank past its furthest
     predecessor; nodes of a rank line up across the flow, ranks follow each other along it.
     """
+    ranks = _nodes_by_rank(sizes, edges)
+    tb_width, tb_height = _extent(ranks, across=0, along=1)
+    lr_height, lr_width = _extent(ranks, across=1, along=0)
+
+    def scale(width: float, height: float) -> float:
+        return min(SCREEN[0] / width, SCREEN[1] / height)
+
+    return "TB" if scale(tb_width, tb_height) > scale(lr_width, lr_height) else "LR"
+
+
+def _nodes_by_rank(sizes: dict[str, tuple[float, float]],
+                   edges: list[tuple[str, str]]) -> dict[int, list[tuple[float, float]]]:
+    """{rank: the (width, height) of each node at that rank}, a node one rank past its furthest
+    predecessor (Kahn's order: every predecessor is ranked before its successors)."""
     rank = {node_id: 0 for node_id in sizes}
     waiting = {node_id: 0 for node_id in sizes}
     out: dict[str, list[str]] = {node_id: [] for node_id in sizes}
@@ -168,7 +194,7 @@ def _fitting_rankdir(sizes: dict[str, tuple[float, float]], edges: list[tuple[st
         out[tail].append(head)
         waiting[head] += 1
     ready = [node_id for node_id, n in waiting.items() if n == 0]
-    while ready:  # Kahn's order: every predecessor is ranked before its successors
+    while ready:
         tail = ready.pop()
         for head in out[tail]:
             rank[head] = max(rank[head], rank[tail] + 1)
@@ -178,20 +204,14 @@ def _fitting_rankdir(sizes: dict[str, tuple[float, float]], edges: list[tuple[st
     ranks: dict[int, list[tuple[float, float]]] = {}
     for node_id, r in rank.items():
         ranks.setdefault(r, []).append(sizes[node_id])
+    return ranks
 
-    def extent(across: int, along: int) -> tuple[float, float]:
-        """(size across the flow, size along it); 0 picks a node's width, 1 its height."""
-        side = max(sum(s[across] for s in nodes) + NODESEP * (len(nodes) - 1) for nodes in ranks.values())
-        length = sum(max(s[along] for s in nodes) for nodes in ranks.values()) + RANKSEP * (len(ranks) - 1)
-        return side, length
 
-    tb_width, tb_height = extent(0, 1)
-    lr_height, lr_width = extent(1, 0)
-
-    def scale(width: float, height: float) -> float:
-        return min(SCREEN[0] / width, SCREEN[1] / height)
-
-    return "TB" if scale(tb_width, tb_height) > scale(lr_width, lr_height) else "LR"
+def _extent(ranks: dict[int, list[tuple[float, float]]], across: int, along: int) -> tuple[float, float]:
+    """(size across the flow, size along it) of ranked nodes; 0 picks a node's width, 1 its height."""
+    side = max(sum(s[across] for s in nodes) + NODESEP * (len(nodes) - 1) for nodes in ranks.values())
+    length = sum(max(s[along] for s in nodes) for nodes in ranks.values()) + RANKSEP * (len(ranks) - 1)
+    return side, length
 
 
 class _Builder:
@@ -308,26 +328,28 @@ def _collapse_runs(root: Node, collapse: int | None) -> dict[Node, list[Node]]:
     # the engine's own count of edges into each node; its keys come in discovery order, in which
     # a node whose only consumer is X always comes after X
     consumers = count_dependencies(root)
-
-    def link(node: Node) -> Node | None:
-        children = [c for c in node.next_nodes if c is not None]
-        if (len(children) == 1 and isinstance(node, FunctionNode) and isinstance(children[0], FunctionNode)
-                and children[0].op is node.op and consumers[children[0]] == 1):
-            return children[0]
-        return None
-
     runs: dict[Node, list[Node]] = {}
     inside: set[Node] = set()
     for node in consumers:  # discovery order, so a run is met at its first node
         if node in inside:
             continue
         run = [node]
-        while (nxt := link(run[-1])) is not None:
+        while (nxt := _chain_link(run[-1], consumers)) is not None:
             run.append(nxt)
         if len(run) >= collapse:
             runs[node] = run
             inside.update(run)
     return runs
+
+
+def _chain_link(node: Node, consumers: dict[Node, int]) -> Node | None:
+    """The op that continues a chain from `node`: its only input, an op of the same kind that
+    feeds nothing else; None when the chain ends here."""
+    children = [c for c in node.next_nodes if c is not None]
+    if (len(children) == 1 and isinstance(node, FunctionNode) and isinstance(children[0], FunctionNode)
+            and children[0].op is node.op and consumers[children[0]] == 1):
+        return children[0]
+    return None
 
 
 __all__ = ["INSTALL_HINT", "RENDERERS", "WASM_FORMATS", "Drawing", "GraphvizNotFoundError", "draw",

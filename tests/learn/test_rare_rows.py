@@ -92,7 +92,8 @@ def _train_model_params(make, steps=12, dtype=np.float64):
 def test_row_adamw_on_every_row_is_pytorchs_adamw_for_every_kind_of_parameter(dtype):
     """lazy=False: every row of every parameter each step (a vector as one row, a number as one)."""
     rule = SOLUTION.lazy_adamw_rows
-    ours = _train_model_params(lambda p: RowAdamW(p, rule, lr=0.05, weight_decay=0.3, lazy=False), dtype=dtype)
+    ours = _train_model_params(lambda p: RowAdamW(p, rule, lr=0.05, weight_decay=0.3, lazy=False),
+                               dtype=dtype)
     theirs = _train_model_params(lambda p: AdamW(p, lr=0.05, weight_decay=0.3), dtype=dtype)
     tolerance = 1e-10 if dtype == np.float64 else 2e-6
     for a, b in zip(ours, theirs):

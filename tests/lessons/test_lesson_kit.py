@@ -7,6 +7,7 @@ import itertools
 import os
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -95,31 +96,63 @@ def test_cap_blas_threads_limits_and_restores():
     assert [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"] == before
 
 
-def test_setup_makes_the_figure_folder_and_reads_fast(tmp_path, monkeypatch, capsys):
+def test_setup_makes_the_figure_folder_and_reads_small(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MINIGRAD_OUT", str(tmp_path))
-    monkeypatch.setenv("MINIGRAD_FAST", "1")
+    monkeypatch.setenv("MINIGRAD_SMALL", "1")
+    monkeypatch.delenv("MINIGRAD_FAST", raising=False)
     monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "0")
     lesson = kit.setup(7)
-    assert (lesson.number, lesson.out, lesson.fast) == (7, tmp_path / "lesson-07", True)
-    assert lesson.out.is_dir() and capsys.readouterr().out == ""  # a short lesson says nothing
+    assert (lesson.number, lesson.out, lesson.small) == (7, tmp_path / "lesson-07", True)
+    assert lesson.out.is_dir() and capsys.readouterr() == ("", "")  # a short lesson says nothing
+    monkeypatch.delenv("MINIGRAD_SMALL")
+    assert not kit.setup(7).small
+
+
+def test_minigrad_fast_still_means_small_for_one_release_and_says_it_is_deprecated(tmp_path, monkeypatch,
+                                                                                    capsys):
+    monkeypatch.setenv("MINIGRAD_OUT", str(tmp_path))
+    monkeypatch.delenv("MINIGRAD_SMALL", raising=False)
+    monkeypatch.setenv("MINIGRAD_FAST", "1")
+    monkeypatch.setenv("MINIGRAD_BLAS_THREADS", "0")
+    assert kit.setup(7).small
+    assert "MINIGRAD_FAST=1 is deprecated and will be removed in the next release; use MINIGRAD_SMALL=1" in (
+        capsys.readouterr().err)
+    assert kit.small_mode(announce=False) and capsys.readouterr().err == ""
+
+
+def test_the_old_fast_spellings_of_the_kit_still_work_and_warn(tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"LessonSetup\(fast=\.\.\.\) is deprecated.*small"):
+        lesson = kit.LessonSetup(8, tmp_path, fast=True)
+    assert lesson.small
+    with pytest.warns(DeprecationWarning, match=r"lesson\.fast is deprecated.*lesson\.small"):
+        assert lesson.fast is True
+    with pytest.warns(DeprecationWarning, match=r"lesson\.sizes\(fast=\.\.\.\) is deprecated"):
+        assert lesson.sizes(full=dict(steps=4000), fast=dict(steps=300)).steps == 300
+    with pytest.warns(DeprecationWarning, match=r"expected_duration\(fast=\.\.\.\) is deprecated"):
+        assert "at the small size" in kit.expected_duration((1.5, 0.2), fast=True)
+    with pytest.raises(TypeError, match="give the small sizes once"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        lesson.sizes(full=dict(steps=1), small=dict(steps=1), fast=dict(steps=1))
+    with pytest.raises(TypeError, match=r"missing the small sizes, small=dict"):
+        lesson.sizes(full=dict(steps=1))
 
 
 def test_long_lessons_say_how_long_they_take(monkeypatch):
     monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert kit.expected_duration((1.5, 0.2), fast=False) == (
-        "This lesson takes about 1.5 minutes at full size (12 s with `--fast` or MINIGRAD_FAST=1) "
+    assert kit.expected_duration((1.5, 0.2), small=False) == (
+        "This lesson takes about 1.5 minutes at full size (12 s with `--small` or MINIGRAD_SMALL=1) "
         "on a quiet 2-core machine.")
-    assert kit.expected_duration((1.5, 0.2), fast=True) == (
+    assert kit.expected_duration((1.5, 0.2), small=True) == (
         "This lesson takes about 12 s at the small size on a quiet 2-core machine.")
     monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 6.0, 3.0))
-    assert kit.expected_duration((1.5, 0.2), fast=False).endswith(
+    assert kit.expected_duration((1.5, 0.2), small=False).endswith(
         "The machine is busy now (load average 8.0 on 2 cores), so expect up to 4.0 times longer.")
 
 
 def test_save_writes_closes_and_captions_a_figure(tmp_path, capsys):
     plt = pytest.importorskip("matplotlib.pyplot")
-    lesson = kit.LessonSetup(3, tmp_path, fast=True)
+    lesson = kit.LessonSetup(3, tmp_path, small=True)
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
     path = lesson.save(fig, "line.png", "a line going down")
@@ -217,26 +250,26 @@ def test_split_paths_names_what_it_found_when_a_path_is_missing():
         kit.split_paths(led, model.emb.weight)
 
 
-# ---- sizes chosen in one place, and verdicts the fast mode does not test -----------------------
+# ---- sizes chosen in one place, and verdicts the small mode does not test ----------------------
 
 def test_sizes_pick_the_mode(tmp_path):
-    full, fast = dict(steps=4000, vocab=2000), dict(steps=300, vocab=500)
-    assert kit.LessonSetup(8, tmp_path, fast=False).sizes(full=full, fast=fast).steps == 4000
-    small = kit.LessonSetup(8, tmp_path, fast=True).sizes(full=full, fast=fast)
-    assert (small.steps, small.vocab) == (300, 500)
+    full, small = dict(steps=4000, vocab=2000), dict(steps=300, vocab=500)
+    assert kit.LessonSetup(8, tmp_path, small=False).sizes(full=full, small=small).steps == 4000
+    picked = kit.LessonSetup(8, tmp_path, small=True).sizes(full=full, small=small)
+    assert (picked.steps, picked.vocab) == (300, 500)
 
 
 def test_sizes_name_a_setting_only_one_mode_has(tmp_path):
-    lesson = kit.LessonSetup(8, tmp_path, fast=True)
-    with pytest.raises(ValueError, match=r"only in full: \['vocab'\], only in fast: \[\]"):
-        lesson.sizes(full=dict(steps=1, vocab=2), fast=dict(steps=1))
+    lesson = kit.LessonSetup(8, tmp_path, small=True)
+    with pytest.raises(ValueError, match=r"only in full: \['vocab'\], only in small: \[\]"):
+        lesson.sizes(full=dict(steps=1, vocab=2), small=dict(steps=1))
 
 
-def test_verdict_tested_says_what_the_fast_mode_skips(tmp_path, capsys):
-    assert kit.LessonSetup(6, tmp_path, fast=False).verdict_tested("the bands separate")
+def test_verdict_tested_says_what_the_small_mode_skips(tmp_path, capsys):
+    assert kit.LessonSetup(6, tmp_path, small=False).verdict_tested("the bands separate")
     assert capsys.readouterr().out == ""
-    assert not kit.LessonSetup(6, tmp_path, fast=True).verdict_tested("the bands separate")
-    assert "fast mode: not testing that the bands separate" in capsys.readouterr().out
+    assert not kit.LessonSetup(6, tmp_path, small=True).verdict_tested("the bands separate")
+    assert "small mode: not testing that the bands separate" in capsys.readouterr().out
 
 
 def test_the_front_door_re_exports_every_module_of_the_kit():

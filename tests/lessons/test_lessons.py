@@ -40,7 +40,7 @@ def test_lesson_follows_the_contract(lesson):
 
 def _run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k not in ("MINIGRAD_OUT", "MPLBACKEND")}
-    environment.update(MINIGRAD_FAST="1", PYTHONPATH=str(REPO), **env)
+    environment.update(MINIGRAD_SMALL="1", PYTHONPATH=str(REPO), **env)
     return subprocess.run(
         [sys.executable, *args], cwd=tmp_path, env=environment, capture_output=True, text=True,
         timeout=300, stdin=subprocess.DEVNULL,
@@ -310,22 +310,26 @@ def test_a_long_lesson_says_how_long_it_takes_before_it_starts(tiny, tmp_path, m
     shown = io.StringIO()
     assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
     text = shown.getvalue()
-    assert text.startswith("This lesson takes about 2.0 minutes at full size (30 s with `--fast`")
+    assert text.startswith("This lesson takes about 2.0 minutes at full size (30 s with `--small`")
     assert text.count("This lesson takes") == 1  # setup() stays quiet under the runner
     done = _run([str(lesson.path)], tmp_path, MINIGRAD_OUT=str(tmp_path / "script"))  # as a plain script
     assert done.returncode == 0 and "This lesson takes about 30 s at the small size" in done.stdout
 
 
-def test_fast_sets_minigrad_fast_for_the_lesson_only(tiny, tmp_path, monkeypatch):
-    monkeypatch.delenv("MINIGRAD_FAST", raising=False)
+def test_small_sets_minigrad_small_for_the_lesson_only(tiny, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINIGRAD_SMALL", raising=False)
     lesson = runner.get_lesson(3)
-    cell = "\n# %%\nprint('fast:', os.environ.get('MINIGRAD_FAST'))\n"
+    cell = "\n# %%\nprint('small:', os.environ.get('MINIGRAD_SMALL'))\n"
     lesson.path.write_text(lesson.path.read_text() + cell)
-    for fast, expected in ((True, "  > fast: 1"), (False, "  > fast: None")):
+    for small, expected in ((True, "  > small: 1"), (False, "  > small: None")):
         shown = io.StringIO()
-        assert runner.run_lesson(lesson, tmp_path, stdout=shown, fast=fast).ok
+        assert runner.run_lesson(lesson, tmp_path, stdout=shown, small=small).ok
         assert expected in shown.getvalue()
-    assert "MINIGRAD_FAST" not in os.environ
+    assert "MINIGRAD_SMALL" not in os.environ
+    shown = io.StringIO()
+    with pytest.warns(DeprecationWarning, match=r"run_lesson\(fast=\.\.\.\) is deprecated.*small="):
+        assert runner.run_lesson(lesson, tmp_path, stdout=shown, fast=True).ok  # the old keyword, one release
+    assert "  > small: 1" in shown.getvalue()
 
 
 def test_the_runner_caps_blas_threads_while_the_lesson_runs(tiny, tmp_path, monkeypatch):
@@ -348,16 +352,32 @@ def test_the_runner_caps_blas_threads_while_the_lesson_runs(tiny, tmp_path, monk
 def test_cli_pauses_only_on_a_terminal_without_no_pause(tiny, monkeypatch, tty, no_pause, pauses):
     seen = {}
 
-    def fake_run(lesson, out_dir, pause, fast):
-        seen["pause"], seen["fast"] = pause, fast
+    def fake_run(lesson, out_dir, pause, small):
+        seen["pause"], seen["small"] = pause, small
         return runner.LessonRun(lesson, True, 0.0, [])
 
     monkeypatch.setattr(lesson_runner, "run_lesson", fake_run)  # the module the CLI calls
     monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self: tty})())
     assert cli.main(["lesson", "3"] + (["--no-pause"] if no_pause else [])) == 0
-    assert seen["pause"] is pauses and seen["fast"] is False
+    assert seen["pause"] is pauses and seen["small"] is False
+    assert cli.main(["lesson", "3", "--small"]) == 0
+    assert seen["small"] is True
+
+
+def test_cli_fast_is_a_deprecated_spelling_of_small(tiny, monkeypatch, capsys):
+    seen = {}
+
+    def fake_run(lesson, out_dir, pause, small):
+        seen["small"] = small
+        return runner.LessonRun(lesson, True, 0.0, [])
+
+    monkeypatch.setattr(lesson_runner, "run_lesson", fake_run)
     assert cli.main(["lesson", "3", "--fast"]) == 0
-    assert seen["fast"] is True
+    assert seen["small"] is True
+    assert "minigrad lesson: --fast is deprecated and will be removed in the next release; use --small" in (
+        capsys.readouterr().err)
+    assert cli.main(["lesson", "3", "--small"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_lesson_reports_time_and_files(tiny, capsys):

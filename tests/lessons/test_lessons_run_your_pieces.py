@@ -82,7 +82,7 @@ def _run_lesson(number: int, tmp_path: Path, copy: str | None) -> subprocess.Com
     if copy is not None:
         (mine / lesson.path.name).write_text(copy)
     environment = {k: v for k, v in os.environ.items() if k not in ("MINIGRAD_OUT", "MPLBACKEND")}
-    environment.update(MINIGRAD_FAST="1", PYTHONPATH=str(REPO), MINIGRAD_EXERCISES=str(mine),
+    environment.update(MINIGRAD_SMALL="1", PYTHONPATH=str(REPO), MINIGRAD_EXERCISES=str(mine),
                        OPENBLAS_NUM_THREADS="1")
     command = [sys.executable, "-m", "minigrad.cli", "lesson", str(number), "--no-pause", "--out",
                str(tmp_path / "out")]

@@ -154,7 +154,7 @@ def test_lesson_kit_shows_what_it_saves_and_announces(tmp_path, monkeypatch, cap
     from minigrad.learn.kit import LessonSetup
 
     kernel = FakeKernel(monkeypatch)
-    lesson = LessonSetup(5, tmp_path, fast=True)
+    lesson = LessonSetup(5, tmp_path, small=True)
     fig, _ = plt.subplots()
     lesson.save(fig, "a.png", "a line", dpi=20)
     (tmp_path / "g.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")

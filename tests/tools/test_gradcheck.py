@@ -54,12 +54,12 @@ def test_report_without_raising():
     assert check.numerical == pytest.approx(0.5, abs=1e-6) and check.analytical == 1.0
 
 
-def test_fast_mode_passes_right_and_fails_wrong_naming_the_element():
+def test_random_directions_pass_right_and_fail_wrong_naming_the_element():
     x = leaf(np.linspace(-2, 2, 50).reshape(5, 10))
-    assert mg.gradcheck(Softplus.apply, [x], fast=True).mode.startswith("fast")
-    report = mg.gradcheck(lambda a: WrongSoftplus.apply(a).sum(), [x], fast=True,
+    assert mg.gradcheck(Softplus.apply, [x], directions=3).mode == "3 random directions"
+    report = mg.gradcheck(lambda a: WrongSoftplus.apply(a).sum(), [x], directions=4,
                           raise_exception=False)
-    assert not report.ok and "full check" in report.mode
+    assert not report.ok and report.mode == "random directions failed; full check"
     assert report.inputs[0].worst_index == (0, 0)  # x = -2: sigmoid furthest from 1
 
 
@@ -145,44 +145,44 @@ class SecondInputWrong(mg.Function):
 # The engine checks every edge too and may raise first; gradcheck then reports that error. Either
 # way the report is FAILED and names the op, the input slot and both shapes.
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_wrong_shape_backward_fails_naming_op_input_and_both_shapes(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_wrong_shape_backward_fails_naming_op_input_and_both_shapes(directions):
     x = leaf([1.0, 2.0, 3.0])
-    report = mg.gradcheck(RowShaped.apply, [x], fast=fast, raise_exception=False)
+    report = mg.gradcheck(RowShaped.apply, [x], directions=directions, raise_exception=False)
     assert not report.ok and "FAILED" in str(report)
     assert report.inputs == []  # nothing was compared against a gradient of the wrong shape
     wrong = r"RowShapedBackward returned a gradient of shape \(1, 3\) for (its )?input 0\b.*\(3,\)"
     assert any(re.search(wrong, p) for p in report.problems), report.problems
     with pytest.raises(mg.GradcheckError, match=r"FAIL .*RowShapedBackward .*\(1, 3\).*input 0\b.*\(3,\)"):
-        mg.gradcheck(RowShaped.apply, [x], fast=fast)
+        mg.gradcheck(RowShaped.apply, [x], directions=directions)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_wrong_shape_on_the_second_input_is_named(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_wrong_shape_on_the_second_input_is_named(directions):
     a, b = leaf([1.0, 2.0]), mg.tensor(np.array([3.0, -1.0]), requires_grad=True, name="b")
-    report = mg.gradcheck(SecondInputWrong.apply, [a, b], fast=fast, raise_exception=False)
+    report = mg.gradcheck(SecondInputWrong.apply, [a, b], directions=directions, raise_exception=False)
     assert not report.ok
     wrong = r"SecondInputWrongBackward returned a gradient of shape \(\) for (its )?input 1\b.*\(2,\)"
     assert any(re.search(wrong, p) for p in report.problems), report.problems
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_backward_that_raises_is_a_failed_report(fast):
-    report = mg.gradcheck(lambda t: Raises.apply(t * 1.0), [leaf([1.0, 2.0])], fast=fast,
+@pytest.mark.parametrize("directions", [None, 4])
+def test_backward_that_raises_is_a_failed_report(directions):
+    report = mg.gradcheck(lambda t: Raises.apply(t * 1.0), [leaf([1.0, 2.0])], directions=directions,
                           raise_exception=False)
     assert not report.ok
     assert report.problems == ["backward raised ValueError: this backward is broken"]
     with pytest.raises(mg.GradcheckError, match="backward raised ValueError: this backward is broken"):
-        mg.gradcheck(Raises.apply, [leaf([1.0, 2.0])], fast=fast)
+        mg.gradcheck(Raises.apply, [leaf([1.0, 2.0])], directions=directions)
 
 
-@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("directions", [None, 4])
 @pytest.mark.parametrize("function, problem", [
     (IntegerGradient, r"IntegerGradientBackward returned a gradient of dtype int64 .*input 0.*floating"),
     (ListGradient, r"ListGradientBackward returned a list.* input 0"),
 ])
-def test_gradient_of_the_wrong_type_fails(fast, function, problem):
-    report = mg.gradcheck(function.apply, [leaf([1.0, 2.0])], fast=fast, raise_exception=False)
+def test_gradient_of_the_wrong_type_fails(directions, function, problem):
+    report = mg.gradcheck(function.apply, [leaf([1.0, 2.0])], directions=directions, raise_exception=False)
     assert not report.ok
     assert any(re.search(problem, p) for p in report.problems), report.problems
 
@@ -236,48 +236,48 @@ class ClippedNaN(mg.Function):
         return np.full(grad.shape, np.nan)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_a_backward_returning_nan_fails_naming_the_analytical_side_and_the_element(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_a_backward_returning_nan_fails_naming_the_analytical_side_and_the_element(directions):
     x = leaf([1.0, 2.0, 3.0])
-    report = mg.gradcheck(NanBackward.apply, [x], fast=fast, raise_exception=False)
+    report = mg.gradcheck(NanBackward.apply, [x], directions=directions, raise_exception=False)
     assert not report.ok and "FAILED" in str(report)
     assert "analytical gradient is nan at x[1]" in str(report), str(report)
     assert report.inputs[0].worst_index == (1,)
     with pytest.raises(mg.GradcheckError, match=r"analytical gradient is nan at x\[1\]"):
-        mg.gradcheck(NanBackward.apply, [x], fast=fast)
+        mg.gradcheck(NanBackward.apply, [x], directions=directions)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_an_infinite_analytical_gradient_fails(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_an_infinite_analytical_gradient_fails(directions):
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
-    report = mg.gradcheck(InfBackward.apply, [x], fast=fast, raise_exception=False)
+    report = mg.gradcheck(InfBackward.apply, [x], directions=directions, raise_exception=False)
     assert not report.ok
     assert "analytical gradient is inf at x[0, 1]" in str(report), str(report)
     assert "2 non-finite" in str(report)  # both rows' last element
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_an_all_nan_backward_of_a_constant_fails(fast):
-    report = mg.gradcheck(ClippedNaN.apply, [leaf([0.5, -0.5])], fast=fast, raise_exception=False)
+@pytest.mark.parametrize("directions", [None, 4])
+def test_an_all_nan_backward_of_a_constant_fails(directions):
+    report = mg.gradcheck(ClippedNaN.apply, [leaf([0.5, -0.5])], directions=directions, raise_exception=False)
     assert not report.ok
     assert "analytical gradient is nan at x[0]" in str(report), str(report)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_sqrt_at_zero_fails_naming_both_the_numerical_nan_and_the_analytical_inf(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_sqrt_at_zero_fails_naming_both_the_numerical_nan_and_the_analytical_inf(directions):
     # sqrt(0 - eps) is NaN, so the central difference is NaN; d sqrt/dx at 0 is inf
     x = leaf([4.0, 0.0, 1.0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        report = mg.gradcheck(lambda t: t ** 0.5, [x], fast=fast, raise_exception=False)
+        report = mg.gradcheck(lambda t: t ** 0.5, [x], directions=directions, raise_exception=False)
     assert not report.ok, str(report)
     text = str(report)
     assert "numerical gradient is nan at x[1]" in text, text
     assert re.search(r"analytical gradient is -?inf at x\[1\]", text), text  # sign: of the weight
 
 
-def test_fast_mode_fails_on_a_nan_directional_derivative_even_if_the_full_check_would_not_see_it():
+def test_random_directions_fail_on_a_nan_directional_derivative_even_if_the_full_check_would_not_see_it():
     # fn is NaN on one call only (the minus side of the first random direction): the full
-    # check that a failed fast check runs would then pass, but a NaN once seen is a failure
+    # check that a failed directions check runs would then pass, but a NaN once seen is a failure
     x = leaf([1.0, 2.0])
     calls = {"n": 0}
 
@@ -285,7 +285,7 @@ def test_fast_mode_fails_on_a_nan_directional_derivative_even_if_the_full_check_
         calls["n"] += 1
         return t * (np.nan if calls["n"] == 3 else 1.0)  # the first direction's plus side only
 
-    report = mg.gradcheck(flaky, [x], fast=True, raise_exception=False)
+    report = mg.gradcheck(flaky, [x], directions=4, raise_exception=False)
     assert not report.ok, str(report)
     assert "numerical" in str(report) and "nan" in str(report), str(report)
 
@@ -297,9 +297,32 @@ def test_a_nan_max_error_is_never_reported_as_passed():
     assert "passed" not in str(report)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_a_nan_gradient_of_a_0d_input_fails_naming_the_input(fast):
+@pytest.mark.parametrize("directions", [None, 4])
+def test_a_nan_gradient_of_a_0d_input_fails_naming_the_input(directions):
     x = mg.tensor(np.float64(0.5), requires_grad=True, name="x")
-    report = mg.gradcheck(ClippedNaN.apply, [x], fast=fast, raise_exception=False)
+    report = mg.gradcheck(ClippedNaN.apply, [x], directions=directions, raise_exception=False)
     assert not report.ok
     assert "analytical gradient is nan at x" in str(report), str(report)
+
+
+# ---- the random-direction mode's former name, fast=, kept one release --------------------------
+
+def test_fast_is_a_deprecated_spelling_of_directions():
+    x = leaf(np.linspace(-2, 2, 12).reshape(3, 4))
+    with pytest.warns(DeprecationWarning, match=r"gradcheck\(fast=\.\.\.\) is deprecated.*directions=k"):
+        assert mg.gradcheck(Softplus.apply, [x], fast=True).mode == "4 random directions"
+    with pytest.warns(DeprecationWarning):
+        assert mg.gradcheck(Softplus.apply, [x], fast=True, directions=2).mode == "2 random directions"
+    with pytest.warns(DeprecationWarning):
+        assert mg.gradcheck(Softplus.apply, [x], fast=False, directions=2).mode == "full"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new spelling says nothing
+        assert mg.gradcheck(Softplus.apply, [x]).mode == "full"
+        assert mg.gradcheck(Softplus.apply, [x], directions=2).mode == "2 random directions"
+
+
+@pytest.mark.parametrize("directions", [0, -1, 2.5, True, "4"])
+def test_directions_must_be_a_whole_number_of_at_least_one(directions):
+    expected = rf"gradcheck: directions must be a whole number >= 1 .* got {re.escape(repr(directions))}"
+    with pytest.raises(ValueError, match=expected):
+        mg.gradcheck(Softplus.apply, [leaf([1.0])], directions=directions)

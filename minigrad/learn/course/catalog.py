@@ -207,9 +207,15 @@ def _heading(lesson: Lesson) -> tuple[str, str]:
 
 def contract_problems(lesson: Lesson) -> list[str]:
     """What in this lesson breaks the lesson format contract (empty list: nothing)."""
-    problems = []
     cells = lesson.cells()
     text = lesson.path.read_text(encoding="utf-8")
+    return [*_heading_problems(lesson, cells), *_cell_problems(cells), *_text_problems(lesson, text),
+            *_file_problems(lesson)]
+
+
+def _heading_problems(lesson: Lesson, cells: list[Cell]) -> list[str]:
+    """The first cell: markdown, `# Lesson N: Title` with this lesson's number, then a summary."""
+    problems = []
     first = cells[0] if cells else None
     title = TITLE_LINE.match(first.source.splitlines()[0]) if first and first.kind == "markdown" else None
     if not title:
@@ -218,24 +224,39 @@ def contract_problems(lesson: Lesson) -> list[str]:
         problems.append(f"the title says lesson {title.group(1)} but the file is lesson {lesson.number}")
     if not lesson.summary:
         problems.append("the first cell needs a one-sentence summary after the title")
-    code = [cell for cell in cells if cell.kind == "code"]
-    if not code:
-        problems.append("no code cells")
-    prediction = [i for i, c in enumerate(cells) if c.kind == "markdown" and c.source.rstrip().endswith("?")]
-    if not prediction:
-        problems.append("no prediction cell (a markdown cell ending with a question)")
-    if not re.search(rf"^lesson = setup\({lesson.number}\b", text, re.MULTILINE):
-        problems.append(f"the first code cell must run `lesson = setup({lesson.number})` from "
-                        "minigrad.learn.kit (BLAS threads capped, figures in $MINIGRAD_OUT/lesson-NN)")
-    if "gradcheck" not in text:
-        problems.append("no check against finite differences (minigrad.tools.gradcheck)")
-    if f"minigrad check {lesson.number}" not in text:
-        problems.append(f"the exercise must tell the learner to run `minigrad check {lesson.number}`")
-    if re.search(r"^\s*(from|import)\s+lessons", text, re.MULTILINE):
-        problems.append("a lesson must not import from the lessons folder (solutions stay apart)")
-    for path in (lesson.exercise_path, lesson.solution_path):
-        if not path.is_file():
-            problems.append(f"missing {path.relative_to(lesson.root.parent)}")
+    return problems
+
+
+def _cell_problems(cells: list[Cell]) -> list[str]:
+    """Code to run, and a prediction to commit to (a markdown cell ending with a question)."""
+    rules = [
+        (any(cell.kind == "code" for cell in cells), "no code cells"),
+        (any(c.kind == "markdown" and c.source.rstrip().endswith("?") for c in cells),
+         "no prediction cell (a markdown cell ending with a question)"),
+    ]
+    return [problem for holds, problem in rules if not holds]
+
+
+def _text_problems(lesson: Lesson, text: str) -> list[str]:
+    """What the lesson's text must say: its setup, a gradcheck, `minigrad check N`; and must not:
+    an import of the lessons folder."""
+    n = lesson.number
+    rules = [
+        (re.search(rf"^lesson = setup\({n}\b", text, re.MULTILINE),
+         f"the first code cell must run `lesson = setup({n})` from minigrad.learn.kit (BLAS threads "
+         "capped, figures in $MINIGRAD_OUT/lesson-NN)"),
+        ("gradcheck" in text, "no check against finite differences (minigrad.tools.gradcheck)"),
+        (f"minigrad check {n}" in text, f"the exercise must tell the learner to run `minigrad check {n}`"),
+        (not re.search(r"^\s*(from|import)\s+lessons", text, re.MULTILINE),
+         "a lesson must not import from the lessons folder (solutions stay apart)"),
+    ]
+    return [problem for holds, problem in rules if not holds]
+
+
+def _file_problems(lesson: Lesson) -> list[str]:
+    """The lesson's exercise stub, its reference answer and its check must exist."""
+    problems = [f"missing {path.relative_to(lesson.root.parent)}"
+                for path in (lesson.exercise_path, lesson.solution_path) if not path.is_file()]
     if not lesson.check_path.is_file():
         problems.append(f"missing its check: {lesson.path.name} in minigrad/learn/course/checks/ (or, for a "
                         "lessons folder of one's own, in its checks/ folder)")

@@ -176,23 +176,29 @@ def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None,
         message = str(exc) or "a function still raises NotImplementedError"
         return CheckResult(lesson, NOT_ATTEMPTED, message, path)
     except learners_errors as exc:  # a diagnosis, or the learner's code crashed or quit
-        learners = _learners_files(path, answers if answers is not None else SimpleNamespace())
-        where = _where_in(exc, learners, path)
-        if isinstance(exc, AssertionError):
-            message = _with_where(str(exc) or "a check failed (no diagnosis given)", where)
-        elif isinstance(exc, SystemExit):
-            called = f"sys.exit({', '.join(repr(a) for a in exc.args)})"
-            message = (f"your code stopped the check: it raised SystemExit, as {called} does{where}. "
-                       "The check decides the verdict: remove the call and let your functions "
-                       "return their answers")
-        else:
-            detail = f": {exc}" if str(exc) else ""
-            message = f"your code raised {type(exc).__name__}{detail}{where}"
-        # A diagnosis alone is the check's own word; an error of the learner's code has a traceback.
-        learners_error = where or not isinstance(exc, AssertionError)
-        full = "".join(traceback.format_exception(exc)) if learners_error else ""
-        return CheckResult(lesson, FAIL, message, path, traceback=full)
+        return _failed(lesson, exc, path, answers)
     return CheckResult(lesson, PASS, "every check passed", path)
+
+
+def _failed(lesson: Lesson, exc: BaseException, path: Path | None, answers: Any) -> CheckResult:
+    """The FAIL verdict for what marking raised: the check's diagnosis, or the learner's error,
+    each with where in the learner's code it happened."""
+    learners = _learners_files(path, answers if answers is not None else SimpleNamespace())
+    where = _where_in(exc, learners, path)
+    if isinstance(exc, AssertionError):
+        message = _with_where(str(exc) or "a check failed (no diagnosis given)", where)
+    elif isinstance(exc, SystemExit):
+        called = f"sys.exit({', '.join(repr(a) for a in exc.args)})"
+        message = (f"your code stopped the check: it raised SystemExit, as {called} does{where}. "
+                   "The check decides the verdict: remove the call and let your functions "
+                   "return their answers")
+    else:
+        detail = f": {exc}" if str(exc) else ""
+        message = f"your code raised {type(exc).__name__}{detail}{where}"
+    # A diagnosis alone is the check's own word; an error of the learner's code has a traceback.
+    learners_error = where or not isinstance(exc, AssertionError)
+    full = "".join(traceback.format_exception(exc)) if learners_error else ""
+    return CheckResult(lesson, FAIL, message, path, traceback=full)
 
 
 def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any = None,

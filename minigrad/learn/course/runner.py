@@ -15,6 +15,7 @@ import re
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,17 +123,17 @@ class LessonRun:
 
 
 @contextlib.contextmanager
-def _lesson_environment(out_dir: Path, fast: bool = False) -> Iterator[None]:
-    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_FAST with `fast`, MINIGRAD_RUNNER, BLAS threads
+def _lesson_environment(out_dir: Path, small: bool = False) -> Iterator[None]:
+    """MINIGRAD_OUT, a headless matplotlib, MINIGRAD_SMALL with `small`, MINIGRAD_RUNNER, BLAS threads
     capped; all restored afterwards."""
     # threadpoolctl sets KMP_DUPLICATE_LIB_OK when first imported: the run leaves no trace either way
-    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_FAST", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
+    keys = ("MINIGRAD_OUT", "MPLBACKEND", "MINIGRAD_SMALL", "MINIGRAD_RUNNER", "KMP_DUPLICATE_LIB_OK")
     saved = {key: os.environ.get(key) for key in keys}
     os.environ["MINIGRAD_RUNNER"] = "1"  # the runner has said how long the lesson takes
     os.environ["MINIGRAD_OUT"] = str(out_dir)
     os.environ["MPLBACKEND"] = "Agg"
-    if fast:
-        os.environ["MINIGRAD_FAST"] = "1"
+    if small:
+        os.environ["MINIGRAD_SMALL"] = "1"
     from minigrad.learn.kit import cap_blas_threads
 
     limits = cap_blas_threads()
@@ -197,73 +198,107 @@ def run_lesson(
     pause: bool = False,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
-    fast: bool = False,
+    small: bool = False,
+    *,
+    fast: bool | None = None,
 ) -> LessonRun:
     """Show the markdown cells and run the code cells of `lesson`, in order, in one namespace.
 
     With `pause`, wait for Enter after each markdown cell that leads into code (the learner
     reads, then sees); after a question, ask for a prediction and show it back once the code
     that answers it has run. What the code prints is marked (OUTPUT_MARK) to set it apart from
-    the text. Figures go under `out_dir` (exported as MINIGRAD_OUT); `fast` sets MINIGRAD_FAST=1.
+    the text. Figures go under `out_dir` (exported as MINIGRAD_OUT); `small` sets MINIGRAD_SMALL=1
+    (`fast`: its deprecated spelling).
     """
-    stdin = sys.stdin if stdin is None else stdin
-    stdout = sys.stdout if stdout is None else stdout
+    if fast is not None:
+        warnings.warn("run_lesson(fast=...) is deprecated and will be removed in the next release; use "
+                      "run_lesson(small=...)", DeprecationWarning, stacklevel=2)
+        small = fast
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     before = snapshot(out_dir)
-    namespace = {"__name__": "__main__", "__file__": str(lesson.path), "__builtins__": builtins}
-    cells = lesson.cells()
+    run = _Run(lesson, pause, sys.stdin if stdin is None else stdin, sys.stdout if stdout is None else stdout)
     start = time.perf_counter()
-    ok, error, stopped_by_learner = True, "", False
-    predictions: list[str] = []
-    pending: str | None = None  # a prediction waiting for the code that answers it
-    duration = DURATION.search(lesson.path.read_text(encoding="utf-8"))
-    with _lesson_environment(out_dir, fast):
-        if duration:  # a long lesson: say so before it starts (its setup() then stays quiet)
-            from minigrad.learn.kit import expected_duration
+    with _lesson_environment(out_dir, small):
+        run.say_how_long()
+        run.through_the_cells()
+    seconds = time.perf_counter() - start
+    return LessonRun(lesson, run.ok, seconds, changed_files(out_dir, before), run.error,
+                     run.stopped_by_learner, run.predictions)
+
+
+class _Run:
+    """One run of a lesson's cells: the namespace they share, and how far the run got."""
+
+    def __init__(self, lesson: Lesson, pause: bool, stdin: TextIO, stdout: TextIO):
+        self.lesson, self.pause, self.stdin, self.stdout = lesson, pause, stdin, stdout
+        self.namespace = {"__name__": "__main__", "__file__": str(lesson.path), "__builtins__": builtins}
+        self.ok, self.error, self.stopped_by_learner = True, "", False
+        self.predictions: list[str] = []
+        self.pending: str | None = None  # a prediction waiting for the code that answers it
+
+    def say_how_long(self) -> None:
+        """A long lesson says how long it takes before it starts (its setup() then stays quiet)."""
+        duration = DURATION.search(self.lesson.path.read_text(encoding="utf-8"))
+        if duration:
+            from minigrad.learn.kit import expected_duration, small_mode
 
             minutes = (float(duration.group(1)), float(duration.group(2)))
-            print(expected_duration(minutes, os.environ.get("MINIGRAD_FAST") == "1") + "\n", file=stdout)
+            print(expected_duration(minutes, small_mode(announce=False)) + "\n", file=self.stdout)
+
+    def through_the_cells(self) -> None:
+        """Every cell in order, until the end, an error, or the learner's q."""
+        cells = self.lesson.cells()
         for index, cell in enumerate(cells):
             if cell.kind == "markdown":
-                if pending is not None:
-                    _show_prediction(pending, stdout)
-                    pending = None
-                print(render_markdown(with_learners_paths(cell.source, lesson)) + "\n", file=stdout)
                 leads_to_code = index + 1 < len(cells) and cells[index + 1].kind == "code"
-                if pause and leads_to_code:
-                    if cell.source.rstrip().endswith("?"):
-                        pending = ask_prediction(stdin, stdout)
-                        carry_on = pending is not None
-                        if carry_on:
-                            predictions.append(pending)
-                    else:
-                        carry_on = _ask_to_continue(STEP_PROMPT, stdin, stdout)
-                    if not carry_on:
-                        stopped_by_learner = True
-                        break
-                continue
-            print(echo_code(cell, lesson.path), file=stdout)
-            stdout.flush()
-            # Pad with blank lines so tracebacks and warnings point at the lesson file's own lines.
-            code = compile("\n" * (cell.line - 1) + cell.source, str(lesson.path), "exec")
-            marked = _MarkedOutput(stdout)
-            try:
-                with contextlib.redirect_stdout(marked):
-                    exec(code, namespace)
-            except Exception as exc:  # a failing check or a bug: report it, name the cell
-                marked.end_line()
-                tb = _lesson_frames_only(exc.__traceback__, lesson.path)
-                traceback.print_exception(type(exc), exc, tb, file=stdout)
-                kind = "a check failed" if isinstance(exc, AssertionError) else "an error"
-                error = f"{kind} in the code cell at line {cell.line} of {lesson.path}"
-                ok = False
+                carry_on = self.show(cell, leads_to_code)
+            else:
+                carry_on = self.execute(cell)
+            if not carry_on:
                 break
+        if self.pending is not None and self.ok and not self.stopped_by_learner:
+            _show_prediction(self.pending, self.stdout)
+
+    def show(self, cell: Cell, leads_to_code: bool) -> bool:
+        """A markdown cell as text (after the prediction the code before it answered); with pauses,
+        wait before the code it leads to, or ask for a prediction. False: the learner stopped."""
+        if self.pending is not None:
+            _show_prediction(self.pending, self.stdout)
+            self.pending = None
+        print(render_markdown(with_learners_paths(cell.source, self.lesson)) + "\n", file=self.stdout)
+        if not (self.pause and leads_to_code):
+            return True
+        if cell.source.rstrip().endswith("?"):
+            self.pending = ask_prediction(self.stdin, self.stdout)
+            if self.pending is not None:
+                self.predictions.append(self.pending)
+            carry_on = self.pending is not None
+        else:
+            carry_on = _ask_to_continue(STEP_PROMPT, self.stdin, self.stdout)
+        self.stopped_by_learner = not carry_on
+        return carry_on
+
+    def execute(self, cell: Cell) -> bool:
+        """Echo a code cell, then run it with its output marked. False: it raised (reported,
+        naming the cell)."""
+        path = self.lesson.path
+        print(echo_code(cell, path), file=self.stdout)
+        self.stdout.flush()
+        # Pad with blank lines so tracebacks and warnings point at the lesson file's own lines.
+        code = compile("\n" * (cell.line - 1) + cell.source, str(path), "exec")
+        marked = _MarkedOutput(self.stdout)
+        try:
+            with contextlib.redirect_stdout(marked):
+                exec(code, self.namespace)
+        except Exception as exc:  # a failing check or a bug: report it, name the cell
             marked.end_line()
-            print(file=stdout)
-        if pending is not None and ok and not stopped_by_learner:
-            _show_prediction(pending, stdout)
-    seconds = time.perf_counter() - start
-    return LessonRun(lesson, ok, seconds, changed_files(out_dir, before), error, stopped_by_learner,
-                     predictions)
+            traceback.print_exception(type(exc), exc, _lesson_frames_only(exc.__traceback__, path),
+                                      file=self.stdout)
+            kind = "a check failed" if isinstance(exc, AssertionError) else "an error"
+            self.ok, self.error = False, f"{kind} in the code cell at line {cell.line} of {path}"
+            return False
+        marked.end_line()
+        print(file=self.stdout)
+        return True
 

@@ -3,7 +3,8 @@
 The pieces live in modules that each hold one kind of thing, all re-exported here:
 
 - `lesson`: `setup(N)` and its `LessonSetup` (BLAS cap, headless drawing, the figure folder, the
-  small mode, the lesson's sizes chosen in one place, figures saved with a caption);
+  small mode (`small_mode()`, MINIGRAD_SMALL=1), the lesson's sizes chosen in one place, figures
+  saved with a caption);
 - `geometry`: `spearman`, `unit_rows`, `rank_of_self`, `pair_cosines`, `mean_cosine`, `cone`,
   `principal_axes`,
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
@@ -52,6 +53,7 @@ from minigrad.learn.kit.lesson import (
     expected_duration,
     in_notebook,
     setup,
+    small_mode,
 )
 from minigrad.learn.kit.model_pieces import MINIGRADS, MODEL_PIECES, ModelPieces, minigrads_tie
 from minigrad.learn.kit.plots import draw_cone, draw_frequency_axis
@@ -165,6 +167,7 @@ __all__ = [
     "share_done",
     "show_file",
     "skipgram_ahead_at_equal_text",
+    "small_mode",
     "spearman",
     "split_paths",
     "t_interval",

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 
 Conditions = dict[str, bool]
+ByThird = dict[str, dict[tuple[str, str], np.ndarray]]  # tied_compromise's curves read by thirds
 
 # Student's t, the 97.5% point, by degrees of freedom (a two-sided 95% interval)
 T_975 = {
@@ -369,17 +370,11 @@ def tied_compromise(
         raise ValueError(
             f"tied_compromise: a run needs at least 3 ledger windows to split in thirds, got {short}"
         )
-    cut = {key: np.asarray(c, dtype=float)[:, : windows[key[0]]] for key, c in curve.items()}
-    cut_moved = {key: np.asarray(m, dtype=float)[:, : windows[key[0]]] for key, m in moved.items()}
-    thirds = {name: np.array_split(np.arange(n), 3) for name, n in windows.items()}
-    late = {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in cut.items()}
-    middle = {key: c[:, thirds[key[0]][1]].mean(axis=1) for key, c in cut.items()}
-    moved_share = {key: m[..., 0] / m.sum(axis=-1) for key, m in cut_moved.items()}
-    late_moved = {key: s[:, thirds[key[0]][2]].mean(axis=1) for key, s in moved_share.items()}
-    whole_run = {key: m[..., 0].sum(axis=1) / m.sum(axis=(1, 2)) for key, m in cut_moved.items()}
+    run = _shares_by_third(curve, moved, windows)
+    late = run["late"]
     conditions = {
         f"{name}: at first the classifier sends most to rare rows (over 85%)": bool(
-            cut[name, rare][:, 0].min() > 0.85
+            run["cut"][name, rare][:, 0].min() > 0.85
         )
         for name in windows
     }
@@ -392,29 +387,7 @@ def tied_compromise(
     if not full_size:
         return conditions
     for band in (frequent, rare):
-        gpt = late["TinyGPT", band]
-        conditions[f"TinyGPT, {band}: flat within 5 points (last third against the middle one)"] = bool(
-            np.abs(gpt - middle["TinyGPT", band]).max() < 0.05
-        )
-        conditions[f"TinyGPT, {band}: after falling 20 points from the first window"] = bool(
-            gpt.max() < cut["TinyGPT", band][:, 0].min() - 0.2
-        )
-        conditions[f"TinyGPT, {band}: leans further than TinyLM, every seed"] = bool(
-            gpt.min() > late["TinyLM", band].max()
-        )
-        conditions[f"TinyGPT, {band}: leans further than TinyLM (95% interval above zero)"] = (
-            welch_interval(gpt, late["TinyLM", band])[0] > 0
-        )
-        conditions[f"TinyGPT, {band}: what AdamW moves tells the same within 5 points"] = bool(
-            np.abs(late_moved["TinyGPT", band] - gpt).max() < 0.05
-        )
-        paired = t_interval(late_moved["TinyGPT", band] - gpt)  # the same run's two shares: pairs
-        conditions[f"TinyGPT, {band}: what AdamW moves tells the same within 5 points (95% interval)"] = (
-            -0.05 < paired[0] and paired[1] < 0.05
-        )
-        conditions[f"TinyGPT, {band}: over the run the classifier moves most of the row"] = bool(
-            whole_run["TinyGPT", band].min() > 0.5
-        )
+        conditions |= _tinygpt_leans_to_the_classifier(run, band)
     conditions["TinyGPT above TinyLM on frequent rows by under ten points (95% interval)"] = (
         welch_interval(late["TinyGPT", frequent], late["TinyLM", frequent])[1] < 0.1
     )
@@ -426,6 +399,55 @@ def tied_compromise(
             late[name, rare].min() > late[name, frequent].max()
         )
     return conditions
+
+
+def _shares_by_third(curve: Mapping[tuple[str, str], np.ndarray], moved: Mapping[tuple[str, str], np.ndarray],
+                     windows: Mapping[str, int]) -> ByThird:
+    """tied_compromise's curves cut at each model's last window and read by thirds of the run, per
+    (model, band) and seed: "cut" (the traffic shares), "late" and "middle" (their mean over the
+    last and the middle third), "late_moved" (the classifier's share of the displacement, last
+    third), "whole_run" (its share of the displacement over the whole run)."""
+    cut = {key: np.asarray(c, dtype=float)[:, : windows[key[0]]] for key, c in curve.items()}
+    cut_moved = {key: np.asarray(m, dtype=float)[:, : windows[key[0]]] for key, m in moved.items()}
+    thirds = {name: np.array_split(np.arange(n), 3) for name, n in windows.items()}
+    moved_share = {key: m[..., 0] / m.sum(axis=-1) for key, m in cut_moved.items()}
+    return {
+        "cut": cut,
+        "late": {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in cut.items()},
+        "middle": {key: c[:, thirds[key[0]][1]].mean(axis=1) for key, c in cut.items()},
+        "late_moved": {key: s[:, thirds[key[0]][2]].mean(axis=1) for key, s in moved_share.items()},
+        "whole_run": {key: m[..., 0].sum(axis=1) / m.sum(axis=(1, 2)) for key, m in cut_moved.items()},
+    }
+
+
+def _tinygpt_leans_to_the_classifier(run: ByThird, band: str) -> Conditions:
+    """TinyGPT's share for one band of rows at full size: flat late, after falling from the first
+    window, above TinyLM's, told the same by what AdamW moves, and most of the row's movement."""
+    gpt, late_moved = run["late"]["TinyGPT", band], run["late_moved"]["TinyGPT", band]
+    paired = t_interval(late_moved - gpt)  # the same run's two shares: pairs
+    return {
+        f"TinyGPT, {band}: flat within 5 points (last third against the middle one)": bool(
+            np.abs(gpt - run["middle"]["TinyGPT", band]).max() < 0.05
+        ),
+        f"TinyGPT, {band}: after falling 20 points from the first window": bool(
+            gpt.max() < run["cut"]["TinyGPT", band][:, 0].min() - 0.2
+        ),
+        f"TinyGPT, {band}: leans further than TinyLM, every seed": bool(
+            gpt.min() > run["late"]["TinyLM", band].max()
+        ),
+        f"TinyGPT, {band}: leans further than TinyLM (95% interval above zero)": (
+            welch_interval(gpt, run["late"]["TinyLM", band])[0] > 0
+        ),
+        f"TinyGPT, {band}: what AdamW moves tells the same within 5 points": bool(
+            np.abs(late_moved - gpt).max() < 0.05
+        ),
+        f"TinyGPT, {band}: what AdamW moves tells the same within 5 points (95% interval)": (
+            -0.05 < paired[0] and paired[1] < 0.05
+        ),
+        f"TinyGPT, {band}: over the run the classifier moves most of the row": bool(
+            run["whole_run"]["TinyGPT", band].min() > 0.5
+        ),
+    }
 
 
 def paper_scale(held_out: Mapping[str, np.ndarray]) -> Conditions:

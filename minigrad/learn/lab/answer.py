@@ -201,24 +201,29 @@ def as_explained(got: np.ndarray, expected: np.ndarray, mistakes: list[tuple[np.
     """`got` with each part replaced by the exact answer it is within `tolerance` of: the reference,
     a typical mistake, the reference scaled, or (row by row) one path alone or a path missing.
     The checks' diagnosis, which compares to 1e-5, then names what the learner meant."""
-    def nearest(value: np.ndarray, candidates: list[np.ndarray]) -> np.ndarray:
-        for candidate in candidates:
-            if np.shape(candidate) == value.shape and np.max(np.abs(value - candidate)) <= tolerance:
-                return np.array(candidate, dtype=np.float64)
-        return value
-
     whole = [expected, *(m for m, _ in mistakes), *(k * expected for k in SCALES)]
-    snapped = nearest(got, whole)
+    snapped = _nearest(got, whole, tolerance)
     if snapped is not got or got.ndim < 2:
         return snapped
-    rows = []
-    for r in range(got.shape[0]):
-        alone = [part[r] for part in parts]
-        missing = [expected[r] - part[r] for part in parts]
-        candidates = [expected[r], *(m[r] for m, _ in mistakes), *alone, *missing,
-                      *(k * expected[r] for k in SCALES)]
-        rows.append(nearest(got[r], candidates))
-    return np.stack(rows)
+    return np.stack([_nearest(got[r], _row_candidates(r, expected, mistakes, parts), tolerance)
+                     for r in range(got.shape[0])])
+
+
+def _nearest(value: np.ndarray, candidates: list[np.ndarray], tolerance: float) -> np.ndarray:
+    """The first candidate within `tolerance` of `value` everywhere (as float64), else `value`."""
+    for candidate in candidates:
+        if np.shape(candidate) == value.shape and np.max(np.abs(value - candidate)) <= tolerance:
+            return np.array(candidate, dtype=np.float64)
+    return value
+
+
+def _row_candidates(r: int, expected: np.ndarray, mistakes: list[tuple[np.ndarray, str]],
+                    parts: list[np.ndarray]) -> list[np.ndarray]:
+    """What row r of an answer may have meant: the reference, a typical mistake's row, one path
+    alone, the reference with one path missing, the reference scaled."""
+    alone = [part[r] for part in parts]
+    missing = [expected[r] - part[r] for part in parts]
+    return [expected[r], *(m[r] for m, _ in mistakes), *alone, *missing, *(k * expected[r] for k in SCALES)]
 
 
 def row_parts(parts: dict[str, np.ndarray], row: int | None) -> list[np.ndarray]:

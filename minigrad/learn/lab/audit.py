@@ -38,6 +38,7 @@ PATHS = ("lookup", "classifier")
 MAX_VOCAB, MAX_WIDTH, MAX_CONTEXT = 64, 16, 10.0
 NUMBER_WITHIN = 0.1  # a guessed norm counts as right within 10% of minigrad's
 FULL_CHECK_ELEMENTS = 512  # above this many table entries the finite differences go along directions
+DIRECTIONS = 4  # how many random directions they go along, then
 _render_lock = threading.Lock()  # one WebAssembly Graphviz session: renders take turns
 
 
@@ -220,18 +221,18 @@ def finite_difference_checks(run: AuditRun) -> list[dict[str, Any]]:
     s, m = run.setup, run.model
     grads = run.ledger.path_grads(m.emb.weight) | run.ledger.path_grads(m.head.weight)
     lookup, classifier = path_of(run, "lookup"), path_of(run, "classifier")
-    fast = m.emb.weight.size > FULL_CHECK_ELEMENTS
+    directions = DIRECTIONS if m.emb.weight.size > FULL_CHECK_ELEMENTS else None
     names = (f"{lookup} into emb.weight", f"{classifier} into head.weight")
     # the two reads of the table as two inputs: their gradients are the two paths' gradients
     inputs = [_leaf(m.emb.weight, names[0]), _leaf(m.head.weight, names[1])]
-    report = gradcheck(lambda e, w: loss_of(s, e, w), inputs, fast=fast, raise_exception=False)
+    report = gradcheck(lambda e, w: loss_of(s, e, w), inputs, directions=directions, raise_exception=False)
     loss_of(s, *inputs).backward()  # gradcheck differentiates copies: these are the ones we compare
     out = [_verdict(check, report.mode, leaf.grad, grads[path])
            for check, leaf, path in zip(report.inputs, inputs, (lookup, classifier))]
     if s.tied:
         table = _leaf(m.emb.weight, "total into emb.weight = head.weight")
         # every element was just checked path by path; for their sum random directions suffice
-        total = gradcheck(lambda e: loss_of(s, e, e), [table], fast=True, raise_exception=False)
+        total = gradcheck(lambda e: loss_of(s, e, e), [table], directions=DIRECTIONS, raise_exception=False)
         loss_of(s, table, table).backward()
         out.append(_verdict(total.inputs[0], total.mode, table.grad, m.emb.weight.grad))
     return out

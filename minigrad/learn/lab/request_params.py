@@ -154,15 +154,7 @@ def parse_array(value: Any, name: str) -> np.ndarray:
     """A list of numbers (nested one level at most), or text of numbers separated by commas,
     spaces or newlines, optionally in brackets, as a float64 array. Never evaluated."""
     if isinstance(value, str):
-        if len(value) > 20 * MAX_ARRAY:
-            raise BadRequest(f"{name}: the text is too long (at most {MAX_ARRAY} numbers)")
-        rows = [r for r in value.replace("[", " ").replace("]", "\n").split("\n") if r.strip(" ,;")]
-        try:
-            parsed = [[float(t) for t in r.replace(",", " ").replace(";", " ").split()] for r in rows]
-        except ValueError as err:
-            raise BadRequest(f"{name}: could not read the numbers ({err}); write numbers separated "
-                             "by commas or spaces, e.g. 0.1, -0.2, 0.3") from None
-        value = parsed[0] if len(parsed) == 1 else parsed
+        value = _numbers_in_text(value, name)
     if not isinstance(value, list):
         raise BadRequest(f"{name}: expected a list of numbers, got {type(value).__name__}")
     try:
@@ -171,11 +163,28 @@ def parse_array(value: Any, name: str) -> np.ndarray:
         raise BadRequest(f"{name}: a number is too large (every number must be finite)") from None
     except (TypeError, ValueError):
         raise BadRequest(f"{name}: expected numbers in rows of equal length") from None
+    _check_array_size(array, name)
+    if not np.all(np.isfinite(array)):
+        raise BadRequest(f"{name}: NaN and infinity are not allowed")
+    return array
+
+
+def _numbers_in_text(text: str, name: str) -> list:
+    """The numbers of a text answer: one list for one line, a list of rows for several."""
+    if len(text) > 20 * MAX_ARRAY:
+        raise BadRequest(f"{name}: the text is too long (at most {MAX_ARRAY} numbers)")
+    rows = [r for r in text.replace("[", " ").replace("]", "\n").split("\n") if r.strip(" ,;")]
+    try:
+        parsed = [[float(t) for t in r.replace(",", " ").replace(";", " ").split()] for r in rows]
+    except ValueError as err:
+        raise BadRequest(f"{name}: could not read the numbers ({err}); write numbers separated "
+                         "by commas or spaces, e.g. 0.1, -0.2, 0.3") from None
+    return parsed[0] if len(parsed) == 1 else parsed
+
+
+def _check_array_size(array: np.ndarray, name: str) -> None:
     if array.size > MAX_ARRAY or array.ndim > 2:
         raise BadRequest(f"{name}: at most {MAX_ARRAY} numbers in at most 2 dimensions, got shape "
                          f"{array.shape}")
     if array.size == 0:
         raise BadRequest(f"{name}: no numbers given")
-    if not np.all(np.isfinite(array)):
-        raise BadRequest(f"{name}: NaN and infinity are not allowed")
-    return array

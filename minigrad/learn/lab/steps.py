@@ -181,36 +181,51 @@ def advance(run: StepsRun, seconds: float = CHUNK_SECONDS) -> dict[str, Any]:
         silence = t - run.last_seen
         np.add.at(run.occurrences, inputs[:, 0], 1)
         for mode, w in run.models.items():
-            w.optimizer.zero_grad()
-            loss = w.model.loss(inputs, targets)
-            loss.backward()
-            w.optimizer.step()
-            table = w.model.emb.weight.data
-            moved = np.linalg.norm(table - w.previous, axis=1)
-            w.updates += moved > 0
-            point = {"step": t + 1}
-            for name, row in (("frequent", s.frequent), ("rare", run.rare)):
-                point[name] = {"norm": float(np.linalg.norm(table[row])), "moved": float(moved[row])}
+            point, loss, moved = _step_and_measure(run, w, inputs, targets, t)
             point["rare_present"] = rare_present
             points[mode].append(point)
-            losses[mode].append(float(loss.item()))
+            losses[mode].append(loss)
             if rare_present and t > 0:
                 returns[mode].append({"step": t + 1, "silence": silence, "moved": float(moved[run.rare]),
                                       "frequent_moved": float(moved[s.frequent])})
-            w.previous[...] = table
         if rare_present:
             run.last_seen = t + 1
         run.step = t + 1
+    return _chunk_report(run, points, returns, losses)
+
+
+def _chunk_report(run: StepsRun, points: dict[str, list[dict[str, Any]]],
+                  returns: dict[str, list[dict[str, Any]]], losses: dict[str, list[float]]) -> dict[str, Any]:
+    """What the page gets after a chunk: its points, and the run so far (the rare row's returns
+    kept in the run, tied and untied side by side)."""
     if returns["tied"]:
         both = zip(returns["tied"], returns["untied"])  # the same steps: both models read one stream
         run.returns += [{"step": tied["step"], "silence": tied["silence"], "tied": tied["moved"],
                          "untied": untied["moved"]} for tied, untied in both]
-    return {"run": run.id, "step": run.step, "steps": s.steps, "done": run.step >= s.steps,
+    return {"run": run.id, "step": run.step, "steps": run.setup.steps, "done": run.step >= run.setup.steps,
             "points": points, "returns": returns, "losses": losses,
             "updates": {mode: w.updates.tolist() for mode, w in run.models.items()},
             "occurrences": run.occurrences.tolist(),
             "grad_layout": {mode: _layout(w) for mode, w in run.models.items()},
             "longest_return": longest_return(run)}
+
+
+def _step_and_measure(run: StepsRun, w: Watched, inputs: np.ndarray, targets: np.ndarray,
+                      t: int) -> tuple[dict[str, Any], float, np.ndarray]:
+    """One optimizer step of one model on the batch: (the frequent and the rare row's norm and
+    how far each moved at step t + 1, the batch's loss, how far every row moved)."""
+    w.optimizer.zero_grad()
+    loss = w.model.loss(inputs, targets)
+    loss.backward()
+    w.optimizer.step()
+    table = w.model.emb.weight.data
+    moved = np.linalg.norm(table - w.previous, axis=1)
+    w.updates += moved > 0
+    point: dict[str, Any] = {"step": t + 1}
+    for name, row in (("frequent", run.setup.frequent), ("rare", run.rare)):
+        point[name] = {"norm": float(np.linalg.norm(table[row])), "moved": float(moved[row])}
+    w.previous[...] = table
+    return point, float(loss.item()), moved
 
 
 def longest_return(run: StepsRun) -> dict[str, Any] | None:

@@ -81,12 +81,26 @@ def _check_layout(grad: Any, ids: np.ndarray, shape: tuple[int, ...], upstream: 
                   sparse: bool, padding_idx: int | None = None) -> np.ndarray:
     """The gradient as a dense float64 array, after checking its layout; diagnoses layout mistakes."""
     if not sparse:
-        if isinstance(grad, RowSparse):
-            raise AssertionError("with sparse=False, return the table's gradient as a dense (V, d) numpy "
-                                 "array, not a RowSparse")
-        got = common.as_array(grad, "dL/dweight (sparse=False)")
-        common.expect_shape(got, shape, "dL/dweight (sparse=False)")
-        return got
+        return _dense_layout(grad, shape)
+    _check_row_sparse(grad, shape, upstream)
+    _check_rows_named(grad.indices, ids, padding_idx)
+    dense = np.zeros(shape)
+    dense[grad.indices] = np.asarray(grad.values)
+    return common.as_array(dense, "dL/dweight")
+
+
+def _dense_layout(grad: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """sparse=False: a dense (V, d) array."""
+    if isinstance(grad, RowSparse):
+        raise AssertionError("with sparse=False, return the table's gradient as a dense (V, d) numpy "
+                             "array, not a RowSparse")
+    got = common.as_array(grad, "dL/dweight (sparse=False)")
+    common.expect_shape(got, shape, "dL/dweight (sparse=False)")
+    return got
+
+
+def _check_row_sparse(grad: Any, shape: tuple[int, ...], upstream: np.ndarray) -> None:
+    """sparse=True: a RowSparse of the table's shape, in the dtype the gradient arrived in."""
     if isinstance(grad, np.ndarray):
         raise AssertionError(
             f"with sparse=True (the default) return a RowSparse, not a dense {grad.shape} array: it should "
@@ -101,7 +115,10 @@ def _check_layout(grad: Any, ids: np.ndarray, shape: tuple[int, ...], upstream: 
     if values.dtype != upstream.dtype:
         raise AssertionError(f"your RowSparse's values are {values.dtype}, but grad is {upstream.dtype}: "
                              "keep the gradient in the dtype it arrived in (np.zeros(..., dtype=grad.dtype))")
-    indices = grad.indices
+
+
+def _check_rows_named(indices: np.ndarray, ids: np.ndarray, padding_idx: int | None) -> None:
+    """The RowSparse names each row the batch read once, and no other row (not the padding row)."""
     unique, counts = np.unique(indices, return_counts=True)
     repeated = unique[counts > 1]
     if repeated.size:
@@ -122,9 +139,6 @@ def _check_layout(grad: Any, ids: np.ndarray, shape: tuple[int, ...], upstream: 
     if missing:
         raise AssertionError(f"your RowSparse leaves out row(s) {missing}, which the batch read: every row "
                              "read needs its gradient")
-    dense = np.zeros(shape)
-    dense[indices] = values
-    return common.as_array(dense, "dL/dweight")
 
 
 def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:

@@ -211,34 +211,50 @@ def _check_lazy_adamw_rows(function: Any, rng: np.random.Generator) -> None:
     for decay, lr, weight_decay in STEPS:
         given, (rows, m, v) = _adamw_step(decay, lr, weight_decay, rng)
         what = f"lazy_adamw_rows(decay = {decay!r}, lr = {lr}, weight_decay = {weight_decay})"
-        n = len(given["rows"])
-        hint = f"Here rows, m, v and g have shape ({n}, {D}), last_present = {given['last_present'].tolist()}"
-        args = {key: np.array(value, copy=True) if isinstance(value, np.ndarray) else value
-                for key, value in given.items()}
-        answer = common.call_answer(function, args["rows"], args["m"], args["v"], args["g"], args["t"],
-                                    args["last_present"], lr, weight_decay, BETAS, 1e-8, decay, hint=hint)
-        if not isinstance(answer, (tuple, list)) or len(answer) != 3:
-            raise AssertionError(f"{what}: return three arrays, (rows, m, v) after the step; yours returned "
-                                 f"{type(answer).__name__}")
-        got_rows, got_m, got_v = (common.as_array(a, f"{what}, {name}")
-                                  for a, name in zip(answer, ("rows", "m", "v")))
-        for got, name in ((got_rows, "rows"), (got_m, "m"), (got_v, "v")):
-            common.expect_shape(got, (n, D), f"{what}: the returned {name}")
-        if not (_close(got_m, m) and _close(got_v, v)):
-            same = _close(got_m, given["m"]) and _close(got_v, given["v"])
-            raise AssertionError(f"{what}: the returned moments are wrong" + (
-                ": they are the moments before the step; update them with g (m <- beta1 m + (1 - beta1) g, "
-                "and likewise v with g^2) and return the new ones" if same else
-                f"; minigrad's AdamW has m = {common.short(m)}, yours {common.short(got_m)}"))
-        if _close(got_rows, rows):
-            continue
-        for wrong, diagnosis in _rows_mistakes(given, decay, lr, weight_decay):
-            if _close(got_rows, wrong):
-                raise AssertionError(f"{what}: {diagnosis}")
-        worst = int(np.argmax(np.abs(got_rows - rows).max(axis=1)))
-        raise AssertionError(f"{what}: the row in position {worst} (last present on step "
-                             f"{int(given['last_present'][worst])}, now step {given['t']}) should become "
-                             f"{common.short(rows[worst], 6)}, yours is {common.short(got_rows[worst], 6)}")
+        got_rows, got_m, got_v = _call_lazy_adamw_rows(function, given, what, lr, weight_decay, decay)
+        _check_moments(got_m, got_v, given, m, v, what)
+        if not _close(got_rows, rows):
+            _diagnose_rows(got_rows, rows, given, what, decay, lr, weight_decay)
+
+
+def _call_lazy_adamw_rows(function: Any, given: dict[str, Any], what: str, lr: float, weight_decay: float,
+                          decay: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The learner's (rows, m, v) after the step, each read as an (n, D) array."""
+    n = len(given["rows"])
+    hint = f"Here rows, m, v and g have shape ({n}, {D}), last_present = {given['last_present'].tolist()}"
+    args = {key: np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+            for key, value in given.items()}
+    answer = common.call_answer(function, args["rows"], args["m"], args["v"], args["g"], args["t"],
+                                args["last_present"], lr, weight_decay, BETAS, 1e-8, decay, hint=hint)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        raise AssertionError(f"{what}: return three arrays, (rows, m, v) after the step; yours returned "
+                             f"{type(answer).__name__}")
+    got = tuple(common.as_array(a, f"{what}, {name}") for a, name in zip(answer, ("rows", "m", "v")))
+    for array, name in zip(got, ("rows", "m", "v")):
+        common.expect_shape(array, (n, D), f"{what}: the returned {name}")
+    return got
+
+
+def _check_moments(got_m: np.ndarray, got_v: np.ndarray, given: dict[str, Any], m: np.ndarray, v: np.ndarray,
+                   what: str) -> None:
+    if not (_close(got_m, m) and _close(got_v, v)):
+        same = _close(got_m, given["m"]) and _close(got_v, given["v"])
+        raise AssertionError(f"{what}: the returned moments are wrong" + (
+            ": they are the moments before the step; update them with g (m <- beta1 m + (1 - beta1) g, "
+            "and likewise v with g^2) and return the new ones" if same else
+            f"; minigrad's AdamW has m = {common.short(m)}, yours {common.short(got_m)}"))
+
+
+def _diagnose_rows(got_rows: np.ndarray, rows: np.ndarray, given: dict[str, Any], what: str, decay: str,
+                   lr: float, weight_decay: float) -> None:
+    """The returned rows are wrong: name the typical mistake they equal, or the worst row."""
+    for wrong, diagnosis in _rows_mistakes(given, decay, lr, weight_decay):
+        if _close(got_rows, wrong):
+            raise AssertionError(f"{what}: {diagnosis}")
+    worst = int(np.argmax(np.abs(got_rows - rows).max(axis=1)))
+    raise AssertionError(f"{what}: the row in position {worst} (last present on step "
+                         f"{int(given['last_present'][worst])}, now step {given['t']}) should become "
+                         f"{common.short(rows[worst], 6)}, yours is {common.short(got_rows[worst], 6)}")
 
 
 def check(answers: ModuleType) -> None:

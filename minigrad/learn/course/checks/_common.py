@@ -198,30 +198,39 @@ def _row_problem(got: np.ndarray, expected: np.ndarray, label: str,
                    f"but yours is {short(got)}")
     missing = missing_parts(got, parts)
     if missing is not None:
-        kept = len(parts) - len(missing)
-        if kind == "occurrence":
-            got_what = ("the gradient of one occurrence" if kept == 1
-                        else f"the gradients of {kept} occurrences")
-            left_out = " and ".join(parts[i][0] for i in missing)
-            return 1, (f"{label} got {got_what}; it appears {times(len(parts))} in the batch "
-                       "(a repeated id must receive the sum of the gradients of all its occurrences); "
-                       f"missing: {left_out}")
-        names = " and ".join(parts[i][0] for i in missing)
-        return 1, f"{label} is missing the gradient from {names}"
+        return 1, _left_out(label, parts, missing, kind)
     if not np.any(got):
-        if parts:
-            names = " and ".join(name for name, _ in parts)
-            where = (f"it is read at {names}: no gradient from there was added (a skipped position?)"
-                     if kind == "occurrence" else f"it gets gradient from {names}: none of them was added")
-            return 2, f"{label} is all zero, but {where}"
-        return 2, (f"{label} is all zero, but it should be {short(expected)}: a missing path "
-                   "(the gradient that reaches this row was never added in)")
+        return 2, _all_zero(label, expected, parts, kind)
     if close(got, -expected):
         return 2, f"{label} has the wrong sign: expected {short(expected)}, got {short(got)}"
     c = scale_between(got, expected)
     if c is not None:
         return 3, f"{label} is {explain_factor(c)}: expected {short(expected)}, got {short(got)}"
     return 4, f"{label} is off: expected {short(expected)}, got {short(got)}"
+
+
+def _left_out(label: str, parts: Sequence[tuple[str, np.ndarray]], missing: list[int], kind: str) -> str:
+    """A row that is the sum of some of its contributions: which occurrences or paths it lacks."""
+    if kind == "occurrence":
+        kept = len(parts) - len(missing)
+        got_what = "the gradient of one occurrence" if kept == 1 else f"the gradients of {kept} occurrences"
+        left_out = " and ".join(parts[i][0] for i in missing)
+        return (f"{label} got {got_what}; it appears {times(len(parts))} in the batch "
+                "(a repeated id must receive the sum of the gradients of all its occurrences); "
+                f"missing: {left_out}")
+    names = " and ".join(parts[i][0] for i in missing)
+    return f"{label} is missing the gradient from {names}"
+
+
+def _all_zero(label: str, expected: np.ndarray, parts: Sequence[tuple[str, np.ndarray]], kind: str) -> str:
+    """A row left at zero that should have received gradient: from where."""
+    if not parts:
+        return (f"{label} is all zero, but it should be {short(expected)}: a missing path "
+                "(the gradient that reaches this row was never added in)")
+    names = " and ".join(name for name, _ in parts)
+    where = (f"it is read at {names}: no gradient from there was added (a skipped position?)"
+             if kind == "occurrence" else f"it gets gradient from {names}: none of them was added")
+    return f"{label} is all zero, but {where}"
 
 
 def missing_parts(got: np.ndarray, parts: Sequence[tuple[str, np.ndarray]]) -> list[int] | None:
@@ -268,6 +277,22 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, what: str,
     expect_shape(got, expected.shape, what)
     if close(got, expected):
         return
+    _fail_on_a_whole_answer_story(got, expected, what, mistakes)
+    rows_report = diagnose_rows(got, expected, what, parts, kind, labels) if by_rows and got.ndim else []
+    if rows_report:
+        extra = len(rows_report) - max_reported
+        tail = [f"... and {extra} more rows differ"] if extra > 0 else []
+        raise AssertionError("\n".join(rows_report[:max_reported] + tail))
+    worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
+    raise AssertionError(
+        f"{what} is off: at {[int(i) for i in worst]} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
+    )
+
+
+def _fail_on_a_whole_answer_story(got: np.ndarray, expected: np.ndarray, what: str,
+                                  mistakes: Sequence[tuple[np.ndarray, str]]) -> None:
+    """Raise the diagnosis when the whole answer tells one story: a named typical mistake, all
+    zero, flipped, or scaled by a constant. Return when it does not (then look row by row)."""
     for wrong, diagnosis in mistakes:
         if np.shape(wrong) == got.shape and close(got, wrong):
             raise AssertionError(f"{what}: {diagnosis}")
@@ -278,15 +303,6 @@ def assert_matches(got: np.ndarray, expected: np.ndarray, what: str,
         raise AssertionError(f"{what}: the sign is flipped everywhere (you returned minus the gradient)")
     if c is not None:
         raise AssertionError(f"{what} is {explain_factor(c)} everywhere (a missing or extra constant factor)")
-    rows_report = diagnose_rows(got, expected, what, parts, kind, labels) if by_rows and got.ndim else []
-    if rows_report:
-        extra = len(rows_report) - max_reported
-        tail = [f"... and {extra} more rows differ"] if extra > 0 else []
-        raise AssertionError("\n".join(rows_report[:max_reported] + tail))
-    worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
-    raise AssertionError(
-        f"{what} is off: at {[int(i) for i in worst]} expected {expected[worst]:.6g}, got {got[worst]:.6g}"
-    )
 
 
 # ---- answers that are a single number (appended for lesson 7) --------------------------------
