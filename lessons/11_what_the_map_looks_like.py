@@ -85,10 +85,6 @@ from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(11, minutes=(2.3, 0.3))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
-mine = model_pieces(11)  # the models train on your pieces of lessons 4-8 that pass their checks
-own = yours(11)  # your mean_pairwise_cosine and merge_step, if they pass `minigrad check 11`
-mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's mean_cosine (the kit's)
-merge_step = own.get("merge_step", None)  # None: minigrad's byte-pair trainer alone
 # pair_cosines, mean_cosine, cone, principal_axes, geometry_similarity and fit_scheduled live in
 # the lesson kit (minigrad.learn.kit): lesson 12 measures the same geometry on a transformer
 S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
@@ -97,6 +93,28 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     small=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300,
               pretrain_words=20_000, finetune_words=6_000, gpt_width=32, gpt_seeds=2),
 )
+
+
+# %% [markdown]
+# ## Whose pieces run
+#
+# The lines this cell prints say whose pieces the lesson runs: yours where your copy passes its
+# check, minigrad's otherwise, and why.
+
+# %%
+
+
+# %% [markdown]
+# ## Whose pieces run
+#
+# The lines this cell prints say whose pieces the lesson runs: yours where your copy passes its
+# check, minigrad's otherwise, and why.
+
+# %%
+mine = model_pieces(11)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(11)  # your mean_pairwise_cosine and merge_step, if they pass `minigrad check 11`
+mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's mean_cosine (the kit's)
+merge_step = own.get("merge_step", None)  # None: minigrad's byte-pair trainer alone
 
 
 # %% [markdown]

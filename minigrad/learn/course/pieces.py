@@ -188,16 +188,27 @@ def model_pieces(lesson: int, answers: Any = None, announce: bool = True) -> Any
     if announce:
         print(_whose_models(marked))
     found = {name: value for mark in marked.values() if mark.are_yours for name, value in mark.found.items()}
-    options = {name: found[name] for name in ("tie_weights", "lazy_adamw_rows", "train_step", "mean_loss")
-               if name in found}
-    ops = {piece.name: found[piece.name] for number in MODEL_LESSONS for piece in PIECES[number]
-           if piece.op and piece.name in found}
-    mine = frozenset(name for name in (*ops, *options))
-    return ModelPieces(ops=ops, yours=mine, **options)
+    return ModelPieces(ops=_ops_in(found), yours=frozenset(_model_piece_names() & found.keys()),
+                       **{name: found[name] for name in _FUNCTIONS if name in found})
+
+
+# The pieces of lessons 4 to 8 that ModelPieces takes as functions (the ops are swapped in by name)
+_FUNCTIONS = ("tie_weights", "lazy_adamw_rows", "train_step", "mean_loss")
+
+
+def _ops_in(found: dict[str, Any]) -> dict[str, Any]:
+    """{op name: the learner's Function} for the ops of lessons 4 to 8 among `found`."""
+    ops = [piece.name for number in MODEL_LESSONS for piece in PIECES[number] if piece.op]
+    return {name: found[name] for name in ops if name in found}
+
+
+def _model_piece_names() -> set[str]:
+    return {piece.name for number in MODEL_LESSONS for piece in PIECES[number]} - {"adam_step_after_silence"}
 
 
 def _whose_models(marked: dict[int, YourPieces]) -> str:
-    if not any(mark.are_yours for mark in marked.values()):
+    """One line when no copy of lessons 4-8 exists yet; else each lesson's verdict, one a line."""
+    if not any(mark.source for mark in marked.values()):
         every = names(tuple(piece for number in MODEL_LESSONS for piece in PIECES[number]
                             if piece.name != "adam_step_after_silence"))
         return (f"the models run on minigrad's {every}: build yours in lessons 4 to 8 "

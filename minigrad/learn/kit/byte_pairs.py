@@ -46,7 +46,7 @@ def byte_pair_ladder(words: Sequence[str], rungs: Sequence[int], merge_step: Mer
     whose = "every rung learned by minigrad's trainer"
     if merge_step is not None and small:
         yours = merges_with(merge_step, words, max(small))
-        parted = next((k for k in range(max(small)) if k >= len(yours) or yours[k] != minigrads[k]), None)
+        parted = _first_difference(yours, minigrads, max(small))
         if parted is None:
             merges.update({rung: yours[:rung] for rung in small})
             whose = (f"the rungs of {' and '.join(map(str, small))} merges learned with your merge_step (its "
@@ -57,3 +57,8 @@ def byte_pair_ladder(words: Sequence[str], rungs: Sequence[int], merge_step: Mer
                      f"this text (yours {mine!r}, minigrad's {minigrads[parted]!r})")
     alphabet = set(SPACE + "".join(words))
     return {rung: BytePairs(alphabet, m) for rung, m in merges.items()}, whose
+
+
+def _first_difference(yours: list, minigrads: list, count: int) -> int | None:
+    """The first of the first `count` merges where the two lists differ (or yours stopped), or None."""
+    return next((k for k in range(count) if k >= len(yours) or yours[k] != minigrads[k]), None)

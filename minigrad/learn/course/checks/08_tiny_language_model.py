@@ -231,20 +231,30 @@ def _check_mean_loss_case(mean_loss: Callable, build: Callable[[], Module], ids:
     if isinstance(value, Tensor):
         raise AssertionError(f"{where}: mean_loss returned a Tensor; return a Python float (.item())")
     got = common.as_number(value, f"{where}: mean_loss")
-    per_window = 1 if targets.ndim == 1 else targets.shape[1]
-    mistakes = _mistakes(model.model, ids, targets, max(1, batch_size // per_window))
     expected = minigrads_mean_loss(model.model, ids, targets, batch_size)
-    for wrong, diagnosis in mistakes:  # a slip that gives the right number here is not one
-        if np.isclose(got, wrong, rtol=1e-9, atol=0) and not np.isclose(wrong, expected, rtol=1e-9, atol=0):
-            raise AssertionError(f"{where}: mean_loss: {diagnosis} (got {got:.6g})")
+    _name_a_slip(got, expected, model.model, ids, targets, batch_size, where)
     _check_calls(model, ids, targets, batch_size, where)
+    _check_left_alone(model, before, where)
+    common.assert_number(got, expected, f"{where}: mean_loss", rtol=1e-9)
+
+
+def _name_a_slip(got: float, expected: float, model: Module, ids: np.ndarray, targets: np.ndarray,
+                 batch_size: int, where: str) -> None:
+    per_window = 1 if targets.ndim == 1 else targets.shape[1]
+    for wrong, diagnosis in _mistakes(model, ids, targets, max(1, batch_size // per_window)):
+        same_as_right = np.isclose(wrong, expected, rtol=1e-9, atol=0)  # then it is no slip here
+        if np.isclose(got, wrong, rtol=1e-9, atol=0) and not same_as_right:
+            raise AssertionError(f"{where}: mean_loss: {diagnosis} (got {got:.6g})")
+
+
+def _check_left_alone(model: Module, before: list[np.ndarray], where: str) -> None:
+    """The weights as they were, and the 0.25 left in every .grad."""
     if not all(np.array_equal(p.data, b) for p, b in zip(model.parameters(), before)):
         raise AssertionError(f"{where}: mean_loss changed the model's weights; measuring must leave them "
                              "as they are")
     if not all(isinstance(p.grad, np.ndarray) and np.all(p.grad == 0.25) for p in model.parameters()):
         raise AssertionError(f"{where}: mean_loss changed the parameters' .grad (a backward, or zero_grad); "
                              "measuring must leave the training state alone")
-    common.assert_number(got, expected, f"{where}: mean_loss", rtol=1e-9)
 
 
 def _check_calls(model: _Watched, ids: np.ndarray, targets: np.ndarray, batch_size: int, where: str) -> None:

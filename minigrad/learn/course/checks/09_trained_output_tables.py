@@ -58,16 +58,8 @@ def _mistakes(read: np.ndarray, score: np.ndarray) -> list[tuple[np.ndarray, str
 def check(answers: ModuleType) -> None:
     """Ask every case first, then name the one slip that explains all the answers."""
     rank_of_self = common.answer_function(answers, "rank_of_self")
-    cases, got = _cases(), []
-    for read, score in cases:
-        what = f"rank_of_self(read of shape {read.shape}, score of shape {score.shape})"
-        hint = "read and score are (V, d); return one whole number per token, shape (V,)"
-        answer = common.as_array(common.call_keeping_inputs(rank_of_self, read, score, hint=hint), what)
-        common.expect_shape(answer, (len(read),), what, known={
-            (len(read), len(read)): "that is the whole (V, V) table of scores; count, for each row t, the "
-                                    "tokens that score higher than t",
-        })
-        got.append(answer)
+    cases = _cases()
+    got = [_asked(rank_of_self, read, score) for read, score in cases]
     expected = [_ranks(read, score) for read, score in cases]
     wrong = [k for k in range(len(cases)) if not np.array_equal(got[k], expected[k])]
     if not wrong:
@@ -75,11 +67,32 @@ def check(answers: ModuleType) -> None:
     k = wrong[0]
     found = (f"rank_of_self(read of shape {cases[k][0].shape}, ...): expected {expected[k].tolist()}, got "
              f"{got[k].astype(int).tolist() if np.all(got[k] == np.round(got[k])) else got[k].tolist()}")
-    mistakes = [_mistakes(read, score) for read, score in cases]
-    for m, (_, diagnosis) in enumerate(mistakes[0]):  # a slip must explain every case it changes
-        explains = [np.array_equal(got[j], mistakes[j][m][0]) for j in range(len(cases))]
-        if all(explains[j] or (j not in wrong and np.array_equal(mistakes[j][m][0], expected[j]))
-               for j in range(len(cases))) and explains[k]:
-            raise AssertionError(f"{found}: {diagnosis}")
+    slip = _slip_explaining(got, expected, cases, wrong)
+    if slip:
+        raise AssertionError(f"{found}: {slip}")
     raise AssertionError(f"{found}; for each t count the j with read[t] . score[j] > read[t] . score[t] "
                          f"({len(wrong)} of {len(cases)} cases wrong)")
+
+
+def _asked(rank_of_self, read: np.ndarray, score: np.ndarray) -> np.ndarray:
+    what = f"rank_of_self(read of shape {read.shape}, score of shape {score.shape})"
+    hint = "read and score are (V, d); return one whole number per token, shape (V,)"
+    answer = common.as_array(common.call_keeping_inputs(rank_of_self, read, score, hint=hint), what)
+    common.expect_shape(answer, (len(read),), what, known={
+        (len(read), len(read)): "that is the whole (V, V) table of scores; count, for each row t, the "
+                                "tokens that score higher than t",
+    })
+    return answer
+
+
+def _slip_explaining(got: list, expected: list, cases: list, wrong: list[int]) -> str:
+    """The diagnosis of the one slip that gives every answer (a case it does not change may be
+    right), or ''."""
+    mistakes = [_mistakes(read, score) for read, score in cases]
+    for m, (_, diagnosis) in enumerate(mistakes[0]):
+        explains = [np.array_equal(got[j], mistakes[j][m][0]) for j in range(len(cases))]
+        unchanged = [j not in wrong and np.array_equal(mistakes[j][m][0], expected[j])
+                     for j in range(len(cases))]
+        if explains[wrong[0]] and all(e or u for e, u in zip(explains, unchanged)):
+            return diagnosis
+    return ""

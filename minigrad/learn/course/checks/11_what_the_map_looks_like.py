@@ -188,33 +188,42 @@ def merge_pair_positions(pieces: tuple) -> list[tuple]:
 
 
 def _check_merge_case(merge_step: Any, what: str, words: dict[tuple, int]) -> None:
-    given = dict(words)
-    result = common.call_answer(merge_step, given, hint=f"{what}: words = {words!r}")
+    result = common.call_answer(merge_step, dict(words), hint=f"{what}: words = {words!r}")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise AssertionError(f"merge_step ({what}) must return a pair (pair, merged), got {result!r}")
     pair, merged = result
     expected_pair, expected = _reference_step(words)
+    _check_pair(pair, expected_pair, words, what)
+    _check_merged(merged, expected, expected_pair, words, what)
+
+
+def _check_pair(pair: Any, expected: tuple, words: dict[tuple, int], what: str) -> None:
     if isinstance(pair, (str, bytes)):
         raise AssertionError(f"merge_step ({what}) returned the pair as {pair!r}; return the two pieces "
                              "as a tuple (a, b), as merges are listed")
-    if pair is None or tuple(pair) != expected_pair:
-        for wrong, diagnosis in _slips(words):
-            if isinstance(wrong, tuple) and pair is not None and tuple(pair) == wrong:
-                raise AssertionError(f"merge_step ({what}) chose {tuple(pair)!r}, expected "
-                                     f"{expected_pair!r}: {diagnosis}")
-        raise AssertionError(f"merge_step ({what}) chose {pair!r}, expected {expected_pair!r}: count "
-                             "every adjacent pair of pieces inside each pre-token, times how often it occurs")
+    if pair is not None and tuple(pair) == expected:
+        return
+    for wrong, diagnosis in _slips(words):
+        if isinstance(wrong, tuple) and pair is not None and tuple(pair) == wrong:
+            raise AssertionError(f"merge_step ({what}) chose {tuple(pair)!r}, expected {expected!r}: "
+                                 f"{diagnosis}")
+    raise AssertionError(f"merge_step ({what}) chose {pair!r}, expected {expected!r}: count every "
+                         "adjacent pair of pieces inside each pre-token, times how often it occurs")
+
+
+def _check_merged(merged: Any, expected: dict, pair: tuple, words: dict[tuple, int], what: str) -> None:
     if not isinstance(merged, dict):
         raise AssertionError(f"merge_step ({what}) returned the words as a {type(merged).__name__}; "
                              "return a dict {pieces: count}, as it was given")
-    if merged != expected:
-        for wrong, diagnosis in _slips(words):
-            if isinstance(wrong, dict) and merged == wrong:
-                raise AssertionError(f"merge_step ({what}): {diagnosis}")
-        difference = sorted(set(merged.items()) ^ set(expected.items()), key=repr)[:4]
-        raise AssertionError(f"merge_step ({what}) chose {expected_pair!r} right but the merged words "
-                             f"differ (entries in one and not the other: {difference}); join every "
-                             "occurrence of the pair, left to right, and keep each count")
+    if merged == expected:
+        return
+    for wrong, diagnosis in _slips(words):
+        if isinstance(wrong, dict) and merged == wrong:
+            raise AssertionError(f"merge_step ({what}): {diagnosis}")
+    difference = sorted(set(merged.items()) ^ set(expected.items()), key=repr)[:4]
+    raise AssertionError(f"merge_step ({what}) chose {pair!r} right but the merged words differ "
+                         f"(entries in one and not the other: {difference}); join every occurrence of "
+                         "the pair, left to right, and keep each count")
 
 
 def _check_merge_step(merge_step: Any) -> None:

@@ -105,17 +105,22 @@ def _slips(table: np.ndarray, questions: np.ndarray) -> list[tuple[tuple[np.ndar
     ]
 
 
+def _answered(three_cos_add: Any, what: str, table: np.ndarray, questions: np.ndarray) -> list[np.ndarray]:
+    """The learner's (answers, ranks), each checked to be (n,)."""
+    hint = "table (V, d), questions (n, 4) ids a, b, c, d; return (answers (n,), ranks (n,))"
+    result = common.call_keeping_inputs(three_cos_add, table, questions, hint=hint)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise AssertionError(f"{what} must return a pair (answers, ranks), got {type(result).__name__}")
+    got = [common.as_array(value, f"{what}: the {name}") for value, name in zip(result, ("answers", "ranks"))]
+    for value, name in zip(got, ("answers", "ranks")):
+        common.expect_shape(value, (len(questions),), f"{what}: the {name}")
+    return got
+
+
 def _check_analogies(three_cos_add: Any) -> None:
     for where, table, questions in _tables():
         what = f"three_cos_add({where}, {len(questions)} questions)"
-        hint = "table (V, d), questions (n, 4) ids a, b, c, d; return (answers (n,), ranks (n,))"
-        result = common.call_keeping_inputs(three_cos_add, table, questions, hint=hint)
-        if not isinstance(result, (tuple, list)) or len(result) != 2:
-            raise AssertionError(f"{what} must return a pair (answers, ranks), got {type(result).__name__}")
-        got = [common.as_array(value, f"{what}: the {name}")
-               for value, name in zip(result, ("answers", "ranks"))]
-        for value, name in zip(got, ("answers", "ranks")):
-            common.expect_shape(value, (len(questions),), f"{what}: the {name}")
+        got = _answered(three_cos_add, what, table, questions)
         expected = (np.array([_answer(table, *q[:3]) for q in questions]),
                     np.array([_rank(table, *q) for q in questions]))
         if all(np.array_equal(g, e) for g, e in zip(got, expected)):
