@@ -9,7 +9,7 @@ kernel each worker got. With PyTorch installed, `--torch` adds PyTorch eager as 
     python benchmarks/ab.py --other ../base --bench step --shape small
     python benchmarks/ab.py --other ../base --bench tinygpt --shape base --threads 1 --torch
     python benchmarks/ab.py --other ../base --bench llama --threads 2
-    python benchmarks/ab.py --other ../base --bench overhead --ops 10000
+    python benchmarks/ab.py --other ../base --bench overhead --ops 10000 [--dtype float64]
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def interleaved(workers: list[Worker], rounds: int, steps: int) -> dict[str, lis
     return turns
 
 
-def overhead_turns(checkouts: dict[str, Path], rounds: int, ops: int) -> dict[str, list[float]]:
+def overhead_turns(checkouts: dict[str, Path], rounds: int, ops: int, dtype: str) -> dict[str, list[float]]:
     """Per checkout, per round, microseconds per op (build + backward) of the 10,000-op chain."""
     turns: dict[str, list[float]] = {label: [] for label in checkouts}
     for r in range(rounds):
@@ -85,6 +85,7 @@ def overhead_turns(checkouts: dict[str, Path], rounds: int, ops: int) -> dict[st
             impl = "torch" if label == "torch" else "minigrad"
             command = [sys.executable, str(checkout / "benchmarks" / "overhead.py"), f"--impl={impl}",
                        f"--ops={ops}", "--repeats=5"]
+            command += [f"--dtype={dtype}"] if dtype != "float32" else []  # older checkouts: float32 only
             env = {**os.environ, "PYTHONPATH": str(checkout)}
             done = subprocess.run(command, capture_output=True, text=True, check=True, env=env, cwd=checkout)
             result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--steps", type=int, default=3, help="timed steps per turn (after one untimed)")
     parser.add_argument("--ops", type=int, default=10000, help="overhead: the chain's length")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                        help="overhead: the tensors' dtype")
     parser.add_argument("--torch", action="store_true", help="add PyTorch eager as a third worker")
     args = parser.parse_args(argv)
     if args.rounds < 2:
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.bench == "overhead":
         if args.torch:
             checkouts["torch"] = HERE.parent
-        turns, unit, scale = overhead_turns(checkouts, args.rounds, args.ops), "us per op", 1.0
+        turns, unit, scale = overhead_turns(checkouts, args.rounds, args.ops, args.dtype), "us per op", 1.0
     else:
         shape = SHAPES[args.bench].get(args.shape or next(iter(SHAPES[args.bench])), {})
         extra = [f"--{k}={v}" for k, v in shape.items()]

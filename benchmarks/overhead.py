@@ -3,7 +3,7 @@
 With 8-element tensors the arithmetic costs nothing, so what is timed is the engine itself:
 making a Tensor and a graph node per op in the forward, visiting each node in the backward.
 Ops alternate `x * 1.0001` and `x + 0.5`. One worker per implementation, as for the step:
-    python benchmarks/overhead.py --impl minigrad --ops 10000
+    python benchmarks/overhead.py --impl minigrad --ops 10000 [--dtype float64]
 prints one JSON line with the medians over repeats and the BLAS kernel numpy got (like every
 benchmark, it re-runs itself without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE: benchmarks/real_kernel.py).
 
@@ -60,27 +60,28 @@ def marked_chain(leaf: Any, n_ops: int) -> None:
     os.getppid()
 
 
-def measure(impl: str, n_ops: int, repeats: int, marks: bool = False) -> dict[str, Any]:
+def measure(impl: str, n_ops: int, repeats: int, marks: bool = False,
+            dtype: str = "float32") -> dict[str, Any]:
     if impl == "torch":
         import torch
 
         torch.set_num_threads(1)  # 8-element ops never use a second thread anyway
 
         def make_leaf() -> Any:
-            return torch.ones(8, requires_grad=True)
+            return torch.ones(8, dtype=getattr(torch, dtype), requires_grad=True)
     else:
         import minigrad as mg
 
         def make_leaf() -> Any:
-            return mg.tensor(np.ones(8, dtype=np.float32), requires_grad=True)
+            return mg.tensor(np.ones(8, dtype=dtype), requires_grad=True)
 
     chain(make_leaf(), n_ops)  # warm up
     if marks:
         marked_chain(make_leaf(), n_ops)
-        return {"impl": impl, "ops": n_ops, "marks": True}
+        return {"impl": impl, "ops": n_ops, "dtype": dtype, "marks": True}
     builds, backwards = zip(*(chain(make_leaf(), n_ops) for _ in range(repeats)))
     return {
-        "impl": impl, "ops": n_ops,
+        "impl": impl, "ops": n_ops, "dtype": dtype,
         "build_us": statistics.median(builds) / n_ops * 1e6,
         "backward_us": statistics.median(backwards) / n_ops * 1e6,
     }
@@ -91,11 +92,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--impl", choices=("minigrad", "torch"), required=True)
     parser.add_argument("--ops", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--marks", action="store_true", help="one chain between os.getppid() "
                         "calls, for callgrind's --dump-before (no timing)")
     args = parser.parse_args(argv)
     use_real_kernel()  # 8-element ops never reach BLAS, but every benchmark runs on the real kernel
-    result = measure(args.impl, args.ops, args.repeats, args.marks)
+    result = measure(args.impl, args.ops, args.repeats, args.marks, args.dtype)
     result["blas"] = kernel()
     json.dump(result, sys.stdout)
     print()

@@ -46,7 +46,8 @@ def step_seconds(model, data, batch_size: int, lr: float, probe: int = 10) -> fl
     for i in range(probe):
         rows = np.arange(i * batch_size, (i + 1) * batch_size) % len(data)
         start = time.perf_counter()
-        loss = F.cross_entropy(model(data.ids[rows]), data.targets[rows])
+        logits = model(data.ids[rows])  # (B, V) or (B, T, V): one row per predicted token
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), data.targets[rows].reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -483,7 +483,8 @@ def gpt_loss_with_table(model: TinyGPT, table: mg.Tensor, ids: np.ndarray, targe
     x = F.embedding(ids, table) + t.wpe(np.arange(ids.shape[1]))
     for block in t.h:
         x = block(x)
-    return F.cross_entropy(F.linear(t.ln_f(x), table), targets)
+    logits = F.linear(t.ln_f(x), table)  # (B, T, V): B*T rows of V classes for the loss
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 # %%

@@ -5,6 +5,7 @@ from minigrad import nn, optim
 from minigrad.engine import (
     Function,
     RowSparse,
+    ShapeError,
     Tensor,
     arange,
     count_dependencies,
@@ -82,7 +83,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES) | set(dtype_names.__all__))
 
 __all__ = [
-    "Function", "GradcheckError", "kernels", "GradcheckReport", "RowSparse", "Tensor", "arange",
+    "Function", "GradcheckError", "kernels", "GradcheckReport", "RowSparse", "ShapeError", "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",

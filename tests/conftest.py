@@ -1,11 +1,12 @@
 import sys
 from pathlib import Path
 
-# Shared test helpers (tiny_lm, seed_bridge, lab_server, nanogpt_torch, llama_torch, op_checks)
-# live in tests/helpers/, importable by name from every test folder.
+# Shared test helpers (tiny_lm, seed_bridge, lab_server, nanogpt_torch, llama_torch, op_checks,
+# oracle) live in tests/helpers/, importable by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 import numpy as np
+import oracle as torch_oracle
 import pytest
 from hypothesis import settings
 
@@ -17,6 +18,19 @@ settings.load_profile("minigrad")
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def oracle(request):
+    """PyTorch's answers for this test module: computed where torch is installed (and checked
+    against the recording), read from tests/oracle_recordings/ where it is not (helpers/oracle.py)."""
+    return torch_oracle.Oracle(request.path.stem)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A recording session (scripts/record_oracle.py) writes what it recorded."""
+    for path in torch_oracle.write_recordings():
+        print(f"\nrecorded {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
 
 
 @pytest.fixture

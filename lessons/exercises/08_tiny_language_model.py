@@ -20,8 +20,9 @@ def train_step(model: mg.nn.Module, optimizer, ids: np.ndarray, targets: np.ndar
                mg.optim.AdamW(model.parameters(), lr=3e-3): it has zero_grad() and step().
     ids:       (B, C) int, B windows of C tokens.
     targets:   (B,) int, the token after each window, or (B, C) for a prediction at every position.
-    returns:   the batch's loss, the mean cross-entropy F.cross_entropy(logits, targets) before
-               the update, as a Python float.
+    returns:   the batch's loss, the mean cross-entropy over its predicted positions before the
+               update, as a Python float. F.cross_entropy takes PyTorch's layout, logits (N, V)
+               and targets (N,): a model's (B, C, V) logits are B * C rows of V scores.
 
     Think about the order: what must be forgotten before the gradients are computed, what
     computes them, and what uses them.

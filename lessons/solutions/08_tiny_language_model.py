@@ -6,9 +6,14 @@ import minigrad as mg
 from minigrad.nn import functional as F
 
 
+def next_token_loss(logits: mg.Tensor, targets: np.ndarray, reduction: str = "mean") -> mg.Tensor:
+    """Cross-entropy with every predicted position a row: (..., V) logits as (N, V), targets (N,)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction=reduction)
+
+
 def train_step(model: mg.nn.Module, optimizer, ids: np.ndarray, targets: np.ndarray) -> float:
     """Forget the last batch's gradients, compute this batch's, let the optimizer use them."""
-    loss = F.cross_entropy(model(ids), targets)  # the mean over the batch's predicted positions
+    loss = next_token_loss(model(ids), targets)  # the mean over the batch's predicted positions
     optimizer.zero_grad()  # .grad adds up across backward calls: start from nothing
     loss.backward()
     optimizer.step()
@@ -23,5 +28,5 @@ def mean_loss(model: mg.nn.Module, ids: np.ndarray, targets: np.ndarray, batch_s
     with mg.no_grad():
         for start in range(0, len(ids), rows):
             logits = model(ids[start:start + rows])
-            total += F.cross_entropy(logits, targets[start:start + rows], reduction="sum").item()
+            total += next_token_loss(logits, targets[start:start + rows], reduction="sum").item()
     return total / targets.size

@@ -11,7 +11,7 @@ can be rearranged without touching the layers above.
 from minigrad.engine.function import Context, Function, FunctionNode  # isort: skip
 from minigrad.engine import dtype_names, kernels, ops, seam
 from minigrad.engine.arrays import Array, as_array
-from minigrad.engine.checks import check_in_range, positive_int
+from minigrad.engine.checks import ShapeError, check_in_range, positive_int
 from minigrad.engine.dtypes import result_type
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
 from minigrad.engine.graph import AccumulateGrad, Node, count_dependencies
@@ -23,7 +23,8 @@ from minigrad.engine.tensor import Tensor, arange, ones, randn, tensor, zeros
 from minigrad.engine.tensor_maths import promote
 
 __all__ = [
-    "AccumulateGrad", "Array", "Context", "Function", "FunctionNode", "Node", "RowSparse", "Tensor",
+    "AccumulateGrad", "Array", "Context", "Function", "FunctionNode", "Node", "RowSparse", "ShapeError",
+    "Tensor",
     "add_grads", "arange", "as_array", "as_generator", "check_in_range", "count_dependencies",
     "detect_anomaly", "dtype_names", "enable_grad", "is_grad_enabled", "kernels", "manual_seed",
     "no_grad", "ones", "ops", "positive_int", "promote", "randn", "recording", "result_type", "seam",

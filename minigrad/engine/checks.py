@@ -7,6 +7,13 @@ from typing import Any
 import numpy as np
 
 
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit an op (a product, a reshape, a loss's targets).
+
+    numpy's habit is ValueError and PyTorch's RuntimeError; code written for either catches it.
+    """
+
+
 def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
     """Raise IndexError for the first entry of the integer array `ids` outside [0, size).
 

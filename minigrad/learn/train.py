@@ -129,6 +129,13 @@ def batches(data: Windows, batch_size: int, rng: Any = 0) -> Iterator[tuple[np.n
             yield data.ids[rows], data.targets[rows]
 
 
+def next_token_loss(logits: Any, targets: Any, reduction: str = "mean") -> Any:
+    """Cross-entropy of each position's logits (..., V) against its next token (...), for
+    TinyLM's (N, V) and TinyGPT's (B, T, V) alike: the positions become rows, (N, V) and (N,),
+    the layout F.cross_entropy takes from PyTorch (which would read (B, T, V) as classes on T)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
+
+
 def mean_loss(model: Module, ids: np.ndarray, targets: np.ndarray, batch_size: int = 1024) -> float:
     """Mean cross-entropy (nats per predicted token) of `model(ids)` over every target.
 
@@ -149,7 +156,7 @@ def mean_loss(model: Module, ids: np.ndarray, targets: np.ndarray, batch_size: i
     with no_grad():
         for start in range(0, len(ids), rows):
             logits = model(ids[start : start + rows])
-            total += float(F.cross_entropy(logits, targets[start : start + rows], reduction="sum").item())
+            total += float(next_token_loss(logits, targets[start : start + rows], reduction="sum").item())
     return total / targets.size
 
 
@@ -166,7 +173,7 @@ def train_step(model: Module, optimizer: Any, ids: np.ndarray, targets: np.ndarr
     ones computed, the optimizer's step. Returns the batch's loss (before the update) as a float.
 
     ids (B, C) int -> model -> logits (B, V), or (B, C, V) with targets (B, C)."""
-    loss = F.cross_entropy(model(ids), targets)
+    loss = next_token_loss(model(ids), targets)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

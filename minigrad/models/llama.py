@@ -202,6 +202,6 @@ class Llama(Module):
 
     def loss(self, ids: Any, targets: Any) -> Tensor:
         """Mean cross-entropy of every position's prediction; targets (B, T). The head and the
-        loss as one op (F.linear_cross_entropy): the same numbers as F.cross_entropy(self(ids),
-        targets), without keeping the logits."""
+        loss as one op (F.linear_cross_entropy): the same numbers as F.cross_entropy of the
+        logits as (B*T, V) rows, without keeping the logits."""
         return F.linear_cross_entropy(self.model(self.check_ids(ids)), self.lm_head.weight, targets)

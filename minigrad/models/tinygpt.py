@@ -176,5 +176,7 @@ class TinyGPT(Module):
         return self.lm_head(self.features(ids))
 
     def loss(self, ids: Any, targets: Any) -> Tensor:
-        """Mean cross-entropy of every position's prediction; targets (B, T)."""
-        return F.cross_entropy(self(ids), targets)
+        """Mean cross-entropy of every position's prediction; targets (B, T). The (B, T, V)
+        logits go in as B*T rows of V classes, as PyTorch's cross_entropy takes them."""
+        logits = self(ids)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(as_array(targets), -1))

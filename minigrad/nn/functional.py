@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Tensor, as_array, as_generator, check_in_range, ops, promote
+from minigrad.engine import ShapeError, Tensor, as_array, as_generator, check_in_range, ops, promote
 
 
 def relu(x: Tensor) -> Tensor:
@@ -123,13 +123,17 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, *, ignore_in
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """-log softmax(logits)[target], averaged (or summed, or not reduced) over positions.
 
-    logits: (..., C) float (classes on the LAST axis; PyTorch puts them on axis 1 for inputs of
-    rank 3 and more). targets: (...) int class ids in [0, C), or (..., C) class probabilities.
-    As PyTorch: `weight` (C,) scales each class's term; positions whose target is `ignore_index`
-    add nothing and are not counted by the mean; `label_smoothing` eps aims at (1 - eps) y + eps/C;
-    reduction is "mean", "sum" or "none" (one loss per position). With none of these options
-    the fused op runs, whose d loss / d logits is (p - y) / N for reduction="mean".
+    The shapes are PyTorch's: logits (N, C) with targets (N,), one unbatched position (C,) with
+    a 0-d target, or (N, C, d1, ...) with targets (N, d1, ...): the classes are on axis 1. A
+    language model's (B, T, V) logits are therefore passed as `logits.reshape(-1, V)` with
+    `targets.reshape(-1)`. targets: int class ids in [0, C), or class probabilities of the
+    logits' shape. As PyTorch: `weight` (C,) scales each class's term; positions whose target
+    is `ignore_index` add nothing and are not counted by the mean; `label_smoothing` eps aims at
+    (1 - eps) y + eps/C; reduction is "mean", "sum" or "none" (one loss per position, shaped as
+    the targets). With none of these options the fused op runs, whose d loss / d logits is
+    (p - y) / N for reduction="mean".
     """
+    logits, targets = classes_last("cross_entropy", logits, targets)
     if reduction in ("mean", "sum") and weight is None and label_smoothing == 0:
         y = np.asarray(as_array(targets))
         if y.dtype.kind in "iu" and not (y == ignore_index).any():
@@ -143,12 +147,39 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, *, ignore_in
 def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, *, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-log_probs[target] (the input is already log-probabilities, e.g. from log_softmax), with
-    cross_entropy's weight, ignore_index and reduction. log_probs: (..., C); targets: (...) int."""
+    cross_entropy's weight, ignore_index, reduction and shapes: log_probs (N, C), (C,) or
+    (N, C, d1, ...) with int targets (N,), () or (N, d1, ...)."""
     y = np.asarray(as_array(targets))
     if y.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: targets must be integer class ids, got dtype {y.dtype}")
+    log_probs, y = classes_last("nll_loss", log_probs, y)
     coefficients, divisor = _loss_coefficients("nll_loss", log_probs, y, weight, ignore_index, reduction, 0.0)
     return ops.NLLLoss.apply(log_probs, coefficients, reduction=reduction, divisor=divisor)
+
+
+def classes_last(who: str, logits: Tensor, targets: Any) -> tuple[Tensor, Any]:
+    """PyTorch's (N, C, d1, ...) logits with (N, d1, ...) targets as (N, d1, ..., C) and
+    (N, d1, ...), the layout the ops compute in (one row of C classes per position). Ranks 0-2
+    are returned as they are: their class axis is already the last one. Probability targets
+    (the logits' shape) move their class axis too."""
+    rank = len(logits.shape)
+    if rank < 3:
+        return logits, targets
+    y_shape, z_shape = tuple(np.shape(as_array(targets))), tuple(logits.shape)
+    is_probabilities = np.asarray(as_array(targets)).dtype.kind == "f"
+    expected = z_shape if is_probabilities else z_shape[:1] + z_shape[2:]
+    if y_shape != expected:
+        what = "class probabilities of the input's shape" if is_probabilities else \
+            "one class id per position: the input's shape without its class axis 1"
+        raise ShapeError(f"{who}: targets has shape {y_shape}, expected {expected} ({what}; input "
+                         f"shape {z_shape} is (N, C, d1, ...) with the C={z_shape[1]} classes on "
+                         f"axis 1, as in PyTorch; for (B, T, V) logits pass logits.reshape(-1, V) "
+                         f"and targets.reshape(-1))")
+    order = (0, *range(2, rank), 1)
+    if is_probabilities:
+        targets = targets.permute(order) if isinstance(targets, Tensor) else \
+            np.moveaxis(np.asarray(as_array(targets)), 1, -1)
+    return logits.permute(order), targets
 
 
 def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, ignore_index: int,
@@ -200,6 +231,8 @@ def linear_cross_entropy(x: Tensor, weight: Tensor, targets: Any, bias: Tensor |
     nothing else reads (a language model's head, tied or not).
 
     x: (..., in) float; weight: (C, in); bias: (C,) or None; targets: (...) int in [0, C).
+    Every leading axis of x counts positions: for x (B, T, in) this is the cross_entropy of the
+    logits as (B*T, C) rows with targets.reshape(-1).
     The same loss and gradients (bit for bit when the loss is backpropagated with G = 1), with
     one (N, C) array where the two ops keep two: the forward turns the logits into their
     gradient (p - y) / N in place. The logits are not returned; compute them with `linear` when

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad import nn
@@ -51,21 +52,27 @@ def re_escape(op):
     return "\\" + op[0] + "="
 
 
+def augmented_on_a_non_leaf(lib, op):
+    """(x, c) gradients after y = x * 3; y op= c; backward of sum(y * y), in `lib` (mg or torch)."""
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    c = lib.tensor([2.0, 4.0, 8.0], requires_grad=True)
+    y = x * 3.0
+    same = y
+    y = AUGMENTED[op](y, c)
+    assert y is same
+    (y * y).sum().backward()
+    return [x.grad, c.grad]
+
+
+def torch_augmented_on_a_non_leaf(op):
+    return augmented_on_a_non_leaf(torch, op)
+
+
 @pytest.mark.parametrize("op", list(AUGMENTED))
-def test_on_a_non_leaf_the_graph_is_recorded_as_pytorch_does(op):
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (mg, torch):
-        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        c = lib.tensor([2.0, 4.0, 8.0], requires_grad=True)
-        y = x * 3.0
-        same = y
-        y = AUGMENTED[op](y, c)
-        assert y is same
-        (y * y).sum().backward()
-        results.append([t.grad if lib is mg else t.grad.numpy() for t in (x, c)])
-    for ours, theirs in zip(*results, strict=True):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+def test_on_a_non_leaf_the_graph_is_recorded_as_pytorch_does(op, oracle):
+    theirs = oracle(torch_augmented_on_a_non_leaf, op)
+    for ours, expected in zip(augmented_on_a_non_leaf(mg, op), theirs, strict=True):
+        np.testing.assert_allclose(ours, expected, rtol=1e-6)
 
 
 def test_a_tensor_without_grad_is_updated_in_place_with_grad_enabled():
@@ -78,20 +85,25 @@ def test_a_tensor_without_grad_is_updated_in_place_with_grad_enabled():
 
 # ---- item 18: refuse only what really shares memory --------------------------------------------
 
+def in_place_on_a_copy(lib, make):
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 1.0
+    z = y.T.reshape(-1) if make == "transpose then reshape" else y[:, [0, 2]]
+    z.mul_(3.0)
+    (z * y.sum()).sum().backward()
+    return x.grad
+
+
+def torch_in_place_on_a_copy(make):
+    return in_place_on_a_copy(torch, make)
+
+
 @pytest.mark.parametrize("make", ["transpose then reshape", "fancy index"])
-def test_a_copy_that_numpy_gives_a_base_is_not_refused(make):
+def test_a_copy_that_numpy_gives_a_base_is_not_refused(make, oracle):
     """numpy gives these results a .base of their own (a temporary that nothing else holds), but
     they share no memory with y: in place on them is safe, and PyTorch allows it."""
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (mg, torch):
-        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
-        y = x * 1.0
-        z = y.T.reshape(-1) if make == "transpose then reshape" else y[:, [0, 2]]
-        z.mul_(3.0)
-        (z * y.sum()).sum().backward()
-        results.append(x.grad if lib is mg else x.grad.numpy())
-    np.testing.assert_allclose(*results, rtol=1e-6)
+    theirs = oracle(torch_in_place_on_a_copy, make)
+    np.testing.assert_allclose(in_place_on_a_copy(mg, make), theirs, rtol=1e-6)
 
 
 @pytest.mark.parametrize("make", ["slice", "reshape", "transpose"])

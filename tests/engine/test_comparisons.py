@@ -3,6 +3,7 @@ wherever the numpy bool array it replaced did: masks, where, indexing, sums, tru
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
@@ -36,15 +37,23 @@ def test_a_number_or_array_on_the_left_gives_a_bool_tensor_too(name):
     np.testing.assert_array_equal(result.data, expected(B, A))
 
 
-def test_matches_torch():
-    torch = pytest.importorskip("torch")
-    ta, tb = torch.tensor(A), torch.tensor(B)
-    ma, mb = mg.tensor(A), mg.tensor(B)
-    for name, (operator, _) in OPERATORS.items():
-        np.testing.assert_array_equal(operator(ma, mb).data, operator(ta, tb).numpy(), err_msg=name)
-    np.testing.assert_array_equal((~(ma > 0) | (ma == 5)).data, (~(ta > 0) | (ta == 5)).numpy())
-    np.testing.assert_array_equal(((ma > 0) & (ma < 4) ^ (ma == 0)).data,
-                                  ((ta > 0) & (ta < 4) ^ (ta == 0)).numpy())
+def comparisons(lib, a, b):
+    """Every operator, then two expressions of bool logic, on `lib`'s tensors (mg or torch)."""
+    ta, tb = lib.tensor(a), lib.tensor(b)
+    return ([operator(ta, tb) for operator, _ in OPERATORS.values()]
+            + [~(ta > 0) | (ta == 5), (ta > 0) & (ta < 4) ^ (ta == 0)])
+
+
+def torch_comparisons(a, b):
+    return comparisons(torch, a, b)
+
+
+def test_matches_torch(oracle):
+    names = [*OPERATORS, "not, or", "and, xor"]
+    ours, theirs = comparisons(mg, A, B), oracle(torch_comparisons, A, B)
+    for name, m, t in zip(names, ours, theirs, strict=True):
+        assert m.dtype == t.dtype == np.bool_, name
+        np.testing.assert_array_equal(m.data, t, err_msg=name)
 
 
 def test_a_bool_tensor_works_where_a_bool_array_did():

@@ -6,16 +6,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
 
 MG = SimpleNamespace(F=F, lib=mg)
-
-
-def _torch_ns():
-    torch = pytest.importorskip("torch")
-    return SimpleNamespace(F=torch.nn.functional, lib=torch)
+TORCH = SimpleNamespace(F=TF, lib=torch)
 
 
 # name: (fn(ns, *tensors), input shapes, (low, high) of the uniform draws)
@@ -103,83 +100,108 @@ def test_gradcheck_zero_d(name):
     _gradcheck(ZERO_D[name], [x], name)
 
 
+def torch_case(name, arrays):
+    """CASES[name] in torch, and the gradients of sum(out * W), W drawn in out's shape (returned too)."""
+    leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = CASES[name][0](TORCH, *leaves)
+    weights = np.random.default_rng(2).normal(size=tuple(out.shape))
+    (out * torch.tensor(weights)).sum().backward()
+    return out, [leaf.grad for leaf in leaves], weights
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_matches_torch_forward_and_backward(name):
-    torch_ns = _torch_ns()
-    torch = torch_ns.lib
+def test_matches_torch_forward_and_backward(name, oracle):
     fn, shapes, (low, high) = CASES[name]
     arrays = _inputs(shapes, low, high, seed=1)
+    out_t, grads_t, weights = oracle(torch_case, name, arrays)
     ours = [mg.tensor(a, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out_m, out_t = fn(MG, *ours), fn(torch_ns, *theirs)
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
-    weights = np.random.default_rng(2).normal(size=out_m.shape)
+    out_m = fn(MG, *ours)
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-10, atol=1e-12)
     (out_m * mg.tensor(weights)).sum().backward()
-    (out_t * torch.tensor(weights)).sum().backward()
-    for m, t in zip(ours, theirs):
-        np.testing.assert_allclose(m.grad, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for m, t in zip(ours, grads_t, strict=True):
+        np.testing.assert_allclose(m.grad, t, rtol=1e-9, atol=1e-12)
 
 
 # ---- where PyTorch's gradient is a rule, not a limit: ties, bounds, zeros ---------------------------
 
-def _grads_both(fn, *arrays):
-    torch = _torch_ns().lib
-    ours = [mg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
-    out_m, out_t = fn(*ours), fn(*theirs)
-    np.testing.assert_array_equal(out_m.data, out_t.detach().numpy())
-    out_m.sum().backward()
-    out_t.sum().backward()
-    return [m.grad for m in ours], [t.grad.numpy() for t in theirs]
+RULES = {  # name: fn(ns, *tensors)
+    "maximum": lambda ns, a, b: a.maximum(b),
+    "minimum": lambda ns, a, b: a.minimum(b),
+    "clamp": lambda ns, x: x.clamp(1.0, 2.0),
+    "clamp_tensor_bounds": lambda ns, x, lo, hi: x.clamp(lo, hi),
+    "prod_dim": lambda ns, x: x.prod(1),
+    "prod_all": lambda ns, x: x.prod(),
+    "min_all": lambda ns, x: x.min(),
+    "amin_dim": lambda ns, x: x.amin(1),
+    "leaky_relu": lambda ns, x: ns.F.leaky_relu(x),
+    "sign": lambda ns, x: x.sign(),
+    "pow": lambda ns, a, b: a ** b,
+}
+
+
+def grads(ns, name, arrays):
+    """RULES[name] on float64 leaves of ns.lib holding `arrays`: the output and the gradients of its sum."""
+    leaves = [ns.lib.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    out = RULES[name](ns, *leaves)
+    out.sum().backward()
+    return out.detach(), [leaf.grad for leaf in leaves]
+
+
+def torch_grads(name, arrays):
+    return grads(TORCH, name, arrays)
+
+
+def _grads_both(oracle, name, *arrays):
+    """minigrad's gradients and torch's, after checking that the outputs are equal."""
+    out_m, ours = grads(MG, name, arrays)
+    out_t, theirs = oracle(torch_grads, name, arrays)
+    np.testing.assert_array_equal(out_m.data, out_t)
+    return ours, theirs
 
 
 @pytest.mark.parametrize("which", ["maximum", "minimum"])
-def test_ties_split_the_gradient_as_torch(which):
-    ours, theirs = _grads_both(lambda a, b: getattr(a, which)(b), [1.0, 2.0, 3.0], [1.0, 1.0, 4.0])
+def test_ties_split_the_gradient_as_torch(which, oracle):
+    ours, theirs = _grads_both(oracle, which, [1.0, 2.0, 3.0], [1.0, 1.0, 4.0])
     for m, t in zip(ours, theirs):
         np.testing.assert_array_equal(m, t)
     np.testing.assert_array_equal(ours[0] + ours[1], [1.0, 1.0, 1.0])  # nothing lost at the tie
 
 
-def test_clamp_at_and_across_its_bounds_as_torch():
+def test_clamp_at_and_across_its_bounds_as_torch(oracle):
     x = [0.0, 1.0, 1.5, 2.0, 3.0]
-    ours, theirs = _grads_both(lambda x: x.clamp(1.0, 2.0), x)
+    ours, theirs = _grads_both(oracle, "clamp", x)
     np.testing.assert_array_equal(ours[0], theirs[0])
     np.testing.assert_array_equal(ours[0], [0, 1, 1, 1, 0])  # a value on a bound keeps G
     # tensor bounds, with a row where min > max (the result is max there, as torch)
     lo, hi = [1.0, 1.0, 3.0, 1.0, 1.0], [2.0, 2.0, 2.0, 2.0, 2.0]
-    ours, theirs = _grads_both(lambda x, lo, hi: x.clamp(lo, hi), x, lo, hi)
+    ours, theirs = _grads_both(oracle, "clamp_tensor_bounds", x, lo, hi)
     for m, t in zip(ours, theirs):
         np.testing.assert_array_equal(m, t)
 
 
-def test_prod_with_zeros_as_torch():
+def test_prod_with_zeros_as_torch(oracle):
     rows = [[0.0, 2.0, 3.0], [0.0, 0.0, 2.0], [1.0, 2.0, 3.0]]
-    ours, theirs = _grads_both(lambda x: x.prod(1), rows)
+    ours, theirs = _grads_both(oracle, "prod_dim", rows)
     np.testing.assert_array_equal(ours[0], theirs[0])
     np.testing.assert_array_equal(ours[0][0], [6.0, 0.0, 0.0])  # only the zero's slope survives
-    ours, theirs = _grads_both(lambda x: x.prod(), [[0.0, 2.0], [3.0, 4.0]])
+    ours, theirs = _grads_both(oracle, "prod_all", [[0.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(ours[0], theirs[0])
 
 
-def test_min_and_amin_share_ties_as_torch():
-    for fn in (lambda x: x.min(), lambda x: x.amin(1)):
-        ours, theirs = _grads_both(fn, [[1.0, 1.0, 3.0], [2.0, 0.5, 0.5]])
+def test_min_and_amin_share_ties_as_torch(oracle):
+    for name in ("min_all", "amin_dim"):
+        ours, theirs = _grads_both(oracle, name, [[1.0, 1.0, 3.0], [2.0, 0.5, 0.5]])
         np.testing.assert_array_equal(ours[0], theirs[0])
 
 
-def test_leaky_relu_and_sign_at_zero_as_torch():
-    torch_F = _torch_ns().F
-    def leaky(x):
-        return F.leaky_relu(x) if isinstance(x, mg.Tensor) else torch_F.leaky_relu(x)
-
-    for fn in (leaky, lambda x: x.sign()):
-        ours, theirs = _grads_both(fn, [0.0, -1.0, 2.0])
+def test_leaky_relu_and_sign_at_zero_as_torch(oracle):
+    for name in ("leaky_relu", "sign"):
+        ours, theirs = _grads_both(oracle, name, [0.0, -1.0, 2.0])
         np.testing.assert_array_equal(ours[0], theirs[0])
 
 
-def test_pow_of_zero_base_as_torch():
-    ours, theirs = _grads_both(lambda a, b: a ** b, [0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
+def test_pow_of_zero_base_as_torch(oracle):
+    ours, theirs = _grads_both(oracle, "pow", [0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
     for m, t in zip(ours, theirs):
         np.testing.assert_array_equal(m, t)
 
@@ -191,12 +213,14 @@ def test_logsumexp_of_large_and_minus_inf_entries():
     assert out[2] == -np.inf
 
 
-def test_var_with_too_few_entries_is_nan_or_inf_as_torch():
-    torch = _torch_ns().lib
+def torch_var_of_one_entry(correction):
+    return torch.tensor([2.0], dtype=torch.float64).var(correction=correction).item()
+
+
+def test_var_with_too_few_entries_is_nan_or_inf_as_torch(oracle):
     for correction in (1, 2):
         ours = mg.tensor([2.0], dtype=np.float64).var(correction=correction).item()
-        theirs = torch.tensor([2.0], dtype=torch.float64).var(correction=correction).item()
-        np.testing.assert_equal(ours, theirs)
+        np.testing.assert_equal(ours, oracle(torch_var_of_one_entry, correction))
 
 
 # ---- shapes and dtypes that PyTorch defines --------------------------------------------------------
@@ -231,16 +255,28 @@ def test_dtype_conversions():
     assert mg.tensor([1, 2]).float().dtype == np.float32
 
 
-def test_mixed_dtypes_promote_as_torch():
-    torch = _torch_ns().lib
-    ours, theirs = mg.tensor([0, 1, 2]), torch.tensor([0, 1, 2])
-    for fn in (lambda t: t.clamp(0.5, 1.5), lambda t: t.maximum(0.5 if isinstance(t, mg.Tensor) else
-                                                                  torch.tensor(0.5)),
-               lambda t: t.clamp(max=1), lambda t: t.sin(), lambda t: t.erf(), lambda t: t.exp2(),
-               lambda t: t.logsumexp(0), lambda t: 2.5 ** t, lambda t: t.float().rsqrt()):
-        out_m, out_t = fn(ours), fn(theirs)
-        assert str(out_m.dtype) == str(out_t.dtype).removeprefix("torch.")
-        np.testing.assert_allclose(out_m.data, out_t.numpy(), rtol=1e-6)
+MIXED = {  # name: fn(ns, int tensor)
+    "clamp": lambda ns, t: t.clamp(0.5, 1.5),
+    "maximum": lambda ns, t: t.maximum(ns.lib.tensor(0.5) if ns is TORCH else 0.5),
+    "clamp_max_int": lambda ns, t: t.clamp(max=1),
+    "sin": lambda ns, t: t.sin(),
+    "erf": lambda ns, t: t.erf(),
+    "exp2": lambda ns, t: t.exp2(),
+    "logsumexp": lambda ns, t: t.logsumexp(0),
+    "rpow": lambda ns, t: 2.5 ** t,
+    "float_rsqrt": lambda ns, t: t.float().rsqrt(),
+}
+
+
+def torch_mixed(name):
+    return MIXED[name](TORCH, torch.tensor([0, 1, 2]))
+
+
+def test_mixed_dtypes_promote_as_torch(oracle):
+    for name, fn in MIXED.items():
+        out_m, out_t = fn(MG, mg.tensor([0, 1, 2])), oracle(torch_mixed, name)
+        assert out_m.dtype == out_t.dtype, name
+        np.testing.assert_allclose(out_m.data, out_t, rtol=1e-6, err_msg=name)
 
 
 def test_float_cast_carries_the_gradient_back_in_the_input_dtype():

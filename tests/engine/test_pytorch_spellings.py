@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
@@ -64,31 +65,43 @@ def test_size_dim_numel_tolist():
         t.size(3)
 
 
-def test_unsqueeze_squeeze_flatten_match_torch():
-    torch = pytest.importorskip("torch")
+SHAPE_CASES = [lambda x: x.unsqueeze(0), lambda x: x.unsqueeze(-1), lambda x: x.unsqueeze(2),
+               lambda x: x.squeeze(), lambda x: x.squeeze(1), lambda x: x.squeeze(0),
+               lambda x: x.squeeze(-1), lambda x: x.flatten(), lambda x: x.flatten(1),
+               lambda x: x.flatten(1, 2), lambda x: x.view(2, 3)]
+
+
+def torch_shapes(shape):
+    return [tuple(case(torch.zeros(shape)).shape) for case in SHAPE_CASES]
+
+
+def test_unsqueeze_squeeze_flatten_match_torch(oracle):
     a = rng.standard_normal((2, 1, 3, 1))
-    t, tt = mg.tensor(a), torch.tensor(a)
-    cases = [lambda x: x.unsqueeze(0), lambda x: x.unsqueeze(-1), lambda x: x.unsqueeze(2),
-             lambda x: x.squeeze(), lambda x: x.squeeze(1), lambda x: x.squeeze(0),
-             lambda x: x.squeeze(-1), lambda x: x.flatten(), lambda x: x.flatten(1),
-             lambda x: x.flatten(1, 2), lambda x: x.view(2, 3)]
-    for case in cases:
-        assert case(t).shape == tuple(case(tt).shape)
+    t = mg.tensor(a)
+    assert [case(t).shape for case in SHAPE_CASES] == oracle(torch_shapes, a.shape)
     with pytest.raises(IndexError, match="unsqueeze\\(\\): dim 6 is out of range"):
         t.unsqueeze(6)
     with pytest.raises(ValueError, match="start_dim=2 comes after end_dim=1"):
         t.flatten(2, 1)
 
 
-def test_argmax_sqrt_abs_match_torch():
-    torch = pytest.importorskip("torch")
-    t, tt = mg.tensor(A), torch.tensor(A)
-    assert t.argmax().item() == tt.argmax().item()
-    np.testing.assert_array_equal(t.argmax(dim=1).data, tt.argmax(dim=1).numpy())
-    np.testing.assert_array_equal(t.argmax(1, keepdim=True).data, tt.argmax(1, keepdim=True).numpy())
-    assert t.argmax(dim=1).dtype == np.int64
-    np.testing.assert_allclose(t.abs().data, tt.abs().numpy())
-    np.testing.assert_allclose(t.abs().sqrt().data, tt.abs().sqrt().numpy())
+def argmax_sqrt_abs(lib, a):
+    t = lib.tensor(a)
+    return t.argmax().item(), t.argmax(dim=1), t.argmax(1, keepdim=True), t.abs(), t.abs().sqrt()
+
+
+def torch_argmax_sqrt_abs(a):
+    return argmax_sqrt_abs(torch, a)
+
+
+def test_argmax_sqrt_abs_match_torch(oracle):
+    ours, theirs = argmax_sqrt_abs(mg, A), oracle(torch_argmax_sqrt_abs, A)
+    assert ours[0] == theirs[0]
+    np.testing.assert_array_equal(ours[1].data, theirs[1])
+    np.testing.assert_array_equal(ours[2].data, theirs[2])
+    assert ours[1].dtype == theirs[1].dtype == np.int64
+    np.testing.assert_allclose(ours[3].data, theirs[3])
+    np.testing.assert_allclose(ours[4].data, theirs[4])
 
 
 def test_comparison_operators():

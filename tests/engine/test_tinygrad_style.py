@@ -3,21 +3,45 @@
 minigrad's spelling) on minigrad tensors, and compares the forward (shape, dtype, values) and the
 gradient of `.sum()` for every input. The cases are our own, over the ops issue 24 asks for and
 the everyday ones around them: elementwise, reductions, matmul, softmax, shapes, cat/stack, where,
-losses."""
+losses. PyTorch's side is live where it is installed and recorded where not (helpers/oracle.py),
+so the inputs are smaller than tinygrad's (9 x 13 rather than 45 x 65) to keep the recording small."""
 
 import math
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
 
-torch = pytest.importorskip("torch")
-TF = torch.nn.functional
+
+def inputs(shapes, vals=None, low=-2.0, high=2.0):
+    """float32 draws in [low, high) of each shape, or the given values (floats as float32)."""
+    if vals is None:
+        rng = np.random.default_rng(0)
+        return [rng.uniform(low, high, size=s).astype(np.float32) for s in shapes]
+    return [np.asarray(v, dtype=np.float32 if np.asarray(v).dtype.kind == "f" else None) for v in vals]
+
+
+def run(lib, fn, arrays, forward_only):
+    """fn on `lib`'s tensors (mg or torch) holding `arrays`; then the gradient of out.sum() for every
+    float input (None where it gets none)."""
+    leaves = [lib.tensor(a, requires_grad=not forward_only and a.dtype.kind == "f") for a in arrays]
+    out = fn(*leaves)
+    if forward_only:
+        return out.detach(), []
+    out.sum().backward()
+    return out.detach(), [leaf.grad for leaf in leaves]
+
+
+def torch_op(name, arrays, forward_only):
+    return run(torch, CASES[name][1], arrays, forward_only)
 
 
 def helper_test_op(
+    oracle,
+    name,
     shapes,
     torch_fn,
     minigrad_fn=None,
@@ -31,23 +55,13 @@ def helper_test_op(
     grad_atol=1e-4,
     grad_rtol=1e-3,
 ):
-    minigrad_fn = minigrad_fn or torch_fn
-    if vals is None:
-        rng = np.random.default_rng(0)
-        arrays = [rng.uniform(low, high, size=s).astype(np.float32) for s in shapes]
-    else:
-        arrays = [np.asarray(v, dtype=np.float32 if np.asarray(v).dtype.kind == "f" else None) for v in vals]
-    grads = not forward_only
-    ours = [mg.tensor(a, requires_grad=grads and a.dtype.kind == "f") for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=grads and a.dtype.kind == "f") for a in arrays]
-    out_t, out_m = torch_fn(*theirs), minigrad_fn(*ours)
-    _compare("forward", out_m.data, out_t.detach().numpy(), atol, rtol)
-    if grads:
-        out_t.sum().backward()
-        out_m.sum().backward()
-        for i, (m, t) in enumerate(zip(ours, theirs)):
-            if t.grad is not None:
-                _compare(f"gradient of input {i}", np.asarray(m.grad), t.grad.numpy(), grad_atol, grad_rtol)
+    arrays = inputs(shapes, vals, low, high)
+    out_t, grads_t = oracle(torch_op, name, arrays, forward_only)
+    out_m, grads_m = run(mg, minigrad_fn or torch_fn, arrays, forward_only)
+    _compare("forward", out_m.data, out_t, atol, rtol)
+    for i, (m, t) in enumerate(zip(grads_m, grads_t, strict=True)):
+        if t is not None:
+            _compare(f"gradient of input {i}", np.asarray(m), t, grad_atol, grad_rtol)
 
 
 def _compare(what, ours, theirs, atol, rtol):
@@ -61,14 +75,14 @@ def _compare(what, ours, theirs, atol, rtol):
 
 CASES = {
     # elementwise
-    "clip": ([(45, 65)], lambda x: x.clip(-1.3, 1.2), None, {}),
-    "clip_min_above_max": ([(45, 65)], lambda x: x.clip(3, 0), None, {}),
-    "clip_zero_width": ([(45, 65)], lambda x: x.clip(0.1, 0.1), None, {}),
-    "clip_max_only": ([(45, 65)], lambda x: x.clip(None, 0.3), None, {}),
-    "clip_min_only": ([(45, 65)], lambda x: x.clip(-0.2, None), None, {}),
-    "clamp_tensor_bounds": ([(45, 65), (65,), (45, 1)], lambda x, lo, hi: x.clamp(lo, hi), None, {}),
+    "clip": ([(9, 13)], lambda x: x.clip(-1.3, 1.2), None, {}),
+    "clip_min_above_max": ([(9, 13)], lambda x: x.clip(3, 0), None, {}),
+    "clip_zero_width": ([(9, 13)], lambda x: x.clip(0.1, 0.1), None, {}),
+    "clip_max_only": ([(9, 13)], lambda x: x.clip(None, 0.3), None, {}),
+    "clip_min_only": ([(9, 13)], lambda x: x.clip(-0.2, None), None, {}),
+    "clamp_tensor_bounds": ([(9, 13), (13,), (9, 1)], lambda x, lo, hi: x.clamp(lo, hi), None, {}),
     "clamp_0d": ([()], lambda x: x.clamp(-1.0, 1.0), None, {}),
-    "maximum": ([(45, 65), (45, 65)], torch.maximum, mg.maximum, {}),
+    "maximum": ([(9, 13), (9, 13)], torch.maximum, mg.maximum, {}),
     "maximum_0d": ([(), ()], torch.maximum, mg.maximum, {}),
     "maximum_ties": (
         None,
@@ -76,8 +90,8 @@ CASES = {
         mg.maximum,
         {"vals": [[1.0, 0.0, 3.0, -4.0], [-1.0, -2.0, 3.0, 0.0]]},
     ),
-    "maximum_broadcast": ([(45, 65), (65,)], lambda x, y: x.maximum(y), None, {}),
-    "minimum": ([(45, 65), (45, 65)], torch.minimum, mg.minimum, {}),
+    "maximum_broadcast": ([(9, 13), (13,)], lambda x, y: x.maximum(y), None, {}),
+    "minimum": ([(9, 13), (9, 13)], torch.minimum, mg.minimum, {}),
     "minimum_0d": ([(), ()], torch.minimum, mg.minimum, {}),
     "minimum_ties": (
         None,
@@ -91,71 +105,71 @@ CASES = {
         lambda x: x.maximum(0.0),
         {"vals": [[-1.0, 0.0, 1.0]]},
     ),
-    "sin": ([(45, 65)], lambda x: x.sin(), None, {}),
+    "sin": ([(9, 13)], lambda x: x.sin(), None, {}),
     "sin_0d": ([()], lambda x: x.sin(), None, {}),
-    "cos": ([(45, 65)], lambda x: x.cos(), None, {}),
+    "cos": ([(9, 13)], lambda x: x.cos(), None, {}),
     "cos_0d": ([()], lambda x: x.cos(), None, {}),
-    "erf": ([(45, 65)], torch.erf, lambda x: x.erf(), {}),
-    "erf_far": ([(45, 65)], torch.erf, lambda x: x.erf(), {"low": 5, "high": 10}),
-    "softplus": ([(45, 65)], TF.softplus, F.softplus, {"grad_atol": 1e-6}),
-    "softplus_beta": ([(45, 65)], lambda x: TF.softplus(x, beta=3), lambda x: F.softplus(x, beta=3), {}),
+    "erf": ([(9, 13)], torch.erf, lambda x: x.erf(), {}),
+    "erf_far": ([(9, 13)], torch.erf, lambda x: x.erf(), {"low": 5, "high": 10}),
+    "softplus": ([(9, 13)], TF.softplus, F.softplus, {"grad_atol": 1e-6}),
+    "softplus_beta": ([(9, 13)], lambda x: TF.softplus(x, beta=3), lambda x: F.softplus(x, beta=3), {}),
     "softplus_small_beta": (
-        [(45, 65)],
+        [(9, 13)],
         lambda x: TF.softplus(x, beta=1 / 3),
         lambda x: F.softplus(x, beta=1 / 3),
         {},
     ),
-    "softplus_very_negative": ([(45, 65)], TF.softplus, F.softplus, {"low": -400, "high": -300}),
-    "softplus_past_threshold": ([(45, 65)], TF.softplus, F.softplus, {"low": 300, "high": 400}),
+    "softplus_very_negative": ([(9, 13)], TF.softplus, F.softplus, {"low": -400, "high": -300}),
+    "softplus_past_threshold": ([(9, 13)], TF.softplus, F.softplus, {"low": 300, "high": 400}),
     "softplus_0d": ([()], TF.softplus, F.softplus, {}),
-    "exp2": ([(45, 65)], torch.exp2, lambda x: x.exp2(), {}),
+    "exp2": ([(9, 13)], torch.exp2, lambda x: x.exp2(), {}),
     "exp2_0d": ([()], torch.exp2, lambda x: x.exp2(), {}),
-    "log2": ([(45, 65)], torch.log2, lambda x: x.log2(), {"low": 0.1, "high": 3}),
+    "log2": ([(9, 13)], torch.log2, lambda x: x.log2(), {"low": 0.1, "high": 3}),
     "log2_0d": ([()], torch.log2, lambda x: x.log2(), {"low": 0.1, "high": 3}),
-    "rsqrt": ([(45, 65)], lambda x: x.rsqrt(), None, {"low": 0.1, "high": 3}),
+    "rsqrt": ([(9, 13)], lambda x: x.rsqrt(), None, {"low": 0.1, "high": 3}),
     "rsqrt_0d": ([()], lambda x: x.rsqrt(), None, {"low": 0.1, "high": 3}),
-    "leaky_relu": ([(45, 65)], lambda x: TF.leaky_relu(x, 0.01), lambda x: F.leaky_relu(x, 0.01), {}),
+    "leaky_relu": ([(9, 13)], lambda x: TF.leaky_relu(x, 0.01), lambda x: F.leaky_relu(x, 0.01), {}),
     "leaky_relu_0d": ([()], lambda x: TF.leaky_relu(x, 0.2), lambda x: F.leaky_relu(x, 0.2), {}),
-    "sign": ([(45, 65)], torch.sign, lambda x: x.sign(), {}),
+    "sign": ([(9, 13)], torch.sign, lambda x: x.sign(), {}),
     "sign_exact": (None, torch.sign, lambda x: x.sign(), {"vals": [[-1.0, 0.0, 1.0]]}),
     "sign_0d": ([()], torch.sign, lambda x: x.sign(), {}),
-    "relu": ([(64, 64)], lambda x: x.relu(), None, {}),
-    "sigmoid": ([(45, 65)], torch.sigmoid, lambda x: x.sigmoid(), {}),
-    "tanh": ([(45, 65)], lambda x: x.tanh(), None, {}),
-    "abs": ([(45, 65)], torch.abs, lambda x: x.abs(), {}),
-    "exp": ([(45, 65)], torch.exp, lambda x: x.exp(), {}),
-    "log": ([(45, 65)], torch.log, lambda x: x.log(), {"low": 0.1, "high": 3}),
-    "sqrt": ([(45, 65)], lambda x: x.sqrt(), None, {"low": 0.1, "high": 3}),
+    "relu": ([(16, 16)], lambda x: x.relu(), None, {}),
+    "sigmoid": ([(9, 13)], torch.sigmoid, lambda x: x.sigmoid(), {}),
+    "tanh": ([(9, 13)], lambda x: x.tanh(), None, {}),
+    "abs": ([(9, 13)], torch.abs, lambda x: x.abs(), {}),
+    "exp": ([(9, 13)], torch.exp, lambda x: x.exp(), {}),
+    "log": ([(9, 13)], torch.log, lambda x: x.log(), {"low": 0.1, "high": 3}),
+    "sqrt": ([(9, 13)], lambda x: x.sqrt(), None, {"low": 0.1, "high": 3}),
     "gelu_tanh": (
-        [(45, 65)],
+        [(9, 13)],
         lambda x: TF.gelu(x, approximate="tanh"),
         lambda x: F.gelu(x, approximate="tanh"),
         {},
     ),
     # powers
-    "scalar_pow_tensor": ([(45, 65)], lambda x: 2.0**x, None, {}),
-    "scalar_pow_tensor_fraction": ([(45, 65)], lambda x: 0.7**x, None, {}),
-    "scalar_pow_tensor_big": ([(45, 65)], lambda x: 8.0**x, None, {}),
-    "scalar_pow_tensor_one": ([(45, 65)], lambda x: 1.0**x, None, {}),
+    "scalar_pow_tensor": ([(9, 13)], lambda x: 2.0**x, None, {}),
+    "scalar_pow_tensor_fraction": ([(9, 13)], lambda x: 0.7**x, None, {}),
+    "scalar_pow_tensor_big": ([(9, 13)], lambda x: 8.0**x, None, {}),
+    "scalar_pow_tensor_one": ([(9, 13)], lambda x: 1.0**x, None, {}),
     "scalar_pow_tensor_0d": ([()], lambda x: 2.0**x, None, {}),
-    "int_pow_tensor": ([(45, 65)], lambda x: 3**x, None, {}),
+    "int_pow_tensor": ([(9, 13)], lambda x: 3**x, None, {}),
     "zero_pow_tensor": (None, lambda x: 0**x, None, {"vals": [[0.0, 1.0, 2.0, 3.0]]}),
     "negative_pow_tensor": (None, lambda x: (-2.0) ** x, None, {"vals": [[-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]]}),
-    "tensor_pow_tensor": ([(45, 65), (45, 65)], lambda x, y: x**y, None, {"low": 0.1, "high": 2}),
-    "tensor_pow_method": ([(45, 65), (45, 65)], lambda x, y: x.pow(y), None, {"low": 0.1, "high": 2}),
+    "tensor_pow_tensor": ([(9, 13), (9, 13)], lambda x, y: x**y, None, {"low": 0.1, "high": 2}),
+    "tensor_pow_method": ([(9, 13), (9, 13)], lambda x, y: x.pow(y), None, {"low": 0.1, "high": 2}),
     "tensor_pow_broadcast": ([(4, 1), (1, 5)], torch.pow, lambda x, y: x**y, {"low": 0.1, "high": 3}),
     "zero_pow_zero": (None, lambda x, y: x**y, None, {"vals": [[0.0], [0.0]]}),
     "zero_pow_positive": (None, lambda x, y: x**y, None, {"vals": [[0.0], [0.3]]}),
-    "tensor_pow_number": ([(45, 65)], lambda x: x**3, None, {}),
+    "tensor_pow_number": ([(9, 13)], lambda x: x**3, None, {}),
     # reductions
-    "logsumexp_0": ([(45, 65)], lambda x: torch.logsumexp(x, dim=0), lambda x: x.logsumexp(0), {}),
+    "logsumexp_0": ([(9, 13)], lambda x: torch.logsumexp(x, dim=0), lambda x: x.logsumexp(0), {}),
     "logsumexp_keepdim": (
-        [(45, 65)],
+        [(9, 13)],
         lambda x: torch.logsumexp(x, dim=0, keepdim=True),
         lambda x: x.logsumexp(0, True),
         {},
     ),
-    "logsumexp_1": ([(45, 65)], lambda x: torch.logsumexp(x, dim=1), lambda x: x.logsumexp(1), {}),
+    "logsumexp_1": ([(9, 13)], lambda x: torch.logsumexp(x, dim=1), lambda x: x.logsumexp(1), {}),
     "logsumexp_1d": ([(45,)], lambda x: torch.logsumexp(x, dim=0), lambda x: x.logsumexp(0), {}),
     "logsumexp_0d": ([()], lambda x: torch.logsumexp(x, dim=0), lambda x: x.logsumexp(0), {}),
     "logsumexp_0d_minus_one": ([()], lambda x: torch.logsumexp(x, dim=-1), lambda x: x.logsumexp(-1), {}),
@@ -188,16 +202,16 @@ CASES = {
         lambda x: x.max() * 0.5,
         {"vals": [[[1.0, 1.0, 0.0, 1.0]]]},
     ),
-    "var": ([(15, 25, 35)], lambda x: x.var(), None, {}),
-    "var_correction_0": ([(15, 25, 35)], lambda x: x.var(correction=0), None, {}),
-    "var_correction_5": ([(15, 25, 35)], lambda x: x.var(correction=5), None, {}),
-    "var_dim": ([(15, 25, 35)], lambda x: x.var(0), None, {}),
-    "var_dims_list": ([(15, 25, 35)], lambda x: x.var([1, 2]), None, {}),
-    "var_keepdim": ([(15, 25, 35)], lambda x: x.var(0, keepdim=True, correction=0), None, {}),
-    "std": ([(15, 25, 35)], lambda x: x.std(), None, {}),
-    "std_dim": ([(15, 25, 35)], lambda x: x.std(2), None, {}),
-    "std_dims_correction": ([(15, 25, 35)], lambda x: x.std([1, 2], correction=0), None, {}),
-    "std_keepdim": ([(15, 25, 35)], lambda x: x.std(keepdim=True), None, {}),
+    "var": ([(5, 6, 7)], lambda x: x.var(), None, {}),
+    "var_correction_0": ([(5, 6, 7)], lambda x: x.var(correction=0), None, {}),
+    "var_correction_5": ([(5, 6, 7)], lambda x: x.var(correction=5), None, {}),
+    "var_dim": ([(5, 6, 7)], lambda x: x.var(0), None, {}),
+    "var_dims_list": ([(5, 6, 7)], lambda x: x.var([1, 2]), None, {}),
+    "var_keepdim": ([(5, 6, 7)], lambda x: x.var(0, keepdim=True, correction=0), None, {}),
+    "std": ([(5, 6, 7)], lambda x: x.std(), None, {}),
+    "std_dim": ([(5, 6, 7)], lambda x: x.std(2), None, {}),
+    "std_dims_correction": ([(5, 6, 7)], lambda x: x.std([1, 2], correction=0), None, {}),
+    "std_keepdim": ([(5, 6, 7)], lambda x: x.std(keepdim=True), None, {}),
     "sum_axes": ([(3, 4, 5, 6)], lambda x: x.sum(axis=(1, 3)), None, {}),
     "mean": ([(3, 4, 5, 6)], lambda x: x.mean(), None, {}),
     "argmin": ([(10, 20)], lambda x: x.argmin(1), None, {"forward_only": True}),
@@ -209,8 +223,8 @@ CASES = {
     ),
     # matmul and softmax
     "matmul": ([(64, 64), (64, 64)], lambda x, y: x.matmul(y), lambda x, y: x @ y, {"atol": 1e-4}),
-    "matmul_batched_broadcast": ([(10, 45, 65), (65, 45)], lambda x, y: x @ y, None, {"atol": 1e-4}),
-    "softmax": ([(45, 65)], lambda x: x.softmax(1), None, {"atol": 1e-7, "grad_atol": 1e-7}),
+    "matmul_batched_broadcast": ([(4, 9, 13), (13, 9)], lambda x, y: x @ y, None, {"atol": 1e-4}),
+    "softmax": ([(9, 13)], lambda x: x.softmax(1), None, {"atol": 1e-7, "grad_atol": 1e-7}),
     "log_softmax": ([(10, 10, 10)], lambda x: x.log_softmax(0), None, {"atol": 1e-6, "grad_atol": 1e-6}),
     # shapes
     "flip_first": ([(4, 3, 6, 6)], lambda x: x.flip((0,)), None, {}),
@@ -344,9 +358,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_op_matches_torch(name):
+def test_op_matches_torch(name, oracle):
     shapes, torch_fn, minigrad_fn, options = CASES[name]
-    helper_test_op(shapes, torch_fn, minigrad_fn, **options)
+    helper_test_op(oracle, name, shapes, torch_fn, minigrad_fn, **options)
 
 
 def test_the_case_list_covers_the_issue_ops():

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from op_checks import assert_close, backward_both, check, leaf, torch_pair
+from op_checks import arrays, assert_close, backward, check, leaf, leaves, torch_backward
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad import nn
@@ -99,74 +100,100 @@ def test_dropout_gradcheck_with_a_fixed_mask():
     check(lambda x: F.dropout(x, 0.3, training=True, rng=7), x)
 
 
-# ---- against PyTorch -------------------------------------------------------------------------
+# ---- against PyTorch (live where it is installed, recorded where not) ------------------------------
 
-def test_layer_norm_module_matches_torch(fast_and_plain):
-    torch = pytest.importorskip("torch")
-    x, xt = torch_pair((3, 4, 8), 3.0)
-    ours = nn.LayerNorm(8, dtype=np.float64)
-    theirs = torch.nn.LayerNorm(8, eps=1e-5, dtype=torch.float64)
-    w, b = rng.standard_normal(8), rng.standard_normal(8)
+def torch_layer_norm(x, w, b):
+    module = torch.nn.LayerNorm(8, eps=1e-5, dtype=torch.float64)
+    with torch.no_grad():
+        module.weight.copy_(torch.tensor(w))
+        module.bias.copy_(torch.tensor(b))
+    (xt,) = leaves(torch, [x])
+    out = module(xt)
+    weights = torch_backward(out)
+    return out, weights, [xt.grad, module.weight.grad, module.bias.grad]
+
+
+def test_layer_norm_module_matches_torch(fast_and_plain, oracle):
+    a, w, b = arrays((3, 4, 8), 8, 8, seed=1)
+    a *= 3.0
+    out_t, weights, grads_t = oracle(torch_layer_norm, a, w, b)
+    x, ours = mg.tensor(a, requires_grad=True), nn.LayerNorm(8, dtype=np.float64)
     with mg.no_grad():
         ours.weight.copy_(w)
         ours.bias.copy_(b)
-    with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(w))
-        theirs.bias.copy_(torch.tensor(b))
-    out_m, out_t = ours(x), theirs(xt)
+    out_m = ours(x)
     assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    assert_close(x.grad, xt.grad)
-    assert_close(ours.weight.grad, theirs.weight.grad)
-    assert_close(ours.bias.grad, theirs.bias.grad)
+    backward(out_m, weights)
+    for m, t in zip((x.grad, ours.weight.grad, ours.bias.grad), grads_t, strict=True):
+        assert_close(m, t)
 
 
-def test_scaled_dot_product_attention_matches_torch(fast_and_plain):
-    torch = pytest.importorskip("torch")
-    (q, qt), (k, kt), (v, vt) = torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 4)), torch_pair((2, 3, 6, 5))
-    out_m = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    out_t = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=True)
+def torch_attention(q, k, v):
+    qkv = leaves(torch, [q, k, v])
+    out = TF.scaled_dot_product_attention(*qkv, is_causal=True)
+    return out, torch_backward(out), [t.grad for t in qkv]
+
+
+def test_scaled_dot_product_attention_matches_torch(fast_and_plain, oracle):
+    values = arrays((2, 3, 6, 4), (2, 3, 6, 4), (2, 3, 6, 5), seed=2)
+    out_t, weights, grads_t = oracle(torch_attention, *values)
+    qkv = leaves(mg, values)
+    out_m = F.scaled_dot_product_attention(*qkv, is_causal=True)
     assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    for m, t in ((q, qt), (k, kt), (v, vt)):
-        assert_close(m.grad, t.grad)
+    backward(out_m, weights)
+    for m, t in zip(qkv, grads_t, strict=True):
+        assert_close(m.grad, t)
 
 
-def test_fully_masked_row_gives_what_torch_gives():
-    torch = pytest.importorskip("torch")
-    s, st = torch_pair((2, 4))
+def torch_masked_softmax(s, mask):
+    return torch.softmax(torch.tensor(s).masked_fill(torch.tensor(mask), float("-inf")), dim=-1)
+
+
+def test_fully_masked_row_gives_what_torch_gives(oracle):
+    (s,) = arrays((2, 4), seed=3)
     mask = np.array([[False, True, True, False], [True, True, True, True]])
     with np.errstate(invalid="ignore"):
-        ours = F.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
-    theirs = torch.softmax(st.masked_fill(torch.tensor(mask), float("-inf")), dim=-1)
-    np.testing.assert_array_equal(np.isnan(ours.data), torch.isnan(theirs).numpy())
+        ours = F.softmax(mg.tensor(s).masked_fill(mask, float("-inf")), dim=-1)
+    theirs = oracle(torch_masked_softmax, s, mask)
+    np.testing.assert_array_equal(np.isnan(ours.data), np.isnan(theirs))
     assert np.isnan(ours.data[1]).all()
     assert_close(ours.data[0], theirs[0])
     assert ours.data[0, 1] == 0.0  # exactly zero, not exp(-1e9)
 
 
+def torch_gelu(a, approximate):
+    (x,) = leaves(torch, [a])
+    out = TF.gelu(x, approximate=approximate)
+    out.sum().backward()
+    return out, x.grad
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_gelu_matches_torch(approximate, dtype, fast_and_plain):
-    torch = pytest.importorskip("torch")
+def test_gelu_matches_torch(approximate, dtype, fast_and_plain, oracle):
     a = np.linspace(-6, 6, 2001).astype(dtype)
-    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    out_m, out_t = F.gelu(x, approximate=approximate), torch.nn.functional.gelu(xt, approximate=approximate)
-    assert out_m.dtype == a.dtype
+    out_t, grad_t = oracle(torch_gelu, a, approximate)
+    x = mg.tensor(a, requires_grad=True)
+    out_m = F.gelu(x, approximate=approximate)
+    assert out_m.dtype == a.dtype == out_t.dtype
     tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=2e-6, atol=2e-6)
     assert_close(out_m, out_t, **tol)
     out_m.sum().backward()
-    out_t.sum().backward()
-    assert_close(x.grad, xt.grad, **tol)
+    assert_close(x.grad, grad_t, **tol)
 
 
-def test_split_chunk_match_torch_sizes():
-    torch = pytest.importorskip("torch")
-    a = rng.standard_normal((3, 10))
-    for ours, theirs in ((mg.tensor(a).split(4, dim=1), torch.tensor(a).split(4, dim=1)),
-                         (mg.tensor(a).chunk(4, dim=1), torch.tensor(a).chunk(4, dim=1)),
-                         (mg.tensor(a).chunk(3, dim=0), torch.tensor(a).chunk(3, dim=0))):
-        assert [p.shape for p in ours] == [tuple(p.shape) for p in theirs]
+SPLITS = [("split", 4, 1), ("chunk", 4, 1), ("chunk", 3, 0)]  # (method, size or chunks, dim)
+
+
+def torch_splits(a):
+    return [[p for p in getattr(torch.tensor(a), method)(n, dim=dim)] for method, n, dim in SPLITS]
+
+
+def test_split_chunk_match_torch_sizes(oracle):
+    (a,) = arrays((3, 10), seed=4)
+    for (method, n, dim), theirs in zip(SPLITS, oracle(torch_splits, a), strict=True):
+        ours = getattr(mg.tensor(a), method)(n, dim=dim)
+        assert [p.shape for p in ours] == [q.shape for q in theirs]
         for p, q in zip(ours, theirs):
             assert_close(p, q)
 

@@ -8,6 +8,8 @@ does. Import it only where torch is installed.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import torch
 from torch import nn
@@ -120,8 +122,13 @@ class TorchLlama(nn.Module):
 
 def torch_twin(model, dtype: torch.dtype | None = None) -> TorchLlama:
     """The same network as a minigrad Llama `model`, with its weights copied in by name."""
-    twin = TorchLlama(model.config)
-    state = model.state_dict()
+    return twin_of_state(model.config, model.state_dict(), dtype)
+
+
+def twin_of_state(config, state: dict, dtype: torch.dtype | None = None) -> TorchLlama:
+    """A TorchLlama for `config` (a LlamaConfig, or a dict of its fields) holding the arrays of a
+    Llama state dict, in their dtype unless `dtype` is given."""
+    twin = TorchLlama(SimpleNamespace(**config) if isinstance(config, dict) else config)
     dtype = dtype or (torch.float64 if next(iter(state.values())).dtype == np.float64 else torch.float32)
     twin.to(dtype)
     twin.load_state_dict({k: torch.tensor(v, dtype=dtype) for k, v in state.items()})

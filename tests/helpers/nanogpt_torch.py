@@ -80,9 +80,15 @@ class TorchGPT(nn.Module):
 
 def torch_twin(model, explicit: bool = False, dtype: torch.dtype | None = None) -> TorchGPT:
     """The same network as a minigrad TinyGPT `model`, with its weights copied in by name."""
-    twin = TorchGPT(model.vocab_size, model.context, model.d_model, model.n_heads, model.n_layers,
-                    tied=model.tied, explicit=explicit)
-    state = model.state_dict()
+    sizes = (model.vocab_size, model.context, model.d_model, model.n_heads, model.n_layers)
+    return twin_of_state(sizes, model.state_dict(), model.tied, explicit, dtype)
+
+
+def twin_of_state(sizes: tuple, state: dict, tied: bool, explicit: bool = False,
+                  dtype: torch.dtype | None = None) -> TorchGPT:
+    """A TorchGPT of these sizes (vocab_size, context, d_model, n_heads, n_layers) holding the
+    arrays of a TinyGPT state dict, in their dtype unless `dtype` is given."""
+    twin = TorchGPT(*sizes, tied=tied, explicit=explicit)
     dtype = dtype or (torch.float64 if next(iter(state.values())).dtype == np.float64 else torch.float32)
     twin.to(dtype)
     twin.load_state_dict({k: torch.tensor(v, dtype=dtype) for k, v in state.items()})

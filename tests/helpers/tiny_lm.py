@@ -10,6 +10,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import nn
+from minigrad.learn.train import next_token_loss
 from minigrad.nn import functional as F
 
 V, D = 7, 4
@@ -31,10 +32,10 @@ class TinyLM(nn.Module):
         return self.head(self.mix(self.emb(ids)).tanh())
 
     def loss(self, ids=IDS, targets=TARGETS) -> mg.Tensor:
-        return F.cross_entropy(self(ids), targets)
+        return next_token_loss(self(ids), targets)
 
 
 def lm_loss(E_read, E_say, W, b, ids=IDS, targets=TARGETS) -> mg.Tensor:
     """The same loss, functional: pass one table twice to tie, or a constant copy to cut a path."""
     hidden = F.linear(F.embedding(ids, E_read), W, b).tanh()
-    return F.cross_entropy(F.linear(hidden, E_say), targets)
+    return next_token_loss(F.linear(hidden, E_say), targets)

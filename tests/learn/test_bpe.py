@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from bpe_reference import merges_by_recounting
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,21 +16,9 @@ from minigrad.learn.bpe import BytePairs, merge_pair
 SENNRICH = ["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3
 
 
-def merges_by_recounting(words: list[str], merges: int) -> list[tuple[str, str]]:
-    """The definition, with nothing kept between merges: recount every pair each time."""
-    split = Counter(tuple(" " + w) for w in words)
-    learned = []
-    for _ in range(merges):
-        pairs: Counter = Counter()
-        for pieces, n in split.items():
-            for pair in zip(pieces, pieces[1:]):
-                pairs[pair] += n
-        if not pairs:
-            break
-        best = max(pairs, key=lambda pair: (pairs[pair], pair))
-        learned.append(best)
-        split = Counter({merge_pair(pieces, best): n for pieces, n in split.items()})
-    return learned
+def merges_by_recounting_words(words: list[str], merges: int) -> list[tuple[str, str]]:
+    """The definition (helpers/bpe_reference.py) on the words, each with its leading space."""
+    return merges_by_recounting(Counter(tuple(" " + w) for w in words), merges)
 
 
 def test_merges_take_the_most_frequent_pair_and_a_tie_goes_to_the_greater_pair():
@@ -45,7 +34,7 @@ def test_merges_take_the_most_frequent_pair_and_a_tie_goes_to_the_greater_pair()
 @given(st.lists(st.text(alphabet="abcd'", min_size=1, max_size=7), min_size=1, max_size=30),
        st.integers(0, 25))
 def test_the_incremental_counts_learn_what_recounting_learns(words, merges):
-    assert BytePairs.train(words, merges).merges == merges_by_recounting(words, merges)
+    assert BytePairs.train(words, merges).merges == merges_by_recounting_words(words, merges)
 
 
 @settings(max_examples=40, deadline=None)

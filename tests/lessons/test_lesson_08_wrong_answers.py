@@ -9,6 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.learn import course as runner
+from minigrad.learn.train import next_token_loss
 from minigrad.nn import functional as F
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ def test_the_reference_passes():
 
 def test_zero_grad_after_step_is_the_same_step_and_passes():
     def step(model, optimizer, ids, targets):
-        loss = F.cross_entropy(model(ids), targets)
+        loss = next_token_loss(model(ids), targets)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -44,12 +45,12 @@ def test_the_stub_is_not_attempted():
 
 def ordered(*actions, scale=1.0, returns="before"):
     def step(model, optimizer, ids, targets):
-        loss = F.cross_entropy(model(ids), targets) * (len(targets.reshape(-1)) if scale == "sum" else 1.0)
+        loss = next_token_loss(model(ids), targets) * (len(targets.reshape(-1)) if scale == "sum" else 1.0)
         for action in actions:
             {"zero": optimizer.zero_grad, "backward": loss.backward, "step": optimizer.step}[action]()
         if returns == "after":
             with mg.no_grad():
-                return F.cross_entropy(model(ids), targets).item()
+                return next_token_loss(model(ids), targets).item()
         return loss if returns == "tensor" else loss.item()
     return step
 
@@ -77,7 +78,7 @@ def test_two_optimizer_steps_are_named():
 
 def test_a_summed_loss_is_named_by_the_step_it_takes():
     def step(model, optimizer, ids, targets):
-        loss = F.cross_entropy(model(ids), targets, reduction="sum")
+        loss = next_token_loss(model(ids), targets, reduction="sum")
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -99,7 +100,7 @@ def test_the_loss_after_the_update_is_named():
 def test_a_new_optimizer_each_step_is_named():
     def step(model, optimizer, ids, targets):
         own = mg.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
-        loss = F.cross_entropy(model(ids), targets)
+        loss = next_token_loss(model(ids), targets)
         own.zero_grad()
         loss.backward()
         own.step()
@@ -131,7 +132,7 @@ def chunked(average_of_means=False, first_only=False, total=False, per_window=Fa
         sums, means = 0.0, []
         with (mg.enable_grad() if grad else mg.no_grad()):
             for start in range(0, len(ids), rows):
-                piece = F.cross_entropy(model(ids[start:start + rows]), targets[start:start + rows],
+                piece = next_token_loss(model(ids[start:start + rows]), targets[start:start + rows],
                                         reduction="sum").item()
                 sums += piece
                 means.append(piece / targets[start:start + rows].size)
@@ -180,7 +181,7 @@ def test_batch_size_counted_in_windows_is_named():
 def test_no_chunks_at_all_is_named():
     def mean_loss(model, ids, targets, batch_size=1024):
         with mg.no_grad():
-            return F.cross_entropy(model(ids), targets).item()
+            return next_token_loss(model(ids), targets).item()
     with pytest.raises(AssertionError, match=r"the model got 7 windows in one call, but batch_size=3"):
         check(answers(mean_loss=mean_loss))
 
@@ -189,7 +190,7 @@ def test_a_chunk_of_no_window_is_reported_as_the_error_it_raises():
     def mean_loss(model, ids, targets, batch_size=1024):
         rows = batch_size // (1 if targets.ndim == 1 else targets.shape[1])  # 0 when a window is larger
         with mg.no_grad():
-            total = sum(F.cross_entropy(model(ids[i:i + rows]), targets[i:i + rows], reduction="sum").item()
+            total = sum(next_token_loss(model(ids[i:i + rows]), targets[i:i + rows], reduction="sum").item()
                         for i in range(0, len(ids), rows))
         return total / targets.size
     with pytest.raises(AssertionError, match=r"(?s)mean_loss\(\) raised ValueError.*batch_size=3"):
@@ -198,7 +199,7 @@ def test_a_chunk_of_no_window_is_reported_as_the_error_it_raises():
 
 def test_an_evaluation_that_runs_backward_is_named():
     def mean_loss(model, ids, targets, batch_size=1024):
-        loss = F.cross_entropy(model(ids[:1]), targets[:1])
+        loss = next_token_loss(model(ids[:1]), targets[:1])
         loss.backward()  # "to check the gradients"
         return SOLUTION.mean_loss(model, ids, targets, batch_size)
     with pytest.raises(AssertionError, match=r"the model ran while a graph was being recorded"):
@@ -218,3 +219,14 @@ def test_a_lost_default_batch_size_is_named():
         return SOLUTION.mean_loss(model, ids, targets, batch_size)
     with pytest.raises(AssertionError, match=r"(?s)mean_loss\(\) raised TypeError.*batch_size"):
         check(answers(mean_loss=mean_loss))
+
+
+def test_tinygpts_logits_passed_whole_are_explained():
+    def step(model, optimizer, ids, targets):  # (B, C, V) logits read as classes on C
+        loss = F.cross_entropy(model(ids), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    with pytest.raises(AssertionError, match=r"(?s)step\(\) raised .*a model's \(B, C, V\) logits are B \* C rows"):
+        check(answers(train_step=step))

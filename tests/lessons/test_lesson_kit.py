@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
+import minigrad as mg
 from minigrad.learn import kit
 
 
@@ -91,9 +92,15 @@ def test_cap_blas_threads_limits_and_restores():
     if not blas:
         pytest.skip("no BLAS library that threadpoolctl can see")
     before = [p["num_threads"] for p in blas]
+    row_block_threads = mg.kernels.get_threads()
     with kit.cap_blas_threads(1):
         assert {p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"} == {1}
+        assert mg.kernels.get_threads() == 1  # the fast kernels' row blocks too
     assert [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"] == before
+    assert mg.kernels.get_threads() == row_block_threads
+    cap = kit.cap_blas_threads(1)
+    cap.restore_original_limits()  # the lab's way of ending it
+    assert mg.kernels.get_threads() == row_block_threads
 
 
 def test_setup_makes_the_figure_folder_and_reads_small(tmp_path, monkeypatch, capsys):

@@ -4,6 +4,7 @@ plain fused op kept for the common case, and bad arguments refused."""
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad.nn import functional as F
@@ -36,55 +37,113 @@ CASES = {
 NLL_CASES = [name for name, (t, kw) in CASES.items() if t.dtype.kind == "i" and "label_smoothing" not in kw]
 
 
-def _torch_kwargs(torch, kw):
-    return {k: torch.tensor(v) if k == "weight" else v for k, v in kw.items()}
+def torch_loss(loss, logits, targets, kw):
+    """TF.<loss> of logits, the classes on axis 1 (log-softmaxed first for nll_loss), with the
+    options `kw`; then the backward of G, G drawn in the loss's shape (returned too)."""
+    theirs = torch.tensor(logits, requires_grad=True)
+    options = {k: torch.tensor(v) if k == "weight" else v for k, v in kw.items()}
+    inputs = theirs.log_softmax(1) if loss == "nll_loss" else theirs
+    out = getattr(TF, loss)(inputs, torch.tensor(targets), **options)
+    g = np.random.default_rng(1).normal(size=tuple(out.shape))
+    out.backward(torch.tensor(g))
+    return out, g, theirs.grad
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_cross_entropy_matches_torch(name):
-    torch = pytest.importorskip("torch")
+def test_cross_entropy_matches_torch(name, oracle):
     targets, kw = CASES[name]
+    out_t, g, grad_t = oracle(torch_loss, "cross_entropy", LOGITS, targets, kw)
     ours = mg.tensor(LOGITS, requires_grad=True)
-    theirs = torch.tensor(LOGITS, requires_grad=True)
     out_m = F.cross_entropy(ours, targets, **kw)
-    out_t = torch.nn.functional.cross_entropy(theirs, torch.tensor(targets), **_torch_kwargs(torch, kw))
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
-    g = rng.normal(size=out_m.shape)
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12, atol=1e-14)
     out_m.backward(g)
-    out_t.backward(torch.tensor(g))
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", NLL_CASES)
-def test_nll_loss_matches_torch(name):
-    torch = pytest.importorskip("torch")
+def test_nll_loss_matches_torch(name, oracle):
     targets, kw = CASES[name]
+    out_t, g, grad_t = oracle(torch_loss, "nll_loss", LOGITS, targets, kw)
     ours = mg.tensor(LOGITS, requires_grad=True)
-    theirs = torch.tensor(LOGITS, requires_grad=True)
     out_m = F.nll_loss(ours.log_softmax(-1), targets, **kw)
-    out_t = torch.nn.functional.nll_loss(theirs.log_softmax(-1), torch.tensor(targets),
-                                         **_torch_kwargs(torch, kw))
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
-    g = rng.normal(size=out_m.shape)
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12, atol=1e-14)
     out_m.backward(g)
-    out_t.backward(torch.tensor(g))
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
 
 
-def test_classes_on_the_last_axis_of_a_batch_of_sequences():
-    torch = pytest.importorskip("torch")
-    logits = rng.normal(size=(2, 3, C))
-    targets = np.array([[0, 1, -100], [4, 4, 2]])
-    ours = mg.tensor(logits, requires_grad=True)
-    theirs = torch.tensor(logits, requires_grad=True)
-    out_m = F.cross_entropy(ours, targets, label_smoothing=0.1, reduction="none")
-    # PyTorch wants the classes on axis 1 for rank 3
-    out_t = torch.nn.functional.cross_entropy(theirs.permute(0, 2, 1), torch.tensor(targets),
-                                              label_smoothing=0.1, reduction="none")
-    np.testing.assert_allclose(out_m.data, out_t.detach().numpy(), rtol=1e-12)
-    out_m.sum().backward()
-    out_t.sum().backward()
-    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10, atol=1e-14)
+# (N, C, d1, d2) logits with (N, d1, d2) targets: the classes on axis 1, as PyTorch
+LOGITS_ND = rng.normal(size=(2, C, 3, 2))
+IDS_ND = np.array([[[0, 1], [-100, 4], [3, 3]], [[4, 4], [2, 3], [1, -100]]])
+PROBS_ND = np.moveaxis(rng.dirichlet(np.ones(C), size=(2, 3, 2)), -1, 1)
+ND_CASES = {
+    "ids_mean": (IDS_ND.clip(0), {}),
+    "ids_sum": (IDS_ND.clip(0), {"reduction": "sum"}),
+    "ignored_smoothing_none": (IDS_ND, {"label_smoothing": 0.1, "reduction": "none"}),
+    "weight_mean": (IDS_ND, {"weight": WEIGHT}),
+    "probabilities_none": (PROBS_ND, {"reduction": "none"}),
+    "probabilities_weight_smoothing": (PROBS_ND, {"weight": WEIGHT, "label_smoothing": 0.2}),
+}
+
+
+# every case with cross_entropy; with nll_loss the cases it takes (class ids, no smoothing)
+ND_LOSSES = [(name, loss) for name, (t, kw) in ND_CASES.items() for loss in ("cross_entropy", "nll_loss")
+             if loss == "cross_entropy" or (t.dtype.kind == "i" and "label_smoothing" not in kw)]
+
+
+@pytest.mark.parametrize("name, loss", ND_LOSSES)
+def test_classes_on_axis_1_of_n_d_logits_as_in_torch(name, loss, oracle):
+    targets, kw = ND_CASES[name]
+    out_t, g, grad_t = oracle(torch_loss, loss, LOGITS_ND, targets, kw)
+    ours = mg.tensor(LOGITS_ND, requires_grad=True)
+    ours_in = ours if loss == "cross_entropy" else ours.log_softmax(1)
+    out_m = getattr(F, loss)(ours_in, targets, **kw)
+    assert out_m.shape == out_t.shape
+    np.testing.assert_allclose(out_m.data, out_t, rtol=1e-12, atol=1e-14)
+    out_m.backward(g)
+    np.testing.assert_allclose(ours.grad, grad_t, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", list(ND_CASES))
+def test_n_d_cross_entropy_gradcheck(name):
+    targets, kw = ND_CASES[name]
+    report = mg.gradcheck(lambda z: F.cross_entropy(z, targets, **kw),
+                          [mg.tensor(LOGITS_ND, requires_grad=True)])
+    assert report.ok, str(report)
+
+
+def test_n_d_probability_targets_that_are_tensors_get_their_gradient():
+    targets = mg.tensor(PROBS_ND, requires_grad=True)
+    report = mg.gradcheck(lambda z, t: F.cross_entropy(z, t, label_smoothing=0.1),
+                          [mg.tensor(LOGITS_ND, requires_grad=True), targets])
+    assert report.ok, str(report)
+
+
+def torch_mean_cross_entropy(logits, targets):
+    return TF.cross_entropy(torch.tensor(logits), torch.tensor(targets)).item()
+
+
+def test_a_batch_of_sequences_read_as_pytorch_reads_it(oracle):
+    """(B, T, V) logits with (B, T) targets: both libraries read T as the class axis, so the
+    (4, 8, 8) case that the old class-last convention accepted with another meaning now agrees."""
+    draw = np.random.default_rng(3)
+    logits, targets = draw.normal(size=(4, 8, 8)), draw.integers(0, 8, (4, 8))
+    ours = F.cross_entropy(mg.tensor(logits), targets).item()
+    theirs = oracle(torch_mean_cross_entropy, logits, targets)
+    as_rows = F.cross_entropy(mg.tensor(logits.reshape(-1, 8)), targets.reshape(-1)).item()
+    assert ours == pytest.approx(theirs, rel=1e-12)
+    assert as_rows != pytest.approx(ours, rel=1e-3)  # the two readings differ: the axis matters
+
+
+def test_n_d_targets_of_the_wrong_shape_name_the_class_axis():
+    z = mg.tensor(LOGITS_ND)
+    with pytest.raises(mg.ShapeError, match=r"cross_entropy: targets has shape \(2, 5, 3\), expected "
+                                            r"\(2, 3, 2\) \(one class id per position.*classes on axis 1"):
+        F.cross_entropy(z, np.zeros((2, 5, 3), np.int64))
+    with pytest.raises(RuntimeError, match=r"nll_loss: targets has shape \(2, 3\), expected \(2, 3, 2\)"):
+        F.nll_loss(z, np.zeros((2, 3), np.int64))
+    with pytest.raises(ValueError, match=r"targets has shape \(2, 3, 2, 5\), expected \(2, 5, 3, 2\) "
+                                         r"\(class probabilities of the input's shape"):
+        F.cross_entropy(z, np.moveaxis(PROBS_ND, 1, -1))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -103,15 +162,18 @@ def test_nll_loss_gradcheck(name):
     assert report.ok, str(report)
 
 
+def torch_one_position(z, y, kw):
+    return TF.cross_entropy(torch.tensor(z), torch.tensor(y), **kw)
+
+
 @pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.2}, {"reduction": "none"}])
-def test_one_position_with_a_zero_d_target(kw):
-    torch = pytest.importorskip("torch")
+def test_one_position_with_a_zero_d_target(kw, oracle):
     z, y = LOGITS[0], np.array(3)
     assert mg.gradcheck(lambda z: F.cross_entropy(z, y, **kw), [mg.tensor(z, requires_grad=True)]).ok
     ours = F.cross_entropy(mg.tensor(z), y, **kw)
-    theirs = torch.nn.functional.cross_entropy(torch.tensor(z), torch.tensor(y), **kw)
-    assert ours.shape == tuple(theirs.shape) == ()
-    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+    theirs = oracle(torch_one_position, z, y, kw)
+    assert ours.shape == theirs.shape == ()
+    np.testing.assert_allclose(ours.data, theirs, rtol=1e-12)
 
 
 def test_the_common_case_keeps_the_fused_op():

@@ -2,16 +2,18 @@
 parameter, tied and untied, both rotary conventions, float64), checkpoints that travel both ways,
 the row-sparse token table, the ledger and drawing on the tied table, and train()."""
 
+import dataclasses
 import io
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
-from minigrad.learn.train import split_windows, train
+from minigrad.learn.train import next_token_loss, split_windows, train
 from minigrad.models import Llama, LlamaConfig
-from minigrad.nn import functional as F
 from minigrad.optim import AdamW
 
 V, CONTEXT, D, HEADS, LAYERS, FF = 13, 8, 12, 3, 2, 20
@@ -86,72 +88,83 @@ def test_forward_gives_logits_for_every_position_and_is_causal():
     np.testing.assert_array_equal(later.data[:, :5], logits.data[:, :5])
     assert not np.allclose(later.data[:, 5:], logits.data[:, 5:])
     np.testing.assert_allclose(m(IDS[:, :3]).data, logits.data[:, :3], rtol=1e-12)
-    expected = F.cross_entropy(logits, TARGETS).item()
+    expected = next_token_loss(logits, TARGETS).item()
     np.testing.assert_allclose(m.loss(IDS, TARGETS).item(), expected, rtol=1e-12)
 
 
-# ---- against PyTorch: logits and the gradient of every parameter ---------------------------------
+# ---- against PyTorch (live where it is installed, recorded where not) ------------------------------
+
+def torch_logits_and_grads(config, state, ids, targets):
+    """The PyTorch Llama of tests/helpers/llama_torch.py holding `state`: logits, loss, and every
+    named parameter's gradient."""
+    from llama_torch import twin_of_state
+
+    twin = twin_of_state(config, state)
+    logits = twin(torch.tensor(ids))
+    loss = TF.cross_entropy(logits.reshape(-1, config["vocab_size"]), torch.tensor(targets).reshape(-1))
+    loss.backward()
+    return logits, loss.item(), {name: p.grad for name, p in twin.named_parameters()}
+
+
+def ask_torch(oracle, m, ids=IDS, targets=TARGETS):
+    return oracle(torch_logits_and_grads, dataclasses.asdict(m.config), m.state_dict(), ids, targets)
+
 
 @pytest.mark.parametrize("style", ["halves", "pairs"])
 @pytest.mark.parametrize("tied", [True, False])
-def test_logits_and_every_gradient_match_torch_in_float64(tied, style, fast_and_plain):
-    torch = pytest.importorskip("torch")
-    from llama_torch import torch_twin
-
+def test_logits_and_every_gradient_match_torch_in_float64(tied, style, fast_and_plain, oracle):
     m = model(tie_word_embeddings=tied, rope_style=style)
-    twin = torch_twin(m)
-    logits, theirs = m(IDS), twin(torch.tensor(IDS))
-    np.testing.assert_allclose(logits.data, theirs.detach().numpy(), rtol=1e-11, atol=1e-12)
-    F.cross_entropy(logits, TARGETS).backward()
-    torch.nn.functional.cross_entropy(theirs.reshape(-1, V), torch.tensor(TARGETS).reshape(-1)).backward()
-    their_params = dict(twin.named_parameters())
-    assert sorted(their_params) == sorted(n for n, _ in m.named_parameters())
+    theirs, _, their_grads = ask_torch(oracle, m)
+    logits = m(IDS)
+    np.testing.assert_allclose(logits.data, theirs, rtol=1e-11, atol=1e-12)
+    next_token_loss(logits, TARGETS).backward()
+    assert sorted(their_grads) == sorted(n for n, _ in m.named_parameters())
     for name, p in m.named_parameters():
         ours = mg.engine.to_dense(p.grad)
         assert np.abs(ours).max() > 1e-4, name  # a gradient that carries signal
-        np.testing.assert_allclose(ours, their_params[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(ours, their_grads[name], rtol=1e-9, atol=1e-12, err_msg=name)
 
 
-def test_float32_model_matches_torch_float32(fast_and_plain):
-    torch = pytest.importorskip("torch")
-    from llama_torch import torch_twin
-
+def test_float32_model_matches_torch_float32(fast_and_plain, oracle):
     m = Llama(config(), rng=3)
-    twin = torch_twin(m)
-    np.testing.assert_allclose(m(IDS).data, twin(torch.tensor(IDS)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    theirs, expected, _ = ask_torch(oracle, m)
+    np.testing.assert_allclose(m(IDS).data, theirs, rtol=1e-4, atol=1e-5)
     loss = m.loss(IDS, TARGETS)
-    expected = torch.nn.functional.cross_entropy(twin(torch.tensor(IDS)).reshape(-1, V),
-                                                 torch.tensor(TARGETS).reshape(-1))
-    assert loss.dtype == np.float32 and loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert loss.dtype == theirs.dtype == np.float32 and loss.item() == pytest.approx(expected, rel=1e-5)
 
 
 # ---- checkpoints: minigrad -> PyTorch -> minigrad ----------------------------------------------
 
-@pytest.mark.parametrize("tied", [True, False])
-def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
-    torch = pytest.importorskip("torch")
-    from llama_torch import TorchLlama
+def torch_changed(config, state, ids):
+    """The PyTorch Llama holding `state`, after any change (as training on in PyTorch would make):
+    whether it is tied, its logits, and its state."""
+    from llama_torch import twin_of_state
 
+    twin = twin_of_state(config, state)
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.mul_(1.1).add_(0.01)
+        logits = twin(torch.tensor(ids))
+    return twin.lm_head.weight is twin.model.embed_tokens.weight, logits, dict(twin.state_dict())
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_checkpoint_travels_to_torch_and_back(tmp_path, tied, oracle):
     m = model(rng=1, tie_word_embeddings=tied)
     mg.save(m, tmp_path / "llama.safetensors")
-    twin = TorchLlama(m.config).double()
-    twin.load_state_dict({k: torch.from_numpy(v) for k, v in mg.load(tmp_path / "llama.safetensors").items()})
-    assert (twin.lm_head.weight is twin.model.embed_tokens.weight) == tied
+    loaded = mg.load(tmp_path / "llama.safetensors")
+    fields = dataclasses.asdict(m.config)
+    theirs, _, their_grads = oracle(torch_logits_and_grads, fields, loaded, IDS, TARGETS)
     logits = m(IDS)
-    theirs = twin(torch.tensor(IDS))
-    np.testing.assert_allclose(theirs.detach().numpy(), logits.data, rtol=1e-12, atol=1e-13)
-    F.cross_entropy(logits, TARGETS).backward()  # and every gradient, from the loaded file
-    torch.nn.functional.cross_entropy(theirs.reshape(-1, V), torch.tensor(TARGETS).reshape(-1)).backward()
-    their_params = dict(twin.named_parameters())
+    np.testing.assert_allclose(theirs, logits.data, rtol=1e-12, atol=1e-13)
+    next_token_loss(logits, TARGETS).backward()  # and every gradient, from the loaded file
     for name, p in m.named_parameters():
-        np.testing.assert_allclose(mg.engine.to_dense(p.grad), their_params[name].grad.numpy(), rtol=1e-9,
+        np.testing.assert_allclose(mg.engine.to_dense(p.grad), their_grads[name], rtol=1e-9,
                                    atol=1e-12, err_msg=name)
-    with torch.no_grad():
-        for p in twin.parameters():  # train on in PyTorch (here: any change), then come back
-            p.mul_(1.1).add_(0.01)
-        expected = twin(torch.tensor(IDS)).numpy()
+    twin_tied, expected, state = oracle(torch_changed, fields, loaded, IDS)
+    assert twin_tied == tied
     back = model(rng=2, tie_word_embeddings=tied)
-    back.load_state_dict({k: v.numpy() for k, v in twin.state_dict().items()})
+    back.load_state_dict(state)
     np.testing.assert_allclose(back(IDS).data, expected, rtol=1e-12, atol=1e-13)
     assert (back.lm_head.weight is back.model.embed_tokens.weight) == tied
 
@@ -161,7 +174,7 @@ def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
 def test_untied_token_table_keeps_its_row_sparse_gradient():
     m = model(tie_word_embeddings=False)
     ids = np.array([[1, 2, 2, 7]])
-    F.cross_entropy(m(ids), np.array([[0, 1, 2, 3]])).backward()
+    next_token_loss(m(ids), np.array([[0, 1, 2, 3]])).backward()
     grad = m.model.embed_tokens.weight.grad
     assert isinstance(grad, mg.RowSparse)
     assert sorted(grad.coalesce().indices.tolist()) == [1, 2, 7]
@@ -172,8 +185,8 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
     tied, untied = model(), model(tie_word_embeddings=False)
     untied.lm_head.weight.data[...] = tied.model.embed_tokens.weight.data  # same values, two tables
     with mg.ledger(names=tied) as led:
-        F.cross_entropy(tied(IDS), TARGETS).backward()
-    F.cross_entropy(untied(IDS), TARGETS).backward()
+        next_token_loss(tied(IDS), TARGETS).backward()
+    next_token_loss(untied(IDS), TARGETS).backward()
     paths = led.path_grads("lm_head.weight")
     lookup_name = "lookup model.embed_tokens (EmbeddingBackward)"
     classifier_name = "classifier lm_head (LinearBackward)"
@@ -189,7 +202,7 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
 def test_drawing_shows_the_tied_table_as_one_node_with_a_sparse_and_a_dense_edge():
     m = model()
     with mg.ledger(names=m) as led:
-        loss = F.cross_entropy(m(IDS), TARGETS)
+        loss = next_token_loss(m(IDS), TARGETS)
         loss.backward(retain_graph=True)
     source = mg.draw(loss, params=m, ledger=led).source
     (table,) = re.findall(r'^\s*(\w+) \[label="model\.embed_tokens\.weight = lm_head\.weight', source, re.M)
@@ -259,19 +272,24 @@ def test_a_model_changes_rotary_convention_without_changing_its_function(tied):
     assert same.config.rope_style == "pairs"
 
 
-def test_one_block_on_its_own_matches_torch_and_takes_any_leading_axes():
-    torch = pytest.importorskip("torch")
+def torch_block(config, state, x):
     from llama_torch import Layer
 
+    theirs = Layer(SimpleNamespace(**config)).double()
+    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    return theirs(torch.tensor(x))
+
+
+def test_one_block_on_its_own_matches_torch_and_takes_any_leading_axes(oracle):
     from minigrad.models import LlamaBlock
 
     c = config(rope_style="pairs")
-    block, theirs = LlamaBlock(c, dtype=np.float64, rng=0), Layer(c).double()
-    with torch.no_grad():
-        for p in theirs.parameters():
-            p.normal_(1.0 if p.ndim == 1 else 0.0, 0.4)
-    block.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
-    x = rng.standard_normal((2, 3, CONTEXT, D))
+    block = LlamaBlock(c, dtype=np.float64, rng=0)
+    draw = np.random.default_rng(5)
+    block.load_state_dict({k: draw.normal(1.0 if v.ndim == 1 else 0.0, 0.4, v.shape)
+                           for k, v in block.state_dict().items()})
+    x = np.random.default_rng(6).standard_normal((2, 3, CONTEXT, D))
     out = block(mg.tensor(x)).data
-    np.testing.assert_allclose(out[1], theirs(torch.tensor(x[1])).detach().numpy(), rtol=1e-11, atol=1e-12)
+    theirs = oracle(torch_block, dataclasses.asdict(c), block.state_dict(), x[1])
+    np.testing.assert_allclose(out[1], theirs, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(out[0, 2], block(mg.tensor(x[0, 2])).data, rtol=1e-12)  # (T, d) alone

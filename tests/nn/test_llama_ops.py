@@ -6,7 +6,8 @@ import contextlib
 
 import numpy as np
 import pytest
-from op_checks import assert_close, backward_both, check, leaf, torch_pair
+from op_checks import arrays, assert_close, backward, check, leaf, leaves, torch_backward
+from oracle import TF, torch
 
 import minigrad as mg
 from minigrad import nn
@@ -24,18 +25,24 @@ def test_silu_gradcheck_including_0d(fast_and_plain):
     check(lambda x: nn.SiLU()(x) * x, leaf((5,)))
 
 
+def torch_silu(a):
+    (x,) = leaves(torch, [a])
+    out = TF.silu(x)
+    out.sum().backward()
+    return out, x.grad
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_silu_matches_torch_far_into_both_tails(dtype, fast_and_plain):
-    torch = pytest.importorskip("torch")
+def test_silu_matches_torch_far_into_both_tails(dtype, fast_and_plain, oracle):
     a = np.concatenate([np.linspace(-8, 8, 401), [-1e4, -800.0, -100.0, 100.0, 800.0, 1e4]]).astype(dtype)
-    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    out_m, out_t = F.silu(x), torch.nn.functional.silu(xt)
-    assert out_m.dtype == a.dtype
+    out_t, grad_t = oracle(torch_silu, a)
+    x = mg.tensor(a, requires_grad=True)
+    out_m = F.silu(x)
+    assert out_m.dtype == a.dtype == out_t.dtype
     tol = dict(rtol=1e-12, atol=1e-14) if dtype == "float64" else dict(rtol=2e-6, atol=1e-6)
     assert_close(out_m, out_t, **tol)
     out_m.sum().backward()
-    out_t.sum().backward()
-    assert_close(x.grad, xt.grad, **tol)
+    assert_close(x.grad, grad_t, **tol)
 
 
 # ---- RMSNorm ------------------------------------------------------------------------------------
@@ -51,24 +58,36 @@ def test_rms_norm_gradcheck(weighted):
     check(lambda x, w: F.rms_norm(x, (3, 4), w), leaf((2, 3, 4)), leaf((3, 4)))  # two axes as one
 
 
+def torch_rms_norm(a, w, eps):
+    x, wt = leaves(torch, [a, w])
+    out = TF.rms_norm(x, (16,), wt, eps)
+    return out, torch_backward(out), [x.grad, wt.grad]
+
+
+def torch_rms_norm_module(a):
+    """torch.nn.RMSNorm(16, eps=1e-6) in a's dtype: its parameters' names and its output on a."""
+    module = torch.nn.RMSNorm(16, eps=1e-6, dtype=getattr(torch, a.dtype.name))
+    return [n for n, _ in module.named_parameters()], module(torch.tensor(a))
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_rms_norm_matches_torch_function_and_module(dtype, fast_and_plain):
-    torch = pytest.importorskip("torch")
-    a, w = (3 * rng.standard_normal((4, 6, 16))).astype(dtype), rng.standard_normal(16).astype(dtype)
+def test_rms_norm_matches_torch_function_and_module(dtype, fast_and_plain, oracle):
+    a, w = arrays((4, 6, 16), 16, seed=1)
+    a, w = (3 * a).astype(dtype), w.astype(dtype)
     tol = dict(rtol=1e-12, atol=1e-13) if dtype == "float64" else dict(rtol=3e-6, atol=3e-6)
     for eps in (None, 1e-5):
-        x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-        wm, wt = mg.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
-        out_m, out_t = F.rms_norm(x, (16,), wm, eps), torch.nn.functional.rms_norm(xt, (16,), wt, eps)
+        out_t, weights, grads_t = oracle(torch_rms_norm, a, w, eps)
+        x, wm = leaves(mg, [a, w])
+        out_m = F.rms_norm(x, (16,), wm, eps)
         assert out_m.dtype == a.dtype
         assert_close(out_m, out_t, **tol)
-        backward_both(out_m, out_t)
-        assert_close(x.grad, xt.grad, **tol)
-        assert_close(wm.grad, wt.grad, **tol)
+        backward(out_m, weights)
+        assert_close(x.grad, grads_t[0], **tol)
+        assert_close(wm.grad, grads_t[1], **tol)
+    names, out_t = oracle(torch_rms_norm_module, a)
     ours = nn.RMSNorm(16, eps=1e-6, dtype=a.dtype)
-    theirs = torch.nn.RMSNorm(16, eps=1e-6, dtype=getattr(torch, dtype))
-    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()] == ["weight"]
-    assert_close(ours(mg.tensor(a)), theirs(torch.tensor(a)), **tol)
+    assert [n for n, _ in ours.named_parameters()] == names == ["weight"]
+    assert_close(ours(mg.tensor(a)), out_t, **tol)
 
 
 def test_rms_norm_removes_the_scale_of_each_position():
@@ -106,20 +125,29 @@ def test_rotary_gradcheck(style, fast_and_plain):
     check(lambda x: nn.RotaryEmbedding(4, 100.0, style)(x, np.array([[0, 1], [5, 9]])), leaf((2, 2, 4)))
 
 
-@pytest.mark.parametrize("style", ["halves", "pairs"])
-def test_rotary_matches_the_torch_reference_of_its_convention(style, fast_and_plain):
-    torch = pytest.importorskip("torch")
+def torch_rotary(a, positions, style):
+    """The reference of tests/helpers/llama_torch.py for `style`: its output, W and the gradient of
+    sum(out * W); and the other convention's output."""
     from llama_torch import ROTARY
 
-    x, xt = torch_pair((2, 3, 7, 8))
-    positions = rng.integers(0, 50, (2, 1, 7))  # its own positions per sequence, shared by the heads
-    out_m = F.rotary_embedding(x, positions, theta=500.0, style=style)
-    out_t = ROTARY[style](xt, torch.tensor(positions), 500.0)
-    assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    assert_close(x.grad, xt.grad)
+    (xt,) = leaves(torch, [a])
+    out = ROTARY[style](xt, torch.tensor(positions), 500.0)
+    weights = torch_backward(out)
     other = ROTARY["pairs" if style == "halves" else "halves"](xt, torch.tensor(positions), 500.0)
-    assert not np.allclose(out_m.data, other.detach().numpy())  # the conventions do differ
+    return out, weights, xt.grad, other
+
+
+@pytest.mark.parametrize("style", ["halves", "pairs"])
+def test_rotary_matches_the_torch_reference_of_its_convention(style, fast_and_plain, oracle):
+    (a,) = arrays((2, 3, 7, 8), seed=2)
+    positions = np.random.default_rng(3).integers(0, 50, (2, 1, 7))  # per sequence, shared by the heads
+    out_t, weights, grad_t, other = oracle(torch_rotary, a, positions, style)
+    x = mg.tensor(a, requires_grad=True)
+    out_m = F.rotary_embedding(x, positions, theta=500.0, style=style)
+    assert_close(out_m, out_t)
+    backward(out_m, weights)
+    assert_close(x.grad, grad_t)
+    assert not np.allclose(out_m.data, other)  # the conventions do differ
 
 
 def test_the_two_conventions_are_one_rotation_with_the_entries_reordered():
@@ -201,26 +229,33 @@ def test_attention_dropout_gradcheck_with_a_fixed_seed_and_off_at_zero(fast_and_
     assert (F.scaled_dot_product_attention(q, k, v, dropout_p=1.0, rng=5).data == 0).all()
 
 
+def torch_attention(q, k, v, mask):
+    """SDPA with this mask (a float one learns), scale 0.3: output, W, and the gradients of
+    sum(out * W) for q, k, v (and a float mask)."""
+    inputs = leaves(torch, [q, k, v] + ([mask] if mask.dtype.kind == "f" else []))
+    t_mask = inputs[3] if len(inputs) == 4 else torch.tensor(mask)
+    out = TF.scaled_dot_product_attention(*inputs[:3], attn_mask=t_mask, scale=0.3)
+    return out, torch_backward(out), [t.grad for t in inputs]
+
+
 @pytest.mark.parametrize("kind", ["bool", "float"])
 @pytest.mark.parametrize("leading", [(), (3,), (2, 3), (2, 1, 3)], ids=str)
-def test_attention_with_a_mask_matches_torch(kind, leading, fast_and_plain):
-    torch = pytest.importorskip("torch")
-    (q, qt), (k, kt), (v, vt) = (torch_pair((*leading, 6, 4)), torch_pair((*leading, 7, 4)),
-                                 torch_pair((*leading, 7, 5)))
+def test_attention_with_a_mask_matches_torch(kind, leading, fast_and_plain, oracle):
+    values = arrays((*leading, 6, 4), (*leading, 7, 4), (*leading, 7, 5), (6, 7), seed=4)
     if kind == "bool":
-        mask = bool_mask((6, 7))
+        mask = np.random.default_rng(5).random((6, 7)) >= 0.4
+        mask[..., 0] = True
         mask[2] = False  # a query that may see nothing: zeros (PyTorch), not NaN
-        m_mask, t_mask = mask, torch.tensor(mask)
-    else:
-        m_mask, t_mask = torch_pair((6, 7))
-    out_m = F.scaled_dot_product_attention(q, k, v, attn_mask=m_mask, scale=0.3)
-    out_t = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, attn_mask=t_mask, scale=0.3)
+        values[3] = mask
+    out_t, weights, grads_t = oracle(torch_attention, *values)
+    inputs = leaves(mg, values[:3]) + (leaves(mg, values[3:]) if kind == "float" else [mask])
+    out_m = F.scaled_dot_product_attention(*inputs[:3], attn_mask=inputs[3], scale=0.3)
     assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    for m, t in ((q, qt), (k, kt), (v, vt)) + (((m_mask, t_mask),) if kind == "float" else ()):
-        assert_close(m.grad, t.grad)
+    backward(out_m, weights)
+    for m, t in zip(inputs, grads_t, strict=kind == "float"):
+        assert_close(m.grad, t)
     if kind == "bool":
-        assert (out_m.data[..., 2, :] == 0).all() and (q.grad[..., 2, :] == 0).all()
+        assert (out_m.data[..., 2, :] == 0).all() and (inputs[0].grad[..., 2, :] == 0).all()
 
 
 def test_attention_bool_mask_is_the_additive_mask_of_zeros_and_minus_inf(fast_and_plain):
@@ -280,41 +315,46 @@ def test_the_plain_op_called_without_a_mask_returns_three_gradients():
 
 # ---- SwiGLU and CausalSelfAttention -------------------------------------------------------------
 
-def assert_module_matches_torch(ours, theirs, input_shape):
-    """Copy the torch module's weights into ours by name; then the outputs, the input's gradient
-    and every parameter's gradient must agree."""
-    import torch
+def torch_module(name, args, state, a):
+    """llama_torch's module `name`(*args) in float64 holding `state`: its output on a, W, and the
+    gradients of sum(out * W) for a and for each parameter by name."""
+    import llama_torch
 
-    with torch.no_grad():
-        for name, p in theirs.named_parameters():
-            dict(ours.named_parameters())[name].data[...] = p.numpy()
-    x, xt = torch_pair(input_shape)
-    out_m, out_t = ours(x), theirs(xt)
+    module = getattr(llama_torch, name)(*args).double()
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    (x,) = leaves(torch, [a])
+    out = module(x)
+    weights = torch_backward(out)
+    return out, weights, x.grad, {n: p.grad for n, p in module.named_parameters()}
+
+
+def assert_module_matches_torch(oracle, ours, theirs, input_shape):
+    """The torch module theirs = (class name in llama_torch, its arguments) given our weights by
+    name: the outputs, the input's gradient and every parameter's gradient must agree."""
+    (a,) = arrays(input_shape, seed=6)
+    out_t, weights, grad_t, param_grads = oracle(torch_module, *theirs, ours.state_dict(), a)
+    x = mg.tensor(a, requires_grad=True)
+    out_m = ours(x)
     assert_close(out_m, out_t)
-    backward_both(out_m, out_t)
-    assert_close(x.grad, xt.grad)
-    for name, p in theirs.named_parameters():
-        assert_close(dict(ours.named_parameters())[name].grad, p.grad)
+    backward(out_m, weights)
+    assert_close(x.grad, grad_t)
+    assert sorted(param_grads) == sorted(n for n, _ in ours.named_parameters())
+    for name, p in ours.named_parameters():
+        assert_close(p.grad, param_grads[name])
 
 
-def test_swiglu_matches_torch_and_gradchecks():
-    pytest.importorskip("torch")
-    from llama_torch import MLP
-
+def test_swiglu_matches_torch_and_gradchecks(oracle):
     ours = nn.SwiGLU(6, 10, dtype=np.float64, rng=0)
     names = ["gate_proj.weight", "up_proj.weight", "down_proj.weight"]
     assert [n for n, _ in ours.named_parameters()] == names
-    assert_module_matches_torch(ours, MLP(6, 10).double(), (2, 3, 6))
+    assert_module_matches_torch(oracle, ours, ("MLP", (6, 10)), (2, 3, 6))
     check(lambda x: nn.SwiGLU(3, 5, dtype=np.float64, rng=1)(x), leaf((2, 3)))
 
 
 @pytest.mark.parametrize("style", ["halves", "pairs"])
-def test_causal_self_attention_matches_torch(style, fast_and_plain):
-    pytest.importorskip("torch")
-    from llama_torch import Attention
-
+def test_causal_self_attention_matches_torch(style, fast_and_plain, oracle):
     ours = nn.CausalSelfAttention(8, 2, rotary=nn.RotaryEmbedding(4, 10000.0, style), dtype=np.float64, rng=0)
-    assert_module_matches_torch(ours, Attention(8, 2, 4, 10000.0, style).double(), (3, 5, 8))
+    assert_module_matches_torch(oracle, ours, ("Attention", (8, 2, 4, 10000.0, style)), (3, 5, 8))
 
 
 def test_causal_self_attention_takes_any_leading_axes_and_is_causal():

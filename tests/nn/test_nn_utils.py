@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad import nn, optim
@@ -30,13 +31,26 @@ def params_with(grads):
     return params + [nn.Parameter(np.zeros(2))]
 
 
-def torch_params_with(torch, grads):
+def torch_params_with(grads):
+    """torch Parameters with these (dense) gradients, plus one without a gradient."""
     params = []
     for g in grads:
-        p = torch.nn.Parameter(torch.zeros(to_dense(g).shape, dtype=torch.from_numpy(to_dense(g)).dtype))
-        p.grad = torch.from_numpy(np.array(to_dense(g)))
+        p = torch.nn.Parameter(torch.zeros(g.shape, dtype=torch.from_numpy(g).dtype))
+        p.grad = torch.from_numpy(np.array(g))
         params.append(p)
     return params + [torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))]
+
+
+def torch_clip_grad_norm(grads, max_norm, norm_type):
+    """torch.nn.utils.clip_grad_norm_ on parameters with these gradients: (the total norm, each
+    parameter's gradient after, None for the one without)."""
+    params = torch_params_with(grads)
+    total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type=norm_type)
+    return total, [p.grad for p in params]
+
+
+def dense(grads):
+    return [np.array(to_dense(g)) for g in grads]
 
 
 def table_grad(V=50, d=3, rows=(7, 7, 2, 31)):
@@ -53,36 +67,35 @@ def refuse_densify(monkeypatch):
 
 @pytest.mark.parametrize("max_norm", [0.5, 1e3])
 @pytest.mark.parametrize("norm_type", ORDERS)
-def test_clip_grad_norm_matches_torch(norm_type, max_norm):
-    torch = pytest.importorskip("torch")
+def test_clip_grad_norm_matches_torch(norm_type, max_norm, oracle):
     grads = dense_grads()
-    ours, theirs = params_with(grads), torch_params_with(torch, grads)
+    expected, their_grads = oracle(torch_clip_grad_norm, grads, max_norm, norm_type)
+    ours = params_with(grads)
     total = clip_grad_norm_(ours, max_norm, norm_type=norm_type)
-    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
     assert isinstance(total, mg.Tensor) and total.shape == ()
-    np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-12)
-    for p, q in zip(ours, theirs):
-        if q.grad is None:
+    np.testing.assert_allclose(total.item(), expected, rtol=1e-12)
+    for p, q in zip(ours, their_grads, strict=True):
+        if q is None:
             assert p.grad is None
         else:
-            np.testing.assert_allclose(p.grad, q.grad.numpy(), rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(p.grad, q, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("norm_type", ORDERS)
-def test_clip_grad_norm_of_row_sparse_gradients_matches_torch_without_densifying(norm_type, monkeypatch):
-    torch = pytest.importorskip("torch")
+def test_clip_grad_norm_of_row_sparse_gradients_matches_torch_without_densifying(norm_type, monkeypatch,
+                                                                                 oracle):
     grads = [table_grad(), dense_grads()[0]]
-    theirs = torch_params_with(torch, grads)  # torch sees the dense sums of the repeated rows
+    # torch sees the dense sums of the repeated rows
+    expected, their_grads = oracle(torch_clip_grad_norm, dense(grads), 0.25, norm_type)
     ours = params_with(grads)
     refuse_densify(monkeypatch)
     total = clip_grad_norm_(ours, 0.25, norm_type=norm_type)
-    expected = torch.nn.utils.clip_grad_norm_(theirs, 0.25, norm_type=norm_type)
-    np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-12)
+    np.testing.assert_allclose(total.item(), expected, rtol=1e-12)
     table = ours[0].grad
     assert isinstance(table, RowSparse) and table.indices.size <= 4, "the gradient kept its rows"
     monkeypatch.undo()
-    np.testing.assert_allclose(table.to_dense(), theirs[0].grad.numpy(), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(ours[1].grad, theirs[1].grad.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(table.to_dense(), their_grads[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ours[1].grad, their_grads[1], rtol=1e-12, atol=1e-15)
 
 
 def test_clip_grad_norm_of_a_million_row_table_touches_only_the_rows_read(monkeypatch):
@@ -97,17 +110,16 @@ def test_clip_grad_norm_of_a_million_row_table_touches_only_the_rows_read(monkey
                                rtol=1e-6)
 
 
-def test_clip_grad_norm_float32_gives_a_float32_total_like_torch():
-    torch = pytest.importorskip("torch")
+def test_clip_grad_norm_float32_gives_a_float32_total_like_torch(oracle):
     grads = dense_grads(np.float32)
-    ours, theirs = params_with(grads), torch_params_with(torch, grads)
+    expected, their_grads = oracle(torch_clip_grad_norm, grads, 0.1, 2.0)
+    ours = params_with(grads)
     total = clip_grad_norm_(ours, 0.1)
-    expected = torch.nn.utils.clip_grad_norm_(theirs, 0.1)
-    assert total.dtype == np.float32 and expected.dtype == torch.float32
-    np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-6)
-    for p, q in zip(ours[:3], theirs):
+    assert total.dtype == np.float32 and expected.dtype == np.float32
+    np.testing.assert_allclose(total.item(), expected, rtol=1e-6)
+    for p, q in zip(ours[:3], their_grads):
         assert p.grad.dtype == np.float32
-        np.testing.assert_allclose(p.grad, q.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(p.grad, q, rtol=1e-6)
 
 
 def test_clip_grad_norm_scales_in_place_as_torch_mul_does():
@@ -123,18 +135,17 @@ def test_clip_grad_norm_with_no_gradients_returns_zero():
     assert total.item() == 0.0 and total.dtype == np.float32  # torch.tensor(0.0)
 
 
-def test_clip_grad_norm_nonfinite():
-    torch = pytest.importorskip("torch")
+def test_clip_grad_norm_nonfinite(oracle):
     grads = [np.array([1.0, np.nan]), np.array([np.inf, 2.0])]
     with pytest.raises(RuntimeError, match=r"clip_grad_norm_: the total norm of order 2.0 of the gradients "
                                            r"is nan, not finite \(first: parameter 1 of shape \(2,\)\)"):
         clip_grad_norm_([nn.Parameter(np.zeros(3))] + params_with(grads), 1.0, error_if_nonfinite=True)
     for order in (2.0, math.inf):
-        ours, theirs = params_with(grads[1:]), torch_params_with(torch, grads[1:])
+        ours = params_with(grads[1:])
         total = clip_grad_norm_(ours, 1.0, order)  # without the check: scaled by it, as torch does
-        expected = torch.nn.utils.clip_grad_norm_(theirs, 1.0, order)
+        expected, their_grads = oracle(torch_clip_grad_norm, grads[1:], 1.0, order)
         assert total.item() == expected.item() == math.inf
-        np.testing.assert_array_equal(ours[0].grad, theirs[0].grad.numpy())
+        np.testing.assert_array_equal(ours[0].grad, their_grads[0])
 
 
 def test_clip_grad_norm_argument_errors():
@@ -154,19 +165,24 @@ def test_clip_grad_norm_argument_errors():
         clip_grad_norm_([p[0], np.ones(2)], 1.0)
 
 
-def test_clip_grad_value_matches_torch_and_clips_a_row_sparse_gradient_by_its_row_sums(monkeypatch):
-    torch = pytest.importorskip("torch")
+def torch_clip_grad_value(grads, clip_value):
+    params = torch_params_with(grads)
+    torch.nn.utils.clip_grad_value_(params, clip_value)
+    return [p.grad for p in params]
+
+
+def test_clip_grad_value_matches_torch_and_clips_a_row_sparse_gradient_by_its_row_sums(monkeypatch, oracle):
     grads = dense_grads() + [table_grad()]
-    ours, theirs = params_with(grads), torch_params_with(torch, grads)
+    their_grads = oracle(torch_clip_grad_value, dense(grads), 0.7)
+    ours = params_with(grads)
     refuse_densify(monkeypatch)
     assert clip_grad_value_(ours, 0.7) is None
-    torch.nn.utils.clip_grad_value_(theirs, 0.7)
     table = ours[3].grad
     assert isinstance(table, RowSparse) and table.coalesced and table.indices.tolist() == [2, 7, 31]
     monkeypatch.undo()
-    for p, q in zip(ours, theirs):
-        if q.grad is not None:
-            np.testing.assert_array_equal(to_dense(p.grad), q.grad.numpy())
+    for p, q in zip(ours, their_grads, strict=True):
+        if q is not None:
+            np.testing.assert_array_equal(to_dense(p.grad), q)
 
 
 def test_clip_grad_value_argument_errors():
@@ -178,35 +194,36 @@ def test_clip_grad_value_argument_errors():
 
 
 # ---- zero_grad(set_to_none=...) ----------------------------------------------------------------
-def model_and_torch_twin(torch):
-    model = nn.Linear(3, 2)
+def torch_zero_grad_then_accumulate(weight, bias, x, via):
+    """A torch Linear holding weight and bias: backward of sum(out), zero_grad(set_to_none=False)
+    (on the module or an SGD), backward of sum(out ** 2); whether weight.grad survived the zeroing as
+    a tensor, and the gradients after."""
     twin = torch.nn.Linear(3, 2).double()
     with torch.no_grad():
-        twin.weight.copy_(torch.from_numpy(model.weight.data.astype(np.float64)))
-        twin.bias.copy_(torch.from_numpy(model.bias.data.astype(np.float64)))
-    model.weight.data = model.weight.data.astype(np.float64)
-    model.bias.data = model.bias.data.astype(np.float64)
-    return model, twin
+        twin.weight.copy_(torch.from_numpy(weight))
+        twin.bias.copy_(torch.from_numpy(bias))
+    zero = twin.zero_grad if via == "module" else torch.optim.SGD(twin.parameters(), lr=0.1).zero_grad
+    twin(torch.from_numpy(x)).sum().backward()
+    zero(set_to_none=False)
+    kept = twin.weight.grad is not None
+    (twin(torch.from_numpy(x)) ** 2).sum().backward()
+    return kept, [p.grad for p in twin.parameters()]
 
 
 @pytest.mark.parametrize("via", ["module", "optimizer"])
-def test_zero_grad_set_to_none_false_zeroes_in_place_then_accumulates_like_torch(via):
-    torch = pytest.importorskip("torch")
-    model, twin = model_and_torch_twin(torch)
+def test_zero_grad_set_to_none_false_zeroes_in_place_then_accumulates_like_torch(via, oracle):
+    model = nn.Linear(3, 2, dtype=np.float64, rng=0)
     x = np.arange(6.0).reshape(2, 3)
+    kept, their_grads = oracle(torch_zero_grad_then_accumulate, model.weight.data, model.bias.data, x, via)
     zero = model.zero_grad if via == "module" else optim.SGD(model.parameters(), lr=0.1).zero_grad
-    torch_zero = twin.zero_grad if via == "module" else torch.optim.SGD(twin.parameters(), lr=0.1).zero_grad
     model(mg.tensor(x)).sum().backward()
-    twin(torch.from_numpy(x)).sum().backward()
     held = model.weight.grad
     zero(set_to_none=False)
-    torch_zero(set_to_none=False)
     assert model.weight.grad is held and not held.any(), "zeroed in place, as torch does"
-    assert twin.weight.grad is not None
+    assert kept
     (model(mg.tensor(x)) ** 2).sum().backward()
-    (twin(torch.from_numpy(x)) ** 2).sum().backward()
-    for p, q in zip(model.parameters(), twin.parameters()):
-        np.testing.assert_allclose(p.grad, q.grad.numpy(), rtol=1e-12)
+    for p, q in zip(model.parameters(), their_grads, strict=True):
+        np.testing.assert_allclose(p.grad, q, rtol=1e-12)
     zero()  # the default, set_to_none=True
     assert all(p.grad is None for p in model.parameters())
 

@@ -5,8 +5,10 @@ import re
 
 import numpy as np
 import pytest
+from oracle import TF, torch
 
 import minigrad as mg
+from minigrad.learn.train import next_token_loss
 from minigrad.models import TinyGPT
 from minigrad.nn import functional as F
 
@@ -66,32 +68,34 @@ def test_same_seed_same_model_and_gpt2_initialisation():
     assert (a["transformer.h.0.ln_1.weight"] == 1).all()
 
 
-# ---- against PyTorch ------------------------------------------------------------------------------
+# ---- against PyTorch (live where it is installed, recorded where not) ------------------------------
 
-def torch_grads(twin, ids, targets):
-    import torch
+SIZES = (V, CONTEXT, D, HEADS, LAYERS)
 
+
+def torch_grads(state, tied, explicit, ids, targets):
+    """nanoGPT's network holding `state`: the logits, the loss, and the gradient under every
+    parameter name (both names of a tied table)."""
+    from nanogpt_torch import twin_of_state
+
+    twin = twin_of_state(SIZES, state, tied, explicit)
     logits = twin(torch.tensor(ids))
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), torch.tensor(targets).reshape(-1))
+    loss = TF.cross_entropy(logits.reshape(-1, V), torch.tensor(targets).reshape(-1))
     loss.backward()
-    return logits, loss, {n: p.grad.numpy() for n, p in twin.named_parameters(remove_duplicate=False)
-                          if p.grad is not None}
+    return logits, loss.item(), {n: p.grad for n, p in twin.named_parameters(remove_duplicate=False)
+                                 if p.grad is not None}
 
 
 @pytest.mark.parametrize("tied", [True, False])
 @pytest.mark.parametrize("explicit", [False, True])
-def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit, fast_and_plain):
-    pytest.importorskip("torch")
-    from nanogpt_torch import torch_twin
-
+def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit, fast_and_plain, oracle):
     m = model(tied)
-    twin = torch_twin(m, explicit=explicit)
-    logits_t, loss_t, grads_t = torch_grads(twin, IDS, TARGETS)
+    logits_t, loss_t, grads_t = oracle(torch_grads, m.state_dict(), tied, explicit, IDS, TARGETS)
     logits = m(IDS)
-    loss = F.cross_entropy(logits, TARGETS)
+    loss = next_token_loss(logits, TARGETS)
     loss.backward()
-    np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-11, atol=1e-13)
-    assert loss.item() == pytest.approx(loss_t.item(), rel=1e-12)
+    np.testing.assert_allclose(logits.data, logits_t, rtol=1e-11, atol=1e-13)
+    assert loss.item() == pytest.approx(loss_t, rel=1e-12)
     params = dict(m._all_named_parameters())
     assert set(grads_t) == set(params)  # every parameter, under every name (both tied names)
     for name, p in params.items():
@@ -99,17 +103,13 @@ def test_logits_and_every_gradient_match_torch_in_float64(tied, explicit, fast_a
         np.testing.assert_allclose(ours, grads_t[name], rtol=1e-9, atol=1e-12, err_msg=name)
 
 
-def test_float32_model_matches_torch_float32(fast_and_plain):
-    pytest.importorskip("torch")
-    from nanogpt_torch import torch_twin
-
+def test_float32_model_matches_torch_float32(fast_and_plain, oracle):
     m = model(dtype=np.float32)
-    twin = torch_twin(m)
-    logits_t, _, grads_t = torch_grads(twin, IDS, TARGETS)
+    logits_t, _, grads_t = oracle(torch_grads, m.state_dict(), True, False, IDS, TARGETS)
     logits = m(IDS)
-    F.cross_entropy(logits, TARGETS).backward()
-    assert logits.dtype == np.float32
-    np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-4, atol=1e-5)
+    next_token_loss(logits, TARGETS).backward()
+    assert logits.dtype == logits_t.dtype == np.float32
+    np.testing.assert_allclose(logits.data, logits_t, rtol=1e-4, atol=1e-5)
     for name, p in m.named_parameters():
         assert p.grad.dtype == np.float32, name
         np.testing.assert_allclose(mg.engine.to_dense(p.grad), grads_t[name], rtol=1e-3, atol=1e-5,
@@ -142,7 +142,7 @@ def test_features_and_the_fused_head_give_the_loss_and_its_gradients(tied, fast_
 def test_untied_token_table_keeps_its_row_sparse_gradient():
     m = model(tied=False)
     ids = np.array([[1, 2, 2, 7]])
-    F.cross_entropy(m(ids), np.array([[0, 1, 2, 3]])).backward()
+    next_token_loss(m(ids), np.array([[0, 1, 2, 3]])).backward()
     grad = m.transformer.wte.weight.grad
     assert isinstance(grad, mg.RowSparse)
     assert sorted(grad.coalesce().indices.tolist()) == [1, 2, 7]
@@ -151,22 +151,29 @@ def test_untied_token_table_keeps_its_row_sparse_gradient():
 
 # ---- checkpoints: minigrad -> PyTorch -> minigrad ----------------------------------------------
 
-@pytest.mark.parametrize("tied", [True, False])
-def test_checkpoint_travels_to_torch_and_back(tmp_path, tied):
-    torch = pytest.importorskip("torch")
+def torch_round_trip(state, tied, ids):
+    """nanoGPT's network loads the state: its logits; then any change (as training on in PyTorch
+    would make), and its logits and state after."""
     from nanogpt_torch import TorchGPT
 
+    twin = TorchGPT(*SIZES, tied=tied).double()
+    twin.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    with torch.no_grad():
+        before = twin(torch.tensor(ids))
+        for p in twin.parameters():
+            p.mul_(1.5).add_(0.01)
+        after = twin(torch.tensor(ids))
+    return before, after, dict(twin.state_dict())
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_checkpoint_travels_to_torch_and_back(tmp_path, tied, oracle):
     m = model(tied, rng=1)
     mg.save(m, tmp_path / "gpt.safetensors")
-    twin = TorchGPT(V, CONTEXT, D, HEADS, LAYERS, tied=tied).double()
-    twin.load_state_dict({k: torch.from_numpy(v) for k, v in mg.load(tmp_path / "gpt.safetensors").items()})
-    with torch.no_grad():
-        np.testing.assert_allclose(twin(torch.tensor(IDS)).numpy(), m(IDS).data, rtol=1e-12, atol=1e-14)
-        for p in twin.parameters():  # train on in PyTorch (here: any change), then come back
-            p.mul_(1.5).add_(0.01)
-        expected = twin(torch.tensor(IDS)).numpy()
+    before, expected, state = oracle(torch_round_trip, mg.load(tmp_path / "gpt.safetensors"), tied, IDS)
+    np.testing.assert_allclose(before, m(IDS).data, rtol=1e-12, atol=1e-14)
     back = model(tied, rng=2)
-    back.load_state_dict({k: v.numpy() for k, v in twin.state_dict().items()})
+    back.load_state_dict(state)
     np.testing.assert_allclose(back(IDS).data, expected, rtol=1e-12, atol=1e-14)
     mg.save(back, tmp_path / "back.safetensors")
     again = model(tied, rng=3)
@@ -212,8 +219,8 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
     tied, untied = model(tied=True), model(tied=False)
     untied.lm_head.weight.data[...] = tied.transformer.wte.weight.data  # same values, two tables
     with mg.ledger(names=tied) as led:
-        F.cross_entropy(tied(IDS), TARGETS).backward()
-    F.cross_entropy(untied(IDS), TARGETS).backward()
+        next_token_loss(tied(IDS), TARGETS).backward()
+    next_token_loss(untied(IDS), TARGETS).backward()
     paths = led.path_grads("lm_head.weight")
     assert set(paths) == {"lookup transformer.wte (EmbeddingBackward)",  # named by module
                           "classifier lm_head (LinearBackward)"}
@@ -234,7 +241,7 @@ def test_ledger_splits_the_tied_table_into_lookup_and_classifier_paths():
 def test_drawing_shows_the_tied_table_as_one_node_with_a_sparse_and_a_dense_edge():
     m = model()
     with mg.ledger(names=m) as led:
-        loss = F.cross_entropy(m(IDS), TARGETS)
+        loss = next_token_loss(m(IDS), TARGETS)
         loss.backward(retain_graph=True)
     source = mg.draw(loss, params=m, ledger=led).source
     (table,) = re.findall(r'^\s*(\w+) \[label="transformer\.wte\.weight = lm_head\.weight', source, re.M)

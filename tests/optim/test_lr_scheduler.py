@@ -1,9 +1,11 @@
-"""Learning-rate schedules against torch.optim.lr_scheduler: the same lr at every step."""
+"""Learning-rate schedules against torch.optim.lr_scheduler (live where it is installed, recorded
+where not): the same lr at every step."""
 
 import math
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad.optim import SGD, AdamW
@@ -12,12 +14,9 @@ from minigrad.optim import lr_scheduler as S
 STEPS = 25
 
 
-def optimizers(lrs=(0.1, 0.03)):
-    """A minigrad and a torch optimizer with one parameter group per lr."""
-    torch = pytest.importorskip("torch")
-    ours = SGD([{"params": [mg.nn.Parameter(np.zeros(2))], "lr": lr} for lr in lrs])
-    theirs = torch.optim.SGD([{"params": [torch.nn.Parameter(torch.zeros(2))], "lr": lr} for lr in lrs])
-    return ours, theirs
+def optimizer(lib, lrs=(0.1, 0.03)):
+    """A minigrad (lib=mg) or torch SGD with one parameter group per lr."""
+    return lib.optim.SGD([{"params": [lib.nn.Parameter(lib.zeros(2))], "lr": lr} for lr in lrs])
 
 
 def lrs(optimizer, scheduler, steps=STEPS):
@@ -43,13 +42,20 @@ def build(module, optimizer, kind):
     return module.SequentialLR(optimizer, [warmup, cosine], milestones=[5])
 
 
+def torch_lrs(kind):
+    """torch's lrs at every step of STEPS, and its last lr after."""
+    opt = optimizer(torch)
+    sched = build(torch.optim.lr_scheduler, opt, kind)
+    return lrs(opt, sched), sched.get_last_lr()
+
+
 @pytest.mark.parametrize("kind", ["lambda", "linear", "cosine", "step", "warmup_cosine"])
-def test_lr_sequence_matches_torch(kind):
-    torch = pytest.importorskip("torch")
-    ours, theirs = optimizers()
-    mine, torchs = build(S, ours, kind), build(torch.optim.lr_scheduler, theirs, kind)
-    np.testing.assert_allclose(lrs(ours, mine), lrs(theirs, torchs), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(mine.get_last_lr(), torchs.get_last_lr(), rtol=1e-12)
+def test_lr_sequence_matches_torch(kind, oracle):
+    theirs, their_last = oracle(torch_lrs, kind)
+    ours = optimizer(mg)
+    mine = build(S, ours, kind)
+    np.testing.assert_allclose(lrs(ours, mine), theirs, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mine.get_last_lr(), their_last, rtol=1e-12)
 
 
 def test_warmup_then_cosine_shape():
@@ -90,16 +96,25 @@ def test_step_lr_multiplies_by_gamma_every_step_size_epochs():
 
 
 # ---- the one warm-up and cosine schedule -------------------------------------------------------
+def warmup_then_cosine(lib, schedulers, peak, total):
+    """LinearLR for the warm-up, then CosineAnnealingLR, in a SequentialLR: the lr of every step."""
+    warm, opt = max(1, total // 20), optimizer(lib, lrs=(peak,))
+    warmup = schedulers.LinearLR(opt, start_factor=1 / warm, total_iters=max(1, warm - 1))
+    cosine = schedulers.CosineAnnealingLR(opt, T_max=total - warm, eta_min=peak / 10)
+    sched = schedulers.SequentialLR(opt, [warmup, cosine], milestones=[warm])
+    return [lr for (lr,) in lrs(opt, sched, total)]
+
+
+def torch_warmup_then_cosine(peak, total):
+    return warmup_then_cosine(torch, torch.optim.lr_scheduler, peak, total)
+
+
 @pytest.mark.parametrize("total", [7, 40, 100, 1200])
-def test_warmup_cosine_is_sequential_linear_then_cosine_as_torch_composes_it(total):
-    torch = pytest.importorskip("torch")
-    peak, warm = 3e-3, max(1, total // 20)
+def test_warmup_cosine_is_sequential_linear_then_cosine_as_torch_composes_it(total, oracle):
+    peak = 3e-3
     expected = [S.warmup_cosine(step, total, peak) for step in range(total)]
-    for module, opt in zip((S, torch.optim.lr_scheduler), optimizers(lrs=(peak,))):
-        warmup = module.LinearLR(opt, start_factor=1 / warm, total_iters=max(1, warm - 1))
-        cosine = module.CosineAnnealingLR(opt, T_max=total - warm, eta_min=peak / 10)
-        sched = module.SequentialLR(opt, [warmup, cosine], milestones=[warm])
-        np.testing.assert_allclose([lr for (lr,) in lrs(opt, sched, total)], expected, rtol=1e-12)
+    np.testing.assert_allclose(warmup_then_cosine(mg, S, peak, total), expected, rtol=1e-12)
+    np.testing.assert_allclose(oracle(torch_warmup_then_cosine, peak, total), expected, rtol=1e-12)
 
 
 def test_warmup_cosine_rises_over_five_percent_then_falls_to_the_floor():

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from oracle import torch
 
 import minigrad as mg
 from minigrad import optim
@@ -75,16 +76,16 @@ def mg_write(p, g):
     p.grad = g
 
 
-def torch_uninterrupted(opt_kind, sched_kind):
-    torch = pytest.importorskip("torch")
-    params = [torch.nn.Parameter(torch.tensor(v.copy())) for v in START]
+def torch_uninterrupted(opt_kind, sched_kind, start, steps):
+    """`steps` steps in torch from parameters `start`: the lrs of every step, the parameters after."""
+    params = [torch.nn.Parameter(torch.tensor(v.copy())) for v in start]
     opt = make_optimizer(torch.optim, opt_kind, params)
     sched = make_scheduler(torch.optim.lr_scheduler, sched_kind, opt)
 
     def write(p, g):
         p.grad = torch.from_numpy(g)
 
-    lrs = run(opt, sched, params, BEFORE + AFTER, lambda p: p.detach().numpy(), write)
+    lrs = run(opt, sched, params, steps, lambda p: p.detach().numpy(), write)
     return lrs, [p.detach().numpy() for p in params]
 
 
@@ -101,8 +102,8 @@ def is_plain_data(value) -> bool:
 
 @pytest.mark.parametrize("sched_kind", SCHEDULES)
 @pytest.mark.parametrize("opt_kind", OPTIMIZERS)
-def test_resumed_run_equals_an_uninterrupted_torch_run(opt_kind, sched_kind):
-    torch_lrs, torch_params = torch_uninterrupted(opt_kind, sched_kind)
+def test_resumed_run_equals_an_uninterrupted_torch_run(opt_kind, sched_kind, oracle):
+    torch_lrs, torch_params = oracle(torch_uninterrupted, opt_kind, sched_kind, START, BEFORE + AFTER)
     read = lambda p: p.data  # noqa: E731
     params = mg_params()
     opt = make_optimizer(optim, opt_kind, params)
@@ -216,26 +217,30 @@ def test_lambda_lr_state_pickles_and_loading_keeps_the_new_lambda():
     assert new.get_last_lr() == pytest.approx([0.05 * 0.5**6, 0.02 * 0.5**6], rel=1e-15)
 
 
-def test_lambda_lr_restores_the_attributes_of_a_callable_object_as_torch_does():
-    torch = pytest.importorskip("torch")
-    results = []
-    for module, params in ((S, mg_params()), (torch.optim.lr_scheduler, None)):
-        if params is None:
-            params = [torch.nn.Parameter(torch.tensor(v.copy())) for v in START]
-            opt_module = torch.optim
-        else:
-            opt_module = optim
-        factor = Halving(rate=0.5)
-        sched = module.LambdaLR(make_optimizer(opt_module, "SGD", params), factor)
-        factor.rate = 0.25  # state kept in the object
-        state = sched.state_dict()
-        fresh_factor = Halving(rate=0.9)
-        fresh = module.LambdaLR(make_optimizer(opt_module, "SGD", params), fresh_factor)
-        fresh.load_state_dict(state)
-        fresh.step()
-        results.append((fresh_factor.rate, fresh.get_last_lr()))
-    assert results[0][0] == results[1][0] == 0.25
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-14)
+def callable_object_restored(optimizers, schedulers, params):
+    """A LambdaLR over a callable object whose state changed, saved and loaded into a fresh one:
+    the fresh object's state, and the lrs after one step."""
+    factor = Halving(rate=0.5)
+    sched = schedulers.LambdaLR(make_optimizer(optimizers, "SGD", params), factor)
+    factor.rate = 0.25  # state kept in the object
+    state = sched.state_dict()
+    fresh_factor = Halving(rate=0.9)
+    fresh = schedulers.LambdaLR(make_optimizer(optimizers, "SGD", params), fresh_factor)
+    fresh.load_state_dict(state)
+    fresh.step()
+    return fresh_factor.rate, fresh.get_last_lr()
+
+
+def torch_callable_object_restored(start):
+    params = [torch.nn.Parameter(torch.tensor(v.copy())) for v in start]
+    return callable_object_restored(torch.optim, torch.optim.lr_scheduler, params)
+
+
+def test_lambda_lr_restores_the_attributes_of_a_callable_object_as_torch_does(oracle):
+    rate, lrs = callable_object_restored(optim, S, mg_params())
+    their_rate, their_lrs = oracle(torch_callable_object_restored, START)
+    assert rate == their_rate == 0.25
+    np.testing.assert_allclose(lrs, their_lrs, rtol=1e-14)
 
 
 @pytest.mark.parametrize("kind", SCHEDULES)

@@ -7,6 +7,7 @@ import stat
 
 import numpy as np
 import pytest
+from oracle import torch
 from tiny_lm import TinyLM
 
 import minigrad as mg
@@ -167,25 +168,35 @@ def test_loading_below_a_folder_that_cannot_be_entered_says_permission(tmp_path,
 
 # ---- dtypes numpy does not have --------------------------------------------------------------
 
-def test_a_bfloat16_file_from_pytorch_is_read_as_float32_and_says_so(tmp_path):
-    torch = pytest.importorskip("torch")
-    from safetensors.torch import save_file
+def torch_bfloat16_file(values):
+    """A safetensors file written by PyTorch: `values` as bfloat16 'w' and float32 zeros 'b'; its
+    bytes, and the bfloat16 values as float32."""
+    from safetensors.torch import save
 
-    weights = torch.randn(3, 5, dtype=torch.float32).to(torch.bfloat16)
-    save_file({"w": weights, "b": torch.zeros(2)}, str(tmp_path / "bf16.safetensors"))
+    weights = torch.tensor(values, dtype=torch.float32).to(torch.bfloat16)
+    return save({"w": weights, "b": torch.zeros(2)}), weights.float()
+
+
+def test_a_bfloat16_file_from_pytorch_is_read_as_float32_and_says_so(tmp_path, oracle):
+    values = np.random.default_rng(0).standard_normal((3, 5))
+    file_bytes, expected = oracle(torch_bfloat16_file, values)
+    (tmp_path / "bf16.safetensors").write_bytes(file_bytes)
     with pytest.warns(UserWarning, match=r"'w' in '.*bf16.safetensors' is bfloat16.*read as float32"):
         state = mg.load(tmp_path / "bf16.safetensors")
     assert state["w"].dtype == np.float32 and state["w"].shape == (3, 5)
-    np.testing.assert_array_equal(state["w"], weights.float().numpy())  # exact, every value
+    np.testing.assert_array_equal(state["w"], expected)  # exact, every value
     assert state["w"].flags.writeable
     assert state["b"].dtype == np.float32
 
 
-def test_a_float8_file_from_pytorch_names_the_dtype(tmp_path):
-    torch = pytest.importorskip("torch")
-    from safetensors.torch import save_file
+def torch_float8_file():
+    from safetensors.torch import save
 
-    save_file({"w": torch.ones(4).to(torch.float8_e4m3fn)}, str(tmp_path / "f8.safetensors"))
+    return save({"w": torch.ones(4).to(torch.float8_e4m3fn)})
+
+
+def test_a_float8_file_from_pytorch_names_the_dtype(tmp_path, oracle):
+    (tmp_path / "f8.safetensors").write_bytes(oracle(torch_float8_file))
     with pytest.raises(mg.CheckpointError, match=r"'w' in '.*f8.safetensors' has dtype F8_E4M3, which "
                                                  r"numpy \(and so minigrad\) cannot hold"):
         mg.load(tmp_path / "f8.safetensors")

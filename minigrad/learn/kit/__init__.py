@@ -48,6 +48,7 @@ from minigrad.learn.kit.geometry import (
 from minigrad.learn.kit.lesson import (
     DEFAULT_BLAS_THREADS,
     LessonSetup,
+    ThreadCap,
     blas_thread_cap,
     cap_blas_threads,
     expected_duration,
@@ -117,7 +118,7 @@ __all__ = [
     "adam_step_after_silence",
     "ahead_of_the_loss",
     "average_ranks",
-    "blas_thread_cap",
+    "ThreadCap", "blas_thread_cap",
     "busiest_to_quietest_on_real_text",
     "byte_pair_ladder",
     "cap_blas_threads",

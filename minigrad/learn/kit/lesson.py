@@ -25,6 +25,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from minigrad.engine import kernels
 from minigrad.learn.kit.figures import in_notebook, show_file
 
 DEFAULT_BLAS_THREADS = 1
@@ -44,11 +45,37 @@ def blas_thread_cap() -> int | None:
     return threads or None
 
 
-def cap_blas_threads(threads: int | None = None) -> Any:
-    """Limit numpy's BLAS to `threads` (default: blas_thread_cap()) for the rest of the process.
+class ThreadCap:
+    """numpy's BLAS and the fast kernels' row blocks held to `threads` threads, until restored.
 
-    Returns threadpoolctl's limiter (use it as a context manager to restore the old limits), or
-    None when there is no cap or threadpoolctl is missing (then say how to get it).
+    One thread for each when lessons run two at a time on two cores: a second BLAS or row-block
+    thread would only wait for a core, and its hand-offs cost CPU time.
+    """
+
+    def __init__(self, blas_limits: Any, threads: int):
+        self.blas_limits = blas_limits  # threadpoolctl's limiter, or None
+        self.kernel_threads = kernels.get_threads()
+        kernels.set_threads(threads)
+
+    def restore_original_limits(self) -> None:
+        if self.blas_limits is not None:
+            self.blas_limits.restore_original_limits()
+        kernels.set_threads(self.kernel_threads)
+
+    def __enter__(self) -> ThreadCap:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore_original_limits()
+
+
+def cap_blas_threads(threads: int | None = None) -> ThreadCap | None:
+    """Limit numpy's BLAS and the fast kernels' row blocks to `threads` (default: blas_thread_cap())
+    for the rest of the process.
+
+    Returns a ThreadCap (use it as a context manager, or call restore_original_limits(), to put
+    the old limits back), or None when there is no cap. Without threadpoolctl only the row blocks
+    are capped, and a note says how to get it.
     """
     threads = blas_thread_cap() if threads is None else threads
     if not threads:
@@ -59,8 +86,8 @@ def cap_blas_threads(threads: int | None = None) -> Any:
         print("note: BLAS threads are not capped "
               "(threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
               file=sys.stderr)
-        return None
-    return threadpool_limits(limits=threads, user_api="blas")
+        return ThreadCap(None, threads)
+    return ThreadCap(threadpool_limits(limits=threads, user_api="blas"), threads)
 
 
 def small_mode(announce: bool = True) -> bool:

@@ -19,9 +19,9 @@ import numpy as np
 
 from minigrad.engine import Tensor, is_grad_enabled
 from minigrad.learn.train import mean_loss as minigrads_mean_loss
+from minigrad.learn.train import next_token_loss
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import Module
-from minigrad.nn import functional as F
 from minigrad.optim import SGD, AdamW
 
 from . import _common as common
@@ -71,7 +71,7 @@ def _reference(build: Callable[[], Module], make: Callable[[Any], Any], batches:
     optimizer = make(model.parameters())
     after, losses = [], []
     for ids, targets in batches:
-        loss = F.cross_entropy(model(ids), targets) * scale
+        loss = next_token_loss(model(ids), targets) * scale
         for action in actions:
             {"zero_grad": optimizer.zero_grad, "backward": loss.backward, "step": optimizer.step}[action]()
         after.append([p.data.copy() for p in model.parameters()])
@@ -85,7 +85,9 @@ def _learners_run(train_step: Callable, build: Callable[[], Module], make: Calla
     optimizer = make(model.parameters())
     after, returned = [], []
     for number, (ids, targets) in enumerate(batches, 1):
-        hint = f"on step {number}, with ids of shape {ids.shape} and targets of shape {targets.shape}"
+        hint = (f"on step {number}, with ids of shape {ids.shape} and targets of shape {targets.shape} "
+                "(F.cross_entropy takes logits (N, V) and targets (N,): a model's (B, C, V) logits are "
+                "B * C rows)")
         try:
             returned.append(common.call_answer(train_step, model, optimizer, ids, targets, hint=hint))
         except AssertionError as error:
@@ -168,11 +170,11 @@ def _losses_after_each_update(build: Callable[[], Module], make: Callable[[Any],
     optimizer = make(model.parameters())
     losses = []
     for ids, targets in batches:
-        loss = F.cross_entropy(model(ids), targets)
+        loss = next_token_loss(model(ids), targets)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        losses.append(F.cross_entropy(model(ids), targets).item())
+        losses.append(next_token_loss(model(ids), targets).item())
     return losses
 
 
