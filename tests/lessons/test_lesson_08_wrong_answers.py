@@ -228,5 +228,5 @@ def test_tinygpts_logits_passed_whole_are_explained():
         loss.backward()
         optimizer.step()
         return loss.item()
-    with pytest.raises(AssertionError, match=r"(?s)step\(\) raised .*a model's \(B, C, V\) logits are B \* C rows"):
+    with pytest.raises(AssertionError, match=r"(?s)step\(\) raised .*\(B, C, V\) logits are B \* C rows"):
         check(answers(train_step=step))
