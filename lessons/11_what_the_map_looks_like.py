@@ -102,15 +102,6 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
 # check, minigrad's otherwise, and why.
 
 # %%
-
-
-# %% [markdown]
-# ## Whose pieces run
-#
-# The lines this cell prints say whose pieces the lesson runs: yours where your copy passes its
-# check, minigrad's otherwise, and why.
-
-# %%
 mine = model_pieces(11)  # the models train on your pieces of lessons 4-8 that pass their checks
 own = yours(11)  # your mean_pairwise_cosine and merge_step, if they pass `minigrad check 11`
 mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's mean_cosine (the kit's)
