@@ -23,11 +23,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from real_kernel import use_real_kernel  # noqa: E402
+from run import StepProcess  # noqa: E402
 
 SHAPES = {
     "step": {"small": {"V": 8192, "d": 128, "H": 512, "N": 2048},
@@ -38,31 +38,13 @@ SHAPES = {
 PAUSE_S = 0.25  # BLAS and OpenMP threads spin for a while after their last call
 
 
-class Worker:
-    """One `--serve` process of a checkout's benchmark script, stepped on request."""
+class Worker(StepProcess):
+    """One `--serve` process of a checkout's benchmark script (run.py's StepProcess), labelled."""
 
     def __init__(self, label: str, checkout: Path, bench: str, impl: str, args: list[str]):
-        command = [sys.executable, str(checkout / "benchmarks" / f"{bench}.py"), f"--impl={impl}",
-                   "--serve", *args]
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, cwd=checkout, env=env)
+        super().__init__(impl, args, script=f"{bench}.py", checkout=checkout)
         self.label = label
         self.first = self.ask()
-
-    def ask(self, command: str | None = None) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        if command is not None:
-            self.process.stdin.write(command + "\n")
-            self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise SystemExit(f"the {self.label} worker stopped (exit code {self.process.wait()})")
-        return json.loads(line)
-
-    def finish(self) -> None:
-        self.ask("finish")
-        self.process.wait()
 
 
 def interleaved(workers: list[Worker], rounds: int, steps: int) -> dict[str, list[float]]:

@@ -59,11 +59,15 @@ def worker(script: str, *args: str) -> dict[str, Any]:
 
 class StepProcess:
     """A `step.py --serve` subprocess (or another script's, such as tinygpt.py): one
-    implementation, built once, stepped on request."""
+    implementation, built once, stepped on request. `checkout`: run that checkout's script and
+    minigrad instead of this one's (benchmarks/ab.py)."""
 
-    def __init__(self, impl: str, args: list[str], script: str = "step.py"):
-        command = [sys.executable, str(HERE / script), f"--impl={impl}", "--serve", *args]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, impl: str, args: list[str], script: str = "step.py", checkout: Path | None = None):
+        folder = HERE if checkout is None else checkout / "benchmarks"
+        command = [sys.executable, str(folder / script), f"--impl={impl}", "--serve", *args]
+        env = None if checkout is None else {**os.environ, "PYTHONPATH": str(checkout)}
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        cwd=None if checkout is None else checkout, env=env)
         self.impl = impl
 
     def ask(self, command: str | None = None) -> dict[str, Any]:

@@ -12,17 +12,21 @@ from minigrad.engine import (
     detect_anomaly,
     dtype_names,
     enable_grad,
+    full,
+    full_like,
     is_grad_enabled,
     kernels,
     manual_seed,
     no_grad,
     ones,
+    ones_like,
     randn,
     tensor,
     unbroadcast,
     use,
     whose,
     zeros,
+    zeros_like,
 )
 from minigrad.nn.functional import (
     cat,
@@ -89,5 +93,5 @@ __all__ = [
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
     "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum",
-    "minimum", *dtype_names.__all__,
+    "minimum", "full", "full_like", "ones_like", "zeros_like", *dtype_names.__all__,
 ]

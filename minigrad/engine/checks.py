@@ -14,6 +14,25 @@ class ShapeError(ValueError, RuntimeError):
     """
 
 
+def check_broadcast(who: str, *shapes: tuple[int, ...]) -> None:
+    """Raise ShapeError naming `who` and the shapes when they do not broadcast together, e.g.
+    "add: shapes (2, 3) and (4,) do not broadcast ..."."""
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ", ".join(str(tuple(s)) for s in shapes[:-1]) + f" and {tuple(shapes[-1])}"
+        raise ShapeError(f"{who}: shapes {listed} do not broadcast (from the last axis on, each pair "
+                         "of sizes must be equal or one of them 1)") from None
+
+
+def broadcasts_to(shape: tuple[int, ...], into: tuple[int, ...]) -> bool:
+    """Whether an array of `shape` broadcasts to `into` (stretches to it, without growing it)."""
+    try:
+        return np.broadcast_shapes(tuple(shape), tuple(into)) == tuple(into)
+    except ValueError:
+        return False
+
+
 def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
     """Raise IndexError for the first entry of the integer array `ids` outside [0, size).
 

@@ -21,11 +21,13 @@ import numpy as np
 from minigrad.engine import graph, ops
 from minigrad.engine.arguments import check_can_require_grad
 from minigrad.engine.arrays import Array, as_array
+from minigrad.engine.checks import ShapeError
+from minigrad.engine.dtypes import is_number, result_type
 from minigrad.engine.graph import AccumulateGrad, Node
 from minigrad.engine.random import as_generator
 from minigrad.engine.tensor_inplace import TensorInPlace
 from minigrad.engine.tensor_layout import Size, TensorLayout
-from minigrad.engine.tensor_maths import TensorMaths, promote
+from minigrad.engine.tensor_maths import TensorMaths, broadcasting, promote
 
 
 def _infer_array(data: Any, dtype: Any = None) -> Array:
@@ -220,29 +222,39 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
             pair = promote(self, other, floating)  # floating: true division of ints gives floats
         return (pair[1], pair[0]) if reflected else pair
 
+    def _arithmetic(self, op: type[ops.Function], other: Any, reflected: bool = False,
+                    floating: bool = False) -> Tensor:
+        """op on (self, other), or (other, self) when reflected, promoted as `_operands` says.
+        A half tensor meets a number (or a 0-d tensor) at float32 precision and only the result
+        is rounded, as in PyTorch: for x = 0.001, x * 1e5 is 100.06, where rounding 1e5 to
+        float16 first (65504 is its largest) would give inf."""
+        if self.data.dtype == np.float16 and np.ndim(other) == 0:
+            return self.float()._arithmetic(op, other, reflected, floating).half()
+        return broadcasting(op, op.__name__.lower(), *self._operands(other, reflected, floating))
+
     def __add__(self, other: Any) -> Tensor:
-        return ops.Add.apply(*self._operands(other))
+        return self._arithmetic(ops.Add, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return ops.Add.apply(*self._operands(other, reflected=True))
+        return self._arithmetic(ops.Add, other, reflected=True)
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(*self._operands(other))
+        return self._arithmetic(ops.Sub, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(*self._operands(other, reflected=True))
+        return self._arithmetic(ops.Sub, other, reflected=True)
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(*self._operands(other))
+        return self._arithmetic(ops.Mul, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(*self._operands(other, reflected=True))
+        return self._arithmetic(ops.Mul, other, reflected=True)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(*self._operands(other, floating=True))
+        return self._arithmetic(ops.Div, other, floating=True)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(*self._operands(other, reflected=True, floating=True))
+        return self._arithmetic(ops.Div, other, reflected=True, floating=True)
 
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
@@ -251,10 +263,10 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
         return ops.Pow.apply(base, exponent=n.item())
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(*self._operands(other))
+        return self._arithmetic(ops.MatMul, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.MatMul.apply(*self._operands(other, reflected=True))
+        return self._arithmetic(ops.MatMul, other, reflected=True)
 
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
@@ -280,24 +292,56 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, name: str 
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, name=name)
 
 
-def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:
+def _shape(shape: tuple[Any, ...], who: str = "tensor") -> tuple[int, ...]:
+    """The sizes given one by one or as one tuple, as ints; a negative size is refused (numpy's
+    ValueError and PyTorch's RuntimeError both catch it)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    sizes = tuple(int(s) for s in shape)
+    if any(s < 0 for s in sizes):
+        raise ShapeError(f"{who}: size {sizes} has a negative dimension; sizes must be >= 0")
+    return sizes
 
 
 def zeros(*shape: Any, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
-    return Tensor(np.zeros(_shape(shape), dtype=dtype), requires_grad=requires_grad)
+    return Tensor(np.zeros(_shape(shape, "zeros"), dtype=dtype), requires_grad=requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
-    return Tensor(np.ones(_shape(shape), dtype=dtype), requires_grad=requires_grad)
+    return Tensor(np.ones(_shape(shape, "ones"), dtype=dtype), requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` (a tuple, or an int) with every entry fill_value. Its dtype, when
+    not given, follows the value as PyTorch's does: a Python float gives float32, an int int64,
+    a bool bool."""
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    if not is_number(value):
+        raise TypeError(f"full: fill_value must be a number, got {type(fill_value).__name__}")
+    dtype = result_type(value) if dtype is None else dtype
+    shape = _shape((size,), "full")
+    return Tensor(np.full(shape, value, dtype=dtype), requires_grad=requires_grad)
+
+
+def full_like(other: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of other's shape and dtype (or `dtype`) with every entry fill_value."""
+    return full(np.shape(other), fill_value, dtype=as_array(other).dtype if dtype is None else dtype,
+                requires_grad=requires_grad)
+
+
+def zeros_like(other: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return full_like(other, 0, dtype=dtype, requires_grad=requires_grad)
+
+
+def ones_like(other: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return full_like(other, 1, dtype=dtype, requires_grad=requires_grad)
 
 
 def randn(*shape: Any, rng: Any = None, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
     """Standard normal draws; `rng` is a seed or a numpy Generator, so results repeat."""
     generator = as_generator(rng, "randn")
-    return Tensor(generator.standard_normal(_shape(shape)).astype(dtype), requires_grad=requires_grad)
+    values = generator.standard_normal(_shape(shape, "randn")).astype(dtype)
+    return Tensor(values, requires_grad=requires_grad)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,

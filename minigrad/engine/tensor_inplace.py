@@ -10,6 +10,8 @@ that saved the old values refuses to use them.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +19,7 @@ import numpy as np
 from minigrad.engine import grad_mode, ops
 from minigrad.engine.arguments import check_can_require_grad
 from minigrad.engine.arrays import Array, ArrayHolder, as_array, index_array
+from minigrad.engine.checks import ShapeError, broadcasts_to
 from minigrad.engine.dtypes import can_cast, float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ class TensorInPlace(ArrayHolder):
 
         def _new(self, array: Any) -> Tensor: ...
         def _remake_views(self) -> None: ...
+        def _arithmetic(self, op: type[Function], other: Any, reflected: bool = False,
+                        floating: bool = False) -> Tensor: ...
         @property
         def is_leaf(self) -> bool: ...
         @property
@@ -80,38 +85,64 @@ class TensorInPlace(ArrayHolder):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         index = index_array(index)
-        if self._records_in_place("__setitem__", value):
-            self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
-                         index=index)
-            return
-        self.data[index] = self._plain(value)
+        with self._value_fits("__setitem__", value, index):
+            if self._records_in_place("__setitem__", value):
+                self._rebase("__setitem__", ops.SetItem, self._history(copy=False), self._operand(value),
+                             index=index)
+                return
+            self.data[index] = self._plain(value)
         self._bumped()
 
     def _add(self, op: str, other: Any, alpha: float) -> Tensor:
         self._check_result_fits(op, other)
-        if self._records_in_place(op, other):
-            step = self._operand(other)
-            return self._rebase(op, ops.Add, self._history(copy=False), step if alpha == 1 else step * alpha)
-        step = self._step(other)
-        if alpha == -1:
-            np.subtract(self.data, step, out=self.data, casting="unsafe")  # the kind was checked
-        else:
-            np.add(self.data, step if alpha == 1 else np.multiply(alpha, step), out=self.data,
-                   casting="unsafe")
+        with self._value_fits(op, other):
+            if self._records_in_place(op, other):
+                step = self._arithmetic_operand(other)
+                step = step if alpha == 1 else step * alpha
+                return self._take(op, self._history(copy=False)._arithmetic(ops.Add, step))
+            step = self._step(other)
+            if alpha == -1:
+                np.subtract(self.data, step, out=self.data, casting="unsafe")  # the kind was checked
+            else:
+                np.add(self.data, step if alpha == 1 else np.multiply(alpha, step), out=self.data,
+                       casting="unsafe")
         return self._bumped()
 
     def _scale(self, op: str, function: type[Function], ufunc: np.ufunc, other: Any) -> Tensor:
         self._check_result_fits(op, other, floating=function is ops.Div)
-        if self._records_in_place(op, other):  # Mul's and Div's backward read the old values: a copy
-            return self._rebase(op, function, self._history(copy=True), self._operand(other))
-        ufunc(self.data, self._step(other), out=self.data, casting="unsafe")
+        with self._value_fits(op, other):
+            if self._records_in_place(op, other):  # Mul's and Div's backward read the old values: a copy
+                operand = self._arithmetic_operand(other)
+                return self._take(op, self._history(copy=True)._arithmetic(function, operand))
+            ufunc(self.data, self._step(other), out=self.data, casting="unsafe")
         return self._bumped()
+
+    @contextlib.contextmanager
+    def _value_fits(self, op: str, value: Any, index: Any = None) -> Iterator[None]:
+        """numpy's error for a value whose shape does not fit where it is written, as a ShapeError
+        naming the op and both shapes (PyTorch raises RuntimeError)."""
+        try:
+            yield
+        except ValueError as error:
+            into = self.shape if index is None else np.shape(self.data[index])
+            if isinstance(error, ShapeError) or broadcasts_to(np.shape(value), into):
+                raise  # already named, or not about shapes (a string that is not a number)
+            what = "this tensor's shape" if index is None else "the shape of the entries it is written to"
+            raise ShapeError(f"{op}: a value of shape {tuple(np.shape(value))} does not broadcast to "
+                             f"{tuple(into)}, {what}") from None
 
     def _step(self, other: Any) -> Any:
         """The operand of an in-place op with no graph to keep: a number in this tensor's dtype
         (wrapping around as PyTorch: a uint8 tensor += -3 is -3 mod 256), an array as it is (numpy
         computes in the wider dtype, then stores in this one)."""
-        return np.asarray(other).astype(self.data.dtype) if is_number(other) else as_array(other)
+        if is_number(other):
+            return np.asarray(other).astype(self._number_dtype())
+        return as_array(other)
+
+    def _number_dtype(self) -> np.dtype[Any]:
+        """The dtype a number takes to meet this tensor: its own, but float32 for float16 (PyTorch
+        computes with the number at float32 precision and rounds only the result)."""
+        return np.dtype(np.float32) if self.data.dtype == np.float16 else self.data.dtype
 
     def _check_result_fits(self, op: str, other: Any, floating: bool = False) -> None:
         """Refuse, as PyTorch does, a result of a higher kind than this tensor's dtype: an int
@@ -128,9 +159,10 @@ class TensorInPlace(ArrayHolder):
             )
 
     def _copy(self, op: str, source: Any) -> Tensor:
-        if self._records_in_place(op, source):
-            return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
-        self.data[...] = self._plain(source)
+        with self._value_fits(op, source):
+            if self._records_in_place(op, source):
+                return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
+            self.data[...] = self._plain(source)
         return self._bumped()
 
     def _records_in_place(self, op: str, *sources: Any) -> bool:
@@ -169,13 +201,21 @@ class TensorInPlace(ArrayHolder):
         """A tensor stays a tensor (its gradient is recorded); anything else takes self's dtype."""
         return other if isinstance(other, ArrayHolder) else np.asarray(other, dtype=self.dtype)
 
+    def _arithmetic_operand(self, other: Any) -> Any:
+        """As `_operand`, but a number stays a number: `_arithmetic` gives it the precision
+        PyTorch does (float32 for a float16 tensor)."""
+        return other if is_number(other) else self._operand(other)
+
     def _plain(self, other: Any) -> Array:
         return np.asarray(as_array(other), dtype=self.dtype)
 
     def _rebase(self, op: str, function: type[Function], *inputs: Any, **kwargs: Any) -> Tensor:
-        result = function.apply(*inputs, **kwargs)
+        return self._take(op, function.apply(*inputs, **kwargs))
+
+    def _take(self, op: str, result: Tensor) -> Tensor:
+        """Make `result`, computed from self's history, self's new value and history."""
         if result.shape != self.shape:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: the result has shape {result.shape}, but an in-place op cannot change "
                 f"this tensor's shape {self.shape}"
             )
@@ -188,3 +228,4 @@ class TensorInPlace(ArrayHolder):
     def _bumped(self) -> Tensor:
         self._version += 1
         return self
+

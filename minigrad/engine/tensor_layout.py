@@ -17,6 +17,7 @@ import numpy as np
 from minigrad.engine import ops
 from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
 from minigrad.engine.arrays import ArrayHolder, as_array, index_array
+from minigrad.engine.checks import ShapeError
 
 if TYPE_CHECKING:
     from minigrad.engine.tensor import Tensor
@@ -56,7 +57,7 @@ class TensorLayout(ArrayHolder):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         if sorted(d % self.ndim for d in dims) != list(range(self.ndim)):
-            raise ValueError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
+            raise ShapeError(f"permute(): dims {dims} are not a permutation of {self.ndim} axes")
         dims = tuple(d % self.ndim for d in dims)
         return self._view(lambda base: ops.Permute.apply(base, dims=dims))
 
@@ -84,6 +85,10 @@ class TensorLayout(ArrayHolder):
 
     def __getitem__(self, index: Any) -> Tensor:
         index = index_array(index)
+        if _ints_among_arrays(index):  # PyTorch's reading: the ints first, as plain indexing
+            ints = tuple(i if _is_int(i) or i is Ellipsis else slice(None) for i in index if i is not None
+                         for _ in range(np.ndim(i) if _is_bool_array(i) else 1))
+            return self[ints][tuple(i for i in index if not _is_int(i))]
         return self._view(lambda base: ops.GetItem.apply(base, index=index))
 
 
@@ -111,7 +116,7 @@ class TensorLayout(ArrayHolder):
             return self.reshape(1)
         start, end = (check_dim("flatten", d, self.shape) for d in (start_dim, end_dim))
         if start > end:
-            raise ValueError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
+            raise ShapeError(f"flatten(): start_dim={start_dim} comes after end_dim={end_dim} "
                              f"for a tensor of shape {self.shape}")
         return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
 
@@ -122,7 +127,7 @@ class TensorLayout(ArrayHolder):
         known = int(np.prod([n for n in sizes if n != -1], dtype=np.int64))
         if not sizes or sizes.count(-1) > 1 or (-1 not in sizes and known != self.shape[dim]) or \
                 (-1 in sizes and (known == 0 or self.shape[dim] % known)):
-            raise ValueError(f"unflatten(): sizes {sizes} do not split dim {dim} of size "
+            raise ShapeError(f"unflatten(): sizes {sizes} do not split dim {dim} of size "
                              f"{self.shape[dim]} (shape {self.shape})")
         return self.reshape(self.shape[:dim] + sizes + self.shape[dim + 1:])
 
@@ -143,16 +148,30 @@ class TensorLayout(ArrayHolder):
         sizes = tuple(int(n) for n in sizes)
         added = len(sizes) - self.ndim
         if added < 0:
-            raise ValueError(f"expand(): {len(sizes)} sizes {sizes} are fewer than the tensor's "
+            raise ShapeError(f"expand(): {len(sizes)} sizes {sizes} are fewer than the tensor's "
                              f"{self.ndim} axes (shape {self.shape})")
         shape = tuple(self.shape[i - added] if n == -1 and i >= added else n for i, n in enumerate(sizes))
         if any(n < 0 for n in shape) or broadcast_shape(self.shape, shape) != shape:
-            raise ValueError(f"expand(): shape {self.shape} cannot be expanded to {sizes} (only "
+            raise ShapeError(f"expand(): shape {self.shape} cannot be expanded to {sizes} (only "
                              "axes of size 1 stretch; -1 keeps an existing axis)")
         return self._view(lambda base: ops.Expand.apply(base, shape=shape))
 
     def expand_as(self, other: Any) -> Tensor:
         return self.expand(other.shape)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """Tiled: `sizes[i]` copies along axis i (torch's repeat, numpy's tile), more sizes than
+        axes adding new axes in front; `t.repeat(2, 1)` of a (3, 4) tensor is (6, 4). A copy; the
+        gradient sums over the copies."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        repeats = tuple(int(n) for n in sizes)
+        if len(repeats) < self.ndim:
+            raise ShapeError(f"repeat(): {len(repeats)} sizes {repeats} are fewer than the tensor's "
+                             f"{self.ndim} axes (shape {self.shape}); give one per axis")
+        if any(n < 0 for n in repeats):
+            raise ValueError(f"repeat(): sizes {repeats} must not be negative")
+        return ops.Repeat.apply(self, repeats=repeats)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
         """Entries start..start + length - 1 along `dim`."""
@@ -177,7 +196,7 @@ class TensorLayout(ArrayHolder):
         else:
             sections = [int(n) for n in split_size_or_sections]
             if sum(sections) != size or min(sections, default=0) < 0:
-                raise ValueError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
+                raise ShapeError(f"split(): sections {sections} add up to {sum(sections)}, but dim {dim} "
                                  f"has size {size} (shape {self.shape})")
         starts = np.cumsum([0] + sections[:-1])
         return tuple(self.narrow(dim, int(a), n) for a, n in zip(starts, sections))
@@ -196,7 +215,7 @@ class TensorLayout(ArrayHolder):
         if mask.dtype != np.bool_:
             raise TypeError(f"masked_fill(): mask must be a bool array, got dtype {mask.dtype}")
         if broadcast_shape(mask.shape, self.shape) != self.shape:
-            raise ValueError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
+            raise ShapeError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
                              f"tensor's shape {self.shape}")
         return ops.MaskedFill.apply(self, mask, value=float(value))
 
@@ -309,3 +328,24 @@ class Size(int):
     def __call__(self, dim: int | None = None) -> Any:
         return self.shape if dim is None else self.shape[check_dim("size", dim, self.shape)]
 
+
+# ---- indexing with ints and arrays together ---------------------------------------------------------
+# numpy counts an int as an advanced index when an array is in the index too, and when the
+# advanced indices are apart (x[1, :, ids]) it moves their axes to the front; PyTorch indexes
+# with the ints first, as plain indexing, so ids' axes stay where ids is.
+
+def _is_int(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _is_bool_array(item: Any) -> bool:
+    return isinstance(item, np.ndarray) and item.dtype == np.bool_
+
+
+def _ints_among_arrays(index: Any) -> bool:
+    """Whether `index` holds an int and, apart from it, an array index (where numpy and PyTorch
+    place the result's axes differently)."""
+    if not isinstance(index, tuple):
+        return False
+    has_int = any(_is_int(i) for i in index)
+    return has_int and any(isinstance(i, np.ndarray) and i.ndim > 0 for i in index)

@@ -6,17 +6,54 @@ meaning.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
 from minigrad.engine.arrays import ArrayHolder, arrays_in, as_array
+from minigrad.engine.checks import ShapeError, check_broadcast
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
     from minigrad.engine.tensor import Tensor
+
+
+def broadcasting(op: Any, who: str, *operands: Any, **kwargs: Any) -> Any:
+    """op.apply(*operands, **kwargs) for an op whose operands broadcast: numpy's error for shapes
+    that do not becomes a ShapeError naming `who` and the shapes, as PyTorch users catch it."""
+    try:
+        return op.apply(*operands, **kwargs)
+    except ValueError as error:
+        if not isinstance(error, ShapeError):
+            check_broadcast(who, *(np.shape(x) for x in operands if x is not None))
+        raise
+
+
+Op = TypeVar("Op", bound=Callable[..., Any])
+
+
+def reduced_in_float32(op: Op) -> Op:
+    """Decorator for the ops that reduce (norms, softmax, losses, var): given a float16 tensor
+    as its first argument, the op runs on float32 copies of every float16 tensor it is given and
+    its result is rounded back to float16, as PyTorch computes half tensors' reductions. In
+    float16 a sum of squares overflows past 256 (65504 is its largest number), and its 3 digits
+    lose a softmax's small probabilities. Gradients flow through the casts both ways."""
+
+    def widened(x: Any) -> Any:
+        return x.float() if isinstance(x, ArrayHolder) and x.dtype == np.float16 else x
+
+    @functools.wraps(op)
+    def run(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(x, "dtype", None) != np.float16:
+            return op(x, *args, **kwargs)
+        result = op(widened(x), *map(widened, args), **{k: widened(v) for k, v in kwargs.items()})
+        return result.half()
+
+    return run  # type: ignore[return-value]
 
 
 class TensorMaths(ArrayHolder):
@@ -36,6 +73,7 @@ class TensorMaths(ArrayHolder):
         def ndim(self) -> int: ...
         def item(self) -> Any: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -133,37 +171,55 @@ class TensorMaths(ArrayHolder):
     def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return ops.Min.apply(self, axis=_reduce_axis("amin", dim, self.shape), keepdims=keepdim)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    # PyTorch's dim=/keepdim= first; numpy's axis=/keepdims= too, by keyword (as sum's)
+    def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
+             keepdims: bool = False) -> Tensor:
         """The product of all entries, or along one `dim`; exact gradients where entries are 0."""
+        dim, keepdims = axis_args("prod", axis, keepdims, dim, keepdim)
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): dim must be one int (as PyTorch), got {dim!r}")
-        return ops.Prod.apply(self, axis=_reduce_axis("prod", dim, self.shape), keepdims=keepdim)
+        return ops.Prod.apply(self, axis=_reduce_axis("prod", dim, self.shape), keepdims=keepdims)
 
-    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    @reduced_in_float32
+    def logsumexp(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+                  keepdims: bool = False) -> Tensor:
         """log sum exp over `dim` (an int or a tuple; PyTorch requires one, here None means all)."""
-        return ops.LogSumExp.apply(self, axis=_reduce_axis("logsumexp", dim, self.shape), keepdims=keepdim)
+        dim, keepdims = axis_args("logsumexp", axis, keepdims, dim, keepdim)
+        return ops.LogSumExp.apply(self, axis=_reduce_axis("logsumexp", dim, self.shape), keepdims=keepdims)
 
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-            correction: float | None = None) -> Tensor:
+    @reduced_in_float32
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+            correction: float | None = None, axis: Any = None, keepdims: bool = False) -> Tensor:
         """sum (x - mean)^2 / (n - correction) over `dim`; correction=1 (unbiased=True) by default,
         as PyTorch; unbiased=False is correction=0."""
+        dim, keepdims = axis_args("var", axis, keepdims, dim, keepdim)
         return ops.Var.apply(self, axis=_reduce_axis("var", dim, self.shape),
-                             correction=_correction("var", unbiased, correction), keepdims=keepdim)
+                             correction=_correction("var", unbiased, correction), keepdims=keepdims)
 
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-            correction: float | None = None) -> Tensor:
+    @reduced_in_float32
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+            correction: float | None = None, axis: Any = None, keepdims: bool = False) -> Tensor:
         """The square root of `var` (same arguments)."""
-        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+        dim, keepdims = axis_args("std", axis, keepdims, dim, keepdim)
+        return self.var(dim, unbiased, keepdims, correction=correction).sqrt()
 
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool = False) -> Tensor:
         """True where every entry (along `dim`) is nonzero: a bool tensor."""
+        dim, keepdims = axis_args("all", axis, keepdims, dim, keepdim)
         axis = _reduce_axis("all", dim, self.shape)
-        return self._new(np.asarray(self.data.all(axis=axis, keepdims=keepdim)))
+        return self._new(np.asarray(self.data.all(axis=axis, keepdims=keepdims)))
 
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def any(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool = False) -> Tensor:
         """True where some entry (along `dim`) is nonzero: a bool tensor."""
+        dim, keepdims = axis_args("any", axis, keepdims, dim, keepdim)
         axis = _reduce_axis("any", dim, self.shape)
-        return self._new(np.asarray(self.data.any(axis=axis, keepdims=keepdim)))
+        return self._new(np.asarray(self.data.any(axis=axis, keepdims=keepdims)))
+
+    def neg(self) -> Tensor:
+        """-self (PyTorch's name)."""
+        return -self
 
     def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Tensor:
         """Index of the largest entry along `dim` (of the flattened tensor if None); no gradient."""
@@ -228,10 +284,12 @@ class TensorMaths(ArrayHolder):
     def sign(self) -> Tensor:
         return ops.Sign.apply(self)
 
+    @reduced_in_float32
     def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         """Along `axis` (or `dim`), the last one by default."""
         return ops.Softmax.apply(self, axis=softmax_axis("softmax", axis, dim))
 
+    @reduced_in_float32
     def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         return ops.LogSoftmax.apply(self, axis=softmax_axis("log_softmax", axis, dim))
 
@@ -241,7 +299,8 @@ class TensorMaths(ArrayHolder):
         if min is None and max is None:
             raise RuntimeError("clamp(): at least one of min and max must be given (not both None)")
         dtype = result_type(self, *(bound for bound in (min, max) if bound is not None))  # as PyTorch
-        return ops.Clamp.apply(*(None if x is None else cast(x, dtype) for x in (self, min, max)))
+        bounded = (None if x is None else cast(x, dtype) for x in (self, min, max))
+        return broadcasting(ops.Clamp, "clamp", *bounded)
 
     clip = clamp
 
@@ -253,18 +312,18 @@ class TensorMaths(ArrayHolder):
 
     def maximum(self, other: Any) -> Tensor:
         """The larger of self and other, elementwise; at a tie each gets half the gradient."""
-        return ops.Maximum.apply(*promote(self, _check_tensor_like("maximum", other)))
+        return broadcasting(ops.Maximum, "maximum", *promote(self, _check_tensor_like("maximum", other)))
 
     def minimum(self, other: Any) -> Tensor:
         """The smaller of self and other, elementwise; at a tie each gets half the gradient."""
-        return ops.Minimum.apply(*promote(self, _check_tensor_like("minimum", other)))
+        return broadcasting(ops.Minimum, "minimum", *promote(self, _check_tensor_like("minimum", other)))
 
     def pow(self, exponent: Any) -> Tensor:
         return self ** exponent
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
         """self ** exponent for an exponent that is a tensor or an array (tensor ** tensor)."""
-        return ops.PowTensor.apply(*promote(self, exponent))
+        return broadcasting(ops.PowTensor, "pow", *promote(self, exponent))
 
     def __rpow__(self, base: Any) -> Tensor:
         """base ** self for a number (or array) base: d/dself = G base^self log(base)."""

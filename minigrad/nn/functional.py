@@ -6,7 +6,19 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import ShapeError, Tensor, as_array, as_generator, check_in_range, ops, promote
+from minigrad.engine import (
+    ShapeError,
+    Tensor,
+    as_array,
+    as_generator,
+    broadcasting,
+    broadcasts_to,
+    cast,
+    check_in_range,
+    ops,
+    promote,
+    reduced_in_float32,
+)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -94,6 +106,12 @@ def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Te
     return x.softmax(axis, dim=dim)
 
 
+def softmin(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """softmax(-x) along `axis` (or `dim`), the last one by default: the smallest entry gets the
+    largest probability (as torch's softmin)."""
+    return (-x).softmax(axis, dim=dim)
+
+
 def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
     return x.log_softmax(axis, dim=dim)
 
@@ -106,19 +124,34 @@ def _join_axis(op: str, axis: int | None, dim: int | None) -> int:
 
 def concatenate(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join along an existing axis (`axis` or PyTorch's `dim`, default 0)."""
-    return ops.Concatenate.apply(*tensors, axis=_join_axis("concatenate", axis, dim))
+    return _join("concatenate", ops.Concatenate, tensors, _join_axis("concatenate", axis, dim))
 
 
 def cat(tensors: list[Tensor], dim: int = 0) -> Tensor:
     """torch.cat's name for `concatenate`."""
-    return ops.Concatenate.apply(*tensors, axis=dim)
+    return _join("cat", ops.Concatenate, tensors, dim)
 
 
 def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join along a new axis (`axis` or PyTorch's `dim`, default 0)."""
-    return ops.Stack.apply(*tensors, axis=_join_axis("stack", axis, dim))
+    return _join("stack", ops.Stack, tensors, _join_axis("stack", axis, dim))
 
 
+def _join(who: str, op: type[ops.Function], tensors: list[Tensor], axis: int) -> Tensor:
+    """op on the tensors; shapes that do not fit raise a ShapeError naming them all."""
+    try:
+        return op.apply(*tensors, axis=axis)
+    except ValueError as error:
+        if isinstance(error, IndexError) or len(tensors) < 2:  # an axis out of range; nothing to join
+            raise
+        shapes = [tuple(np.shape(t)) for t in tensors]
+        listed = ", ".join(map(str, shapes[:-1])) + f" and {shapes[-1]}"
+        rule = "every tensor must have the same shape" if op is ops.Stack else \
+            f"every size but dim {axis}'s must match, and a 0-d tensor has no axis to join along"
+        raise ShapeError(f"{who}: shapes {listed} do not fit ({rule})") from None
+
+
+@reduced_in_float32
 def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, *, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """-log softmax(logits)[target], averaged (or summed, or not reduced) over positions.
@@ -144,6 +177,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, *, ignore_in
     return ops.SoftTargetCrossEntropy.apply(logits, coefficients, reduction=reduction, divisor=divisor)
 
 
+@reduced_in_float32
 def nll_loss(log_probs: Tensor, targets: Any, weight: Any = None, *, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-log_probs[target] (the input is already log-probabilities, e.g. from log_softmax), with
@@ -192,15 +226,15 @@ def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, igno
         raise ValueError(f"{who}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
     z_shape, dtype = logits.shape, logits.dtype
     if len(z_shape) == 0:
-        raise ValueError(f"{who}: input must have a class axis, got a 0-d tensor")
+        raise ShapeError(f"{who}: input must have a class axis, got a 0-d tensor")
     classes = z_shape[-1]
     w = np.ones(classes, dtype) if weight is None else np.asarray(as_array(weight), dtype=dtype)
     if w.shape != (classes,):
-        raise ValueError(f"{who}: weight has shape {w.shape}, expected ({classes},) (one per class)")
+        raise ShapeError(f"{who}: weight has shape {w.shape}, expected ({classes},) (one per class)")
     y = np.asarray(as_array(targets))
     if y.dtype.kind == "f":  # class probabilities, one row per position
         if y.shape != z_shape:
-            raise ValueError(f"{who}: float targets are class probabilities, of the input's shape "
+            raise ShapeError(f"{who}: float targets are class probabilities, of the input's shape "
                              f"{z_shape}, but these have shape {y.shape} (class ids must be integers)")
         # a Tensor of targets stays one, so a gradient reaches whatever computed it
         soft = targets if isinstance(targets, Tensor) else y.astype(dtype)
@@ -210,7 +244,7 @@ def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, igno
         raise TypeError(f"{who}: targets must be integer class ids or float class probabilities, "
                         f"got dtype {y.dtype}")
     if y.shape != z_shape[:-1]:
-        raise ValueError(f"{who}: targets has shape {y.shape}, expected {z_shape[:-1]} (input shape "
+        raise ShapeError(f"{who}: targets has shape {y.shape}, expected {z_shape[:-1]} (input shape "
                          f"{z_shape} without its last, class axis)")
     counted = y != ignore_index
     check_in_range(np.where(counted, y, 0), classes, who=who, item="target", name="targets",
@@ -223,6 +257,62 @@ def _loss_coefficients(who: str, logits: Tensor, targets: Any, weight: Any, igno
     # PyTorch's mean divides by the weight of the targets counted (their number without weights)
     divisor = float((np.take_along_axis(np.broadcast_to(w, z_shape), ids, axis=-1)[..., 0] * counted).sum())
     return coefficients, divisor
+
+
+@reduced_in_float32
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, reduction: str = "mean") -> Tensor:
+    """-w (y log p + (1 - y) log(1 - p)) for each entry, averaged (or summed, or not reduced).
+
+    input: probabilities p in [0, 1], any shape; target: y of the same shape (floats in [0, 1]; a
+    tensor of them gets a gradient too); weight: broadcasts to input's shape. As PyTorch, each
+    log is clamped at -100. For logits, `binary_cross_entropy_with_logits` is exact where the
+    sigmoid would round to 0 or 1.
+    """
+    p, y, w = _binary_operands("binary_cross_entropy", input, target, weight, reduction)
+    if ((p.data < 0) | (p.data > 1)).any():
+        raise ValueError("binary_cross_entropy: every entry of input must be a probability in [0, 1] "
+                         "(pass logits to binary_cross_entropy_with_logits)")
+    return ops.BCE.apply(p, y, w, reduction=reduction)
+
+
+@reduced_in_float32
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(input), target), computed from the logits without overflow.
+
+    input: logits x, any shape; target: y of the same shape; weight: broadcasts to x's shape;
+    pos_weight: multiplies the positive term -y log s(x), broadcasting along the last axis (one
+    per class), as PyTorch. weight and pos_weight get no gradient.
+    """
+    x, y, w = _binary_operands("binary_cross_entropy_with_logits", input, target, weight, reduction)
+    pw = np.ones((), x.dtype) if pos_weight is None else np.asarray(as_array(pos_weight), x.dtype)
+    _check_broadcasts_to("binary_cross_entropy_with_logits", "pos_weight", pw.shape, x.shape)
+    return ops.BCEWithLogits.apply(x, y, w, pw, reduction=reduction)
+
+
+def _binary_operands(who: str, input: Tensor, target: Any, weight: Any,
+                     reduction: str) -> tuple[Any, Any, Any]:
+    """(input, target, weight) for the binary losses: the target in input's dtype and shape (a
+    tensor stays one, so it can get a gradient), the weight an array that broadcasts to it."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{who}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if not isinstance(input, Tensor) or input.dtype.kind != "f":
+        raise TypeError(f"{who}: input must be a float tensor, got {type(input).__name__} of dtype "
+                        f"{getattr(input, 'dtype', None)}")
+    y_shape = tuple(np.shape(as_array(target)))
+    if y_shape != input.shape:
+        raise ShapeError(f"{who}: target has shape {y_shape}, expected the input's shape {input.shape} "
+                         "(one target per entry)")
+    y = cast(target, input.dtype) if isinstance(target, Tensor) else np.asarray(as_array(target), input.dtype)
+    w = np.ones((), input.dtype) if weight is None else np.asarray(as_array(weight), input.dtype)
+    _check_broadcasts_to(who, "weight", w.shape, input.shape)
+    return input, y, w
+
+
+def _check_broadcasts_to(who: str, name: str, shape: tuple[int, ...], into: tuple[int, ...]) -> None:
+    if not broadcasts_to(shape, into):
+        raise ShapeError(f"{who}: {name} has shape {tuple(shape)}, which does not broadcast to the "
+                         f"input's shape {tuple(into)}")
 
 
 def linear_cross_entropy(x: Tensor, weight: Tensor, targets: Any, bias: Tensor | None = None,
@@ -251,7 +341,7 @@ def _check_targets(who: str, targets: Any, z_shape: tuple[int, ...], reduction: 
     if y.dtype.kind not in "iu":
         raise TypeError(f"{who}: targets must be integer class ids, got dtype {y.dtype}")
     if len(z_shape) == 0 or y.shape != z_shape[:-1]:
-        raise ValueError(
+        raise ShapeError(
             f"{who}: targets has shape {y.shape}, expected {z_shape[:-1]} "
             f"(logits shape {z_shape} without its last, class axis)"
         )
@@ -268,16 +358,16 @@ def linear(x: Any, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def _check_linear_shapes(who: str, x: Any, weight: Tensor, bias: Tensor | None) -> None:
     if len(weight.shape) != 2:
-        raise ValueError(f"{who}: weight has shape {weight.shape}, expected a 2-D (out_features, "
+        raise ShapeError(f"{who}: weight has shape {weight.shape}, expected a 2-D (out_features, "
                          f"in_features) matrix")
     out_features, in_features = weight.shape
     if len(x.shape) == 0 or x.shape[-1] != in_features:
-        raise ValueError(
+        raise ShapeError(
             f"{who}: input has shape {x.shape}, but its last dim must be in_features="
             f"{in_features} (weight shape {weight.shape})"
         )
     if bias is not None and bias.shape != (out_features,):
-        raise ValueError(f"{who}: bias has shape {bias.shape}, expected ({out_features},) "
+        raise ShapeError(f"{who}: bias has shape {bias.shape}, expected ({out_features},) "
                          f"(one entry per output feature; weight shape {weight.shape})")
 
 
@@ -293,7 +383,7 @@ def embedding(ids: Any, weight: Tensor, padding_idx: int | None = None, *, spars
     sparse=True is the default, because row sparsity is what this library is about.
     """
     if len(weight.shape) != 2:
-        raise ValueError(f"embedding: weight has shape {weight.shape}, expected a 2-D "
+        raise ShapeError(f"embedding: weight has shape {weight.shape}, expected a 2-D "
                          f"(num_embeddings, embedding_dim) table")
     num_embeddings = weight.shape[0]
     ids = check_ids(ids, num_embeddings)
@@ -346,9 +436,10 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
     cond = np.asarray(as_array(condition))
     if cond.dtype != np.bool_:
         raise TypeError(f"where: condition must be a bool array, got dtype {cond.dtype}")
-    return ops.Where.apply(cond, *promote(a, b))  # a and b in one dtype, by PyTorch's rules
+    return broadcasting(ops.Where, "where", cond, *promote(a, b))  # a and b in one dtype, by PyTorch's rules
 
 
+@reduced_in_float32
 def layer_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` axes, then scale by weight and shift by bias.
@@ -373,11 +464,11 @@ def _normalized_shape(who: str, x: Tensor, normalized_shape: Any, eps: float,
     single = isinstance(normalized_shape, (int, np.integer))
     shape = (int(normalized_shape),) if single else tuple(normalized_shape)
     if not shape or tuple(x.shape[-len(shape):]) != shape or len(shape) > len(x.shape):
-        raise ValueError(f"{who}: input has shape {x.shape}, but normalized_shape={shape} must "
+        raise ShapeError(f"{who}: input has shape {x.shape}, but normalized_shape={shape} must "
                          f"be its trailing axes")
     for name, p in params.items():
         if p is not None and tuple(p.shape) != shape:
-            raise ValueError(f"{who}: {name} has shape {p.shape}, expected normalized_shape {shape}")
+            raise ShapeError(f"{who}: {name} has shape {p.shape}, expected normalized_shape {shape}")
     if not eps > 0:
         raise ValueError(f"{who}: eps must be positive, got {eps!r}")
     return shape
@@ -396,6 +487,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -
     return x * (keep * scale)
 
 
+@reduced_in_float32
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, *, rng: Any = None) -> Tensor:
@@ -411,11 +503,11 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
     """
     who = "scaled_dot_product_attention"
     if len(q.shape) < 2 or len(k.shape) != len(q.shape) or len(v.shape) != len(q.shape):
-        raise ValueError(f"{who}: q, k, v must have the same rank >= 2, got shapes {q.shape}, "
+        raise ShapeError(f"{who}: q, k, v must have the same rank >= 2, got shapes {q.shape}, "
                          f"{k.shape}, {v.shape}")
     if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2] or q.shape[:-2] != k.shape[:-2] \
             or k.shape[:-2] != v.shape[:-2]:
-        raise ValueError(f"{who}: shapes q {q.shape}, k {k.shape}, v {v.shape} do not fit "
+        raise ShapeError(f"{who}: shapes q {q.shape}, k {k.shape}, v {v.shape} do not fit "
                          "(expected (..., L, e), (..., S, e), (..., S, ev))")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{who}: dropout_p must be a probability in [0, 1], got {dropout_p!r}")
@@ -436,12 +528,8 @@ def _check_attention_mask(who: str, attn_mask: Any, scores_shape: tuple[int, ...
     if mask.dtype.kind not in "bf":
         raise TypeError(f"{who}: attn_mask must be bool (True: may attend) or float (added to "
                         f"the scores), got dtype {mask.dtype}")
-    try:
-        fits = np.broadcast_shapes(tuple(mask.shape), scores_shape) == scores_shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"{who}: attn_mask has shape {tuple(mask.shape)}, which does not broadcast "
+    if not broadcasts_to(mask.shape, scores_shape):
+        raise ShapeError(f"{who}: attn_mask has shape {tuple(mask.shape)}, which does not broadcast "
                          f"to the scores' shape {scores_shape} (..., L, S)")
     return mask
 
@@ -453,12 +541,14 @@ def silu(x: Tensor) -> Tensor:
     return ops.SiLU.apply(x)
 
 
+@reduced_in_float32
 def rms_norm(x: Tensor, normalized_shape: Any, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` axes, as PyTorch.
 
     x: (..., *normalized_shape); weight: normalized_shape or None; eps: PyTorch's default is the
-    machine epsilon of x's dtype (Llama passes its own, 1e-5 or 1e-6).
+    machine epsilon of the dtype it computes in: x's, or float32's for a float16 x, which is
+    computed in float32 (Llama passes its own eps, 1e-5 or 1e-6).
     """
     eps = float(np.finfo(x.dtype).eps) if eps is None else eps
     shape = _normalized_shape("rms_norm", x, normalized_shape, eps, weight=weight)
@@ -503,7 +593,7 @@ def rotary_embedding(x: Tensor, positions: Any = None, theta: float = 10000.0,
     positions broadcast against x's leading axes: for x (B, h, T, d) pass (T,) or (B, 1, T).
     """
     if len(x.shape) < 2:
-        raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d)")
+        raise ShapeError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d)")
     T, d = x.shape[-2:]
     cos, sin = rotary_angles(np.arange(T) if positions is None else positions, d, theta, x.dtype)
     return rotate_pairs(x, cos, sin, style)
@@ -515,13 +605,9 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray, style: str = "halv
     if style not in ops.Rotary.styles:
         raise ValueError(f"rotary_embedding: style must be one of {ops.Rotary.styles}, got {style!r}")
     if len(x.shape) < 2 or x.shape[-1] % 2:
-        raise ValueError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d) with d even")
+        raise ShapeError(f"rotary_embedding: x has shape {x.shape}, expected (..., T, d) with d even")
     pairs = (*x.shape[:-1], x.shape[-1] // 2)
-    try:
-        fits = np.broadcast_shapes(cos.shape, pairs) == pairs  # the angles stretch to x, not x to them
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"rotary_embedding: positions of shape {cos.shape[:-1]} do not fit x of "
+    if not broadcasts_to(cos.shape, pairs):  # the angles stretch to x, not x to them
+        raise ShapeError(f"rotary_embedding: positions of shape {cos.shape[:-1]} do not fit x of "
                          f"shape {x.shape} (expected (..., T) broadcasting to {x.shape[:-1]})")
     return ops.Rotary.apply(x, cos, sin, style=style)

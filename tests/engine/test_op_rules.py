@@ -29,6 +29,7 @@ def away_from_zero(*shape):
 ids = np.array([[1, 3, 1], [0, 3, 2]])
 mask = np.array([[True, False, True], [False, False, True]])
 cos, sin = np.cos(r(1, 2)), np.sin(r(1, 2))
+pos_weight = np.array([0.5, 1.0, 3.0])
 
 # op: (function of leaves, their values); each function runs its op (checked by a trace)
 SAMPLES = {
@@ -97,6 +98,11 @@ SAMPLES = {
     ops.SoftTargetCrossEntropy: (lambda z: F.cross_entropy(z, np.array([2, 0]), label_smoothing=0.1),
                                  [r(2, 3)]),
     ops.NLLLoss: (lambda z: F.nll_loss(z, np.array([2, 0])), [r(2, 3)]),
+    ops.Repeat: (lambda a: a.repeat(2, 1, 3), [r(2, 3)]),
+    ops.BCE: (lambda p, y: F.binary_cross_entropy(p, y, weight=np.array([0.5, 1.0, 2.0])),
+              [r(2, 3, low=0.1, high=0.9), r(2, 3, low=0.0, high=1.0)]),
+    ops.BCEWithLogits: (lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pos_weight),
+                        [r(2, 3), r(2, 3, low=0.0, high=1.0)]),
 }
 
 

@@ -174,6 +174,14 @@ def test_linear_writes_into_out_when_given_and_promotes_a_wider_bias():
         assert kernel(x, w, np.ones(2)).dtype == np.float64  # numpy's promotion, as the plain form
 
 
+def test_linear_of_no_rows_into_out_gives_no_rows_in_both():
+    x, w = np.zeros((0, 3), np.float32), rng.standard_normal((5, 3)).astype(np.float32)
+    for kernel in (plain.linear, fast.linear):
+        out = np.empty((0, 5), np.float32)
+        assert kernel(x, w, None, out=out) is out and out.shape == (0, 5)
+        assert kernel(x.reshape(0, 1, 3), w, np.ones(5, np.float32)).shape == (0, 1, 5)
+
+
 @pytest.mark.parametrize("shape", [(20, 40), (1, 40), (41, 40), (0, 7)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cross_entropy_rows_are_bit_identical_into_a_buffer_or_in_place(shape, dtype, blocks):

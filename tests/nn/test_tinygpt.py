@@ -119,7 +119,7 @@ def test_float32_model_matches_torch_float32(fast_and_plain, oracle):
 @pytest.mark.parametrize("tied", [True, False])
 def test_features_and_the_fused_head_give_the_loss_and_its_gradients(tied, fast_and_plain):
     """forward is lm_head(features); F.linear_cross_entropy on the features (how lesson 13 trains
-    TinyGPT) gives model.loss's loss and every gradient: bit for bit with the fast paths on."""
+    TinyGPT) gives model.loss's loss and every gradient: bit for bit with the fast kernels."""
     m = model(tied, dtype=np.float32)
     features = m.features(IDS)
     assert features.shape == (3, CONTEXT, D) and features.dtype == np.float32
@@ -131,7 +131,7 @@ def test_features_and_the_fused_head_give_the_loss_and_its_gradients(tied, fast_
         p.grad = None
     fused = F.linear_cross_entropy(m.features(IDS), m.output_table, TARGETS)
     fused.backward()
-    same = np.testing.assert_array_equal if fast_and_plain == "fast paths" else (
+    same = np.testing.assert_array_equal if fast_and_plain == "fast kernels" else (
         lambda a, b, err_msg: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7, err_msg=err_msg))
     same(fused.data, loss.data, err_msg="loss")
     for name, p in m.named_parameters():

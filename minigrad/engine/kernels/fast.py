@@ -198,7 +198,7 @@ def linear(x: Array, weight: Array, bias: Array | None, out: Array | None = None
     if x.ndim < 2 or (bias is not None and bias.dtype != np.result_type(x, weight)):
         return plain.linear(x, weight, bias, out)
     rows = x.reshape(-1, x.shape[-1])
-    y = np.matmul(rows, weight.T, out=None if out is None else out.reshape(len(rows), -1))
+    y = np.matmul(rows, weight.T, out=None if out is None else out.reshape(len(rows), len(weight)))
     if bias is not None:
         y += bias  # y is a fresh array (or the caller's `out`): adding in place changes nothing else
     return y.reshape(*x.shape[:-1], weight.shape[0]) if out is None else out

@@ -7,9 +7,10 @@
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
                     PowTensor, Cast
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
-                    Flip, Expand
+                    Flip, Expand, Repeat
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
-    losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options)
+    losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options),
+                    BCE, BCEWithLogits
 
 Each runs through `Function.apply`, which runs this op, or a learner's own inside
 `minigrad.use(...)` (seam.py). Where its work is heavy an op calls a kernel by name
@@ -18,7 +19,8 @@ reads like the math, and a faster one may run instead (kernels/__init__.py choos
 
 Notation: G is d(loss)/d(output), the `grad` each backward receives; the backward returns one
 gradient per input, summed back over broadcast axes (`unbroadcast`). Backwards never modify G in
-place: the same array may be on its way to another node.
+place: the same array may be on its way to another node. In the table s(a) is the sigmoid,
+sp(a) = log(1 + e^a) the softplus, and l = 1 + (pw - 1) y (pw: pos_weight).
 
 RULES below is every op's rule as data: what the forward computes, what each input receives,
 and the lesson that derives it ("-": gradchecked in tests/engine/test_ops_gradcheck.py, which
@@ -76,6 +78,7 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Where                     cond ? a : b                G where cond, G elsewhere                     -
     Flip                      a reversed along axes       G reversed                                    -
     Expand                    a broadcast to a shape      G summed back                                 -
+    Repeat                    a tiled along each axis     G summed over the copies                      -
     Embedding                 E[ids]                      RowSparse: G's rows summed per id             3, 4
     Linear                    x W^T + b                   G W, G^T x, sum G                             5, 6
     Softmax                   p = e^z / sum e^z           p (G - sum(G p))                              5
@@ -88,6 +91,8 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     ScaledDotProductAttention softmax(q k^T s + mask) v   dS k s, dS^T q s, P^T G; dS = softmax's       -
     SoftTargetCrossEntropy    -sum A log softmax(z)       G ((sum A) p - A), -G log p                   -
     NLLLoss                   -sum A x                    -G A, -G x                                    -
+    BCE                       -w (y log p+(1-y) log(1-p)) G w (p - y) / (p (1 - p)), G w log((1-p)/p)   -
+    BCEWithLogits             w ((1-y) x + l sp(-x))      G w (1-y - l s(-x)), G w ((pw-1) sp(-x) - x)  -
 
 Lessons: 1 the backward graph, 2 finite differences, 3 a lookup is a matmul, 4 sparse row
 gradients, 5 the output map, 6 tying the two maps, 13 skip-gram with negative sampling.
@@ -121,7 +126,12 @@ from minigrad.engine.ops.elementwise import (
     Sqrt,
     Tanh,
 )
-from minigrad.engine.ops.losses import NLLLoss, SoftTargetCrossEntropy
+from minigrad.engine.ops.losses import (
+    BCE,
+    BCEWithLogits,
+    NLLLoss,
+    SoftTargetCrossEntropy,
+)
 from minigrad.engine.ops.reductions import LogSumExp, Max, Mean, Min, Prod, Sum, Var
 from minigrad.engine.ops.shape import (
     Concatenate,
@@ -131,6 +141,7 @@ from minigrad.engine.ops.shape import (
     MaskedFill,
     Narrow,
     Permute,
+    Repeat,
     Reshape,
     SetItem,
     Stack,
@@ -158,6 +169,8 @@ __all__ = [
     "Cast", "Clamp", "Cos", "Erf", "Exp2", "Expand", "Flip", "LeakyReLU", "Log2", "LogSumExp",
     "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",
     "SoftTargetCrossEntropy", "Var",
+    # issue 33: more of PyTorch's
+    "BCE", "BCEWithLogits", "Repeat",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -213,6 +226,7 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Where: ("cond ? a : b", "G where cond, G elsewhere", "-"),
     Flip: ("a reversed along axes", "G reversed", "-"),
     Expand: ("a broadcast to a shape", "G summed back", "-"),
+    Repeat: ("a tiled along each axis", "G summed over the copies", "-"),
     Embedding: ("E[ids]", "RowSparse: G's rows summed per id", "3, 4"),
     Linear: ("x W^T + b", "G W, G^T x, sum G", "5, 6"),
     Softmax: ("p = e^z / sum e^z", "p (G - sum(G p))", "5"),
@@ -225,6 +239,8 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     ScaledDotProductAttention: ("softmax(q k^T s + mask) v", "dS k s, dS^T q s, P^T G; dS = softmax's", "-"),
     SoftTargetCrossEntropy: ("-sum A log softmax(z)", "G ((sum A) p - A), -G log p", "-"),
     NLLLoss: ("-sum A x", "-G A, -G x", "-"),
+    BCE: ("-w (y log p+(1-y) log(1-p))", "G w (p - y) / (p (1 - p)), G w log((1-p)/p)", "-"),
+    BCEWithLogits: ("w ((1-y) x + l sp(-x))", "G w (1-y - l s(-x)), G w ((pw-1) sp(-x) - x)", "-"),
 }
 
 

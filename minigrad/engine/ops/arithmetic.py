@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine.checks import ShapeError
 from minigrad.engine.function import Context, Function
 
 
@@ -86,8 +87,11 @@ class Pow(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d(a^n) = G n a^(n-1)
         (a,) = ctx.saved
+        if ctx.exponent == 0:  # a^0 = 1 for every a: flat, also at 0 (where n a^(n-1) is 0 * inf)
+            return np.zeros_like(grad)
         n = np.asarray(ctx.exponent, dtype=a.dtype)
-        return grad * n * a ** (n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0^(n-1) for n < 1: inf, as PyTorch
+            return grad * n * a ** (n - 1)
 
 
 class Neg(Function):
@@ -136,7 +140,7 @@ class MatMul(Function):
         try:
             return a @ b
         except ValueError:  # numpy names gufunc operands and core dimensions: say it in shapes
-            raise ValueError(_matmul_mismatch(np.shape(a), np.shape(b))) from None
+            raise ShapeError(_matmul_mismatch(np.shape(a), np.shape(b))) from None
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dA = G B^T,  dB = A^T G

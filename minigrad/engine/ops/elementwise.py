@@ -278,6 +278,7 @@ class Softplus(Function):
 class LeakyReLU(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, negative_slope: float = 0.01) -> np.ndarray:
+        a = as_float(a)  # of ints: float32 (an int slope of 0.01 would be 0)
         ctx.save_for_backward(a)
         ctx.negative_slope = negative_slope
         return np.where(a > 0, a, a * np.asarray(negative_slope, a.dtype))
@@ -291,7 +292,12 @@ class LeakyReLU(Function):
 class Sign(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
-        return np.sign(a)
+        if a.dtype == np.bool_:
+            return a.copy()  # True and False are their own signs (PyTorch returns them)
+        out = np.sign(a)
+        if out.dtype.kind == "f":  # sign(nan) is 0, as PyTorch (numpy says nan)
+            out = np.where(np.isnan(out), np.zeros((), out.dtype), out)
+        return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # flat everywhere: 0 (PyTorch)
@@ -301,29 +307,30 @@ class Sign(Function):
 class Clamp(Function):
     """min(max(a, low), high), the bounds arrays (broadcast) or None. Where a bound is taken it
     gets G and a gets none; a equal to a bound keeps G. Where low > high the result is high, as
-    in PyTorch."""
+    in PyTorch; where a or a bound is NaN the result is NaN and nothing gets G (every comparison
+    with NaN is false)."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> np.ndarray:
         raised = a if low is None else np.maximum(a, low)
-        took_low = np.zeros((), bool) if low is None else a < low
         took_high = np.zeros((), bool) if high is None else raised > high
-        ctx.masks = (took_low & ~took_high, took_high)
+        took_low = np.zeros((), bool) if low is None else (a < low) & ~took_high
+        kept = np.logical_and(True if low is None else a >= low, True if high is None else a <= high)
+        ctx.masks = (kept, took_low, took_high)
         ctx.shapes = (np.shape(a), np.shape(low), np.shape(high))
         return raised if high is None else np.minimum(raised, high)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
-        took_low, took_high = ctx.masks
         zero = np.zeros((), grad.dtype)
-        grads = (np.where(took_low | took_high, zero, grad),
-                 np.where(took_low, grad, zero), np.where(took_high, grad, zero))
+        grads = tuple(np.where(mask, grad, zero) for mask in ctx.masks)
         return tuple(unbroadcast(g, shape) if need else None
                      for g, shape, need in zip(grads, ctx.shapes, ctx.needs_input_grad))
 
 
 class Maximum(Function):
-    """The larger of a and b, elementwise (broadcast); at a tie each gets G / 2 (as PyTorch)."""
+    """The larger of a and b, elementwise (broadcast); at a tie each gets G / 2 and where one is
+    NaN (the result too) both get G (as PyTorch)."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -333,11 +340,12 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         a, b = ctx.saved
-        return _split_by(a > b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
+        return _split_by(a < b, a > b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
 
 
 class Minimum(Function):
-    """The smaller of a and b, elementwise (broadcast); at a tie each gets G / 2 (as PyTorch)."""
+    """The smaller of a and b, elementwise (broadcast); at a tie each gets G / 2 and where one is
+    NaN (the result too) both get G (as PyTorch)."""
 
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -347,15 +355,19 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple:
         a, b = ctx.saved
-        return _split_by(a < b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
+        return _split_by(a > b, a < b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
 
 
-def _split_by(a_wins: np.ndarray, tie: np.ndarray, grad: np.ndarray, a_shape: tuple, b_shape: tuple,
-              needs: tuple[bool, ...]) -> tuple:
-    """G to the winner of each pair, G / 2 to both at a tie, summed back to each shape."""
-    share_a = np.where(tie, 0.5, a_wins.astype(grad.dtype)).astype(grad.dtype)
-    grad_a = unbroadcast(grad * share_a, a_shape) if needs[0] else None
-    grad_b = unbroadcast(grad * (1 - share_a), b_shape) if needs[1] else None
+def _split_by(a_loses: np.ndarray, b_loses: np.ndarray, tie: np.ndarray, grad: np.ndarray,
+              a_shape: tuple, b_shape: tuple, needs: tuple[bool, ...]) -> tuple:
+    """G to each side that did not lose: G / 2 to both at a tie, and G to both where a NaN made
+    neither lose (as PyTorch); summed back to each shape."""
+
+    def share(loses: np.ndarray) -> np.ndarray:
+        return np.where(loses, 0.0, np.where(tie, 0.5, 1.0)).astype(grad.dtype)
+
+    grad_a = unbroadcast(grad * share(a_loses), a_shape) if needs[0] else None
+    grad_b = unbroadcast(grad * share(b_loses), b_shape) if needs[1] else None
     return grad_a, grad_b
 
 
@@ -391,8 +403,10 @@ class Cast(Function):
     @staticmethod
     def forward(ctx: Context, a: np.ndarray, dtype: np.dtype) -> np.ndarray:
         ctx.in_dtype = a.dtype
-        return a.astype(dtype)
+        with np.errstate(over="ignore"):  # past float16's 65504 is inf, silently, as in PyTorch
+            return a.astype(dtype)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
-        return grad.astype(ctx.in_dtype)
+        with np.errstate(over="ignore"):
+            return grad.astype(ctx.in_dtype)

@@ -75,3 +75,76 @@ class NLLLoss(Function):
         log_p, coefficients = ctx.saved
         step = _spread(grad, ctx.reduction, ctx.divisor)
         return -coefficients * step, -log_p * step if ctx.needs_input_grad[1] else None
+
+
+# ---- binary cross-entropy: one probability (or logit) per entry --------------------------------
+
+def _reduced(per_entry: np.ndarray, reduction: str) -> np.ndarray:
+    """The entries' losses as they are ("none"), summed, or averaged over every entry."""
+    if reduction == "none":
+        return per_entry
+    total = per_entry.sum() if reduction == "sum" else per_entry.mean() if per_entry.size else np.nan
+    return np.asarray(total, dtype=per_entry.dtype)
+
+
+def _per_entry(grad: np.ndarray, reduction: str, size: int) -> np.ndarray:
+    """What each entry's loss receives of G: G itself ("none", "sum"), or G / n for the mean."""
+    return grad / np.asarray(size, grad.dtype) if reduction == "mean" else grad
+
+
+class BCE(Function):
+    """-w (y log p + (1 - y) log(1 - p)) per entry, reduced; each log is clamped at -100, as in
+    PyTorch, so a p of exactly 0 or 1 costs 100 rather than infinity.
+
+    p, y, w broadcast to p's shape. dp = G w (p - y) / max(p (1 - p), 1e-12) (PyTorch's guard
+    against dividing by zero); dy = G w (log(1 - p) - log p); w is a constant.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, p: np.ndarray, y: np.ndarray, weight: np.ndarray,
+                reduction: str = "mean") -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            log_p, log_q = np.maximum(np.log(p), -100), np.maximum(np.log1p(-p), -100)
+        ctx.save_for_backward(p, y, weight)
+        ctx.reduction = reduction
+        return _reduced(-weight * (y * log_p + (1 - y) * log_q), reduction)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        p, y, weight = ctx.saved
+        g = _per_entry(grad, ctx.reduction, p.size) * weight
+        grad_p = g * (p - y) / np.maximum(p * (1 - p), np.asarray(1e-12, p.dtype))
+        with np.errstate(divide="ignore"):
+            grad_y = g * (np.log1p(-p) - np.log(p)) if ctx.needs_input_grad[1] else None
+        return grad_p, grad_y, None
+
+
+class BCEWithLogits(Function):
+    """BCE of sigmoid(x), without computing the sigmoid's logs: per entry
+        w [(1 - y) x + l softplus(-x)],  l = 1 + (pos_weight - 1) y,  softplus(-x) = -log s(x)
+    (pos_weight multiplies the positive term, -y log s(x)), reduced. softplus(-x) is taken as
+    max(-x, 0) + log(1 + e^-|x|), finite for every x.
+        dx = G w ((1 - y) - l s(-x)),  dy = G w (-x + (pos_weight - 1) softplus(-x))
+    """
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, y: np.ndarray, weight: np.ndarray, pos_weight: np.ndarray,
+                reduction: str = "mean") -> np.ndarray:
+        softplus_neg = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+        scale = 1 + (pos_weight - 1) * y
+        ctx.save_for_backward(x, y, weight, pos_weight)
+        ctx.reduction = reduction
+        return _reduced(weight * ((1 - y) * x + scale * softplus_neg), reduction)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+        x, y, weight, pos_weight = ctx.saved
+        g = _per_entry(grad, ctx.reduction, x.size) * weight
+        with np.errstate(over="ignore"):  # e^x = inf for a large x: s(-x) = 0, as it should be
+            s_neg = 1 / (1 + np.exp(x))  # s(-x)
+        grad_x = g * ((1 - y) - (1 + (pos_weight - 1) * y) * s_neg)
+        grad_y = None
+        if ctx.needs_input_grad[1]:
+            softplus_neg = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+            grad_y = g * (-x + (pos_weight - 1) * softplus_neg)
+        return grad_x, grad_y, None, None

@@ -72,9 +72,11 @@ class Max(Function):
 
 
 def _to_extremes(ctx: Context, grad: np.ndarray) -> np.ndarray:
-    """G goes to the maximum (minimum); tied ones share it equally (as PyTorch's amax does)."""
+    """G goes to the maximum (minimum); tied ones share it equally (as PyTorch's amax does). A
+    NaN is the extreme of its row (numpy's max and PyTorch's): G goes to it, as in PyTorch's max."""
     a, out = ctx.saved
-    is_extreme = a == _expand_reduced(out, ctx)
+    out = _expand_reduced(out, ctx)
+    is_extreme = (a == out) | (np.isnan(a) & np.isnan(out)) if a.dtype.kind == "f" else a == out
     share = is_extreme / is_extreme.sum(axis=ctx.axis, keepdims=True)
     return share.astype(a.dtype) * _expand_reduced(grad, ctx)
 
@@ -123,7 +125,7 @@ class LogSumExp(Function):
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
         a = as_float(a)  # of ints: float32, as PyTorch
-        top = a.max(axis=axis, keepdims=True)
+        top = a.max(axis=axis, keepdims=True, initial=-np.inf)  # over an empty axis: -inf
         top = np.where(np.isfinite(top), top, np.zeros((), a.dtype))  # a row of -inf gives -inf
         with np.errstate(divide="ignore"):
             out = np.log(np.exp(a - top).sum(axis=axis, keepdims=True)) + top
@@ -144,6 +146,7 @@ class Var(Function):
     def forward(ctx: Context, a: np.ndarray, axis: Any = None, correction: float = 1,
                 keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
+        a = as_float(a)  # of ints: float32, as mean (truncated back to ints, 2.33 would be 2)
         centred = a - a.mean(axis=axis, keepdims=True)
         count = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
         ctx.save_for_backward(centred)

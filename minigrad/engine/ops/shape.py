@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.checks import ShapeError
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
 
@@ -19,7 +20,7 @@ class Reshape(Function):
         try:
             return a.reshape(shape)
         except ValueError:
-            raise ValueError(f"reshape: cannot reshape shape {a.shape} ({a.size} elements) "
+            raise ShapeError(f"reshape: cannot reshape shape {a.shape} ({a.size} elements) "
                              f"into {shape}") from None
 
     @staticmethod
@@ -188,3 +189,22 @@ class Expand(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
         return unbroadcast(grad, ctx.in_shape)
+
+
+class Repeat(Function):
+    """a tiled `repeats[i]` times along each axis (torch's repeat, numpy's tile); repeats beyond
+    a's axes add new leading axes. Every copy of an entry sends its G back: dA = the sum of G
+    over the copies."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+        ctx.in_shape = a.shape
+        ctx.shape = (1,) * (len(repeats) - a.ndim) + a.shape  # a with the new leading axes
+        ctx.repeats = repeats
+        return np.tile(a.reshape(ctx.shape), repeats)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        # axis i of the result is (copy, entry) pairs: split it, then sum over the copies
+        pairs = [n for copies, size in zip(ctx.repeats, ctx.shape) for n in (copies, size)]
+        return grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.in_shape)
