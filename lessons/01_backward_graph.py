@@ -8,14 +8,15 @@
 #
 # - How a tensor remembers the operation that made it (`grad_fn`), and where that node's
 #   edges lead.
-# - The order in which `backward()` runs the nodes, worked out here by hand with dependency
-#   counting.
+# - The order in which `backward()` runs the nodes: dependency counting.
+# - The walk itself, which you write (`minigrad check 1` marks it). Once it passes, every graph
+#   of this lesson is walked by yours, beside minigrad's, and the two must leave the same
+#   `.grad`s.
 # - Why `b = a + a; c = b + b` needs the gradients reaching a node to be summed before the
 #   node runs, and what a careless engine gets instead.
 # - Why waiting for every gradient is also what keeps backward fast: the work done with and
 #   without waiting, plotted.
-# - The graph, drawn.
-# - A `Function` of your own with a hand-written backward, checked by `minigrad check 1`.
+# - The graph, drawn, and a `Function` of your own with a hand-written backward.
 
 # %% [markdown]
 # ## Tensors and the nodes behind them
@@ -40,7 +41,9 @@ from matplotlib.ticker import MaxNLocator
 import minigrad as mg
 from minigrad import count_dependencies
 from minigrad.engine import AccumulateGrad, Node
-from minigrad.learn.kit import setup
+from minigrad.learn.course import yours
+from minigrad.learn.kit import node_label as label
+from minigrad.learn.kit import setup, walk_order
 
 lesson = setup(1)  # caps BLAS threads, draws headless, makes OUT
 OUT = lesson.out
@@ -50,13 +53,6 @@ x = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, name="x")
 w = mg.tensor(np.array([0.3, 0.8, -1.2]), requires_grad=True, name="w")
 y = x * w
 loss = (y.tanh() + y).sum()
-
-
-def label(node: Node) -> str:
-    """A node's name, with the leaf's name for an AccumulateGrad."""
-    if isinstance(node, AccumulateGrad):
-        return f"AccumulateGrad({node.variable.name})"
-    return node.name
 
 
 def edges(node: Node) -> list[str]:
@@ -90,63 +86,67 @@ assert (x * 2).grad_fn.next_nodes[0] is x_node, "every op that reads x points at
 #    and send each gradient it returns along its edge. Each node that receives one counts down;
 #    when its count reaches zero every consumer has spoken, so it becomes ready.
 #
-# This is Kahn's topological sort, run from the output backwards. Here it is, written out.
+# This is Kahn's topological sort, run from the output backwards. Two more things make it
+# the real walk: a node runs on the *sum* of the gradients its consumers sent (each edge
+# carries one term of the chain rule), and an edge may carry None (an input that needs no
+# gradient, or a backward with nothing to send), which still counts as heard from. The first
+# pass is minigrad's `count_dependencies`; here are its counts for our graph:
 
 # %%
-def count_consumers(root: Node) -> dict[Node, int]:
-    """For every node reachable from root, the number of edges pointing at it."""
-    counts = {root: 0}
-    to_visit = [root]
-    while to_visit:
-        node = to_visit.pop()
-        for child in node.next_nodes:
-            if child is None:
-                continue
-            if child not in counts:
-                counts[child] = 0
-                to_visit.append(child)
-            counts[child] += 1
-    return counts
+counts = count_dependencies(loss.grad_fn)
+print({label(node): count for node, count in counts.items()})
+assert counts[y.grad_fn] == 2 and counts[loss.grad_fn] == 0, "y's node hears from tanh and from the sum"
+
+# %% [markdown]
+# ## Build it: the walk
+#
+# Run `minigrad exercise 1`: it copies the stub to `minigrad-exercises/01_backward_graph.py`,
+# in the folder you run it from (in a notebook, define the function in a cell instead and run
+# `minigrad.check(1, globals())`). There, write `backward_walk(root, grad)`: count the edges
+# into every node, then run each node once, on the sum of what arrived, when its count reaches
+# zero, and pass on what it returns. Then run `minigrad check 1`: it runs your walk on a few
+# graphs beside minigrad's and says which node ran too early, twice, never, or on the wrong sum.
+#
+# The line printed below says whose walk this lesson runs: yours once your copy passes, else
+# minigrad's own (`backward` in `minigrad/engine/graph.py`, which also checks every gradient's
+# shape and frees what the forward saved). In a notebook, `pieces = yours(1, globals())` marks
+# the definitions of your notebook instead of the file.
+
+# %%
+pieces = yours(1)  # your backward_walk from minigrad-exercises/, if it passes `minigrad check 1`
+walk = pieces.get("backward_walk")
 
 
-def backward_order(root: Node) -> list[Node]:
-    """The nodes in an order where each comes after every node that sends it a gradient."""
-    waiting_for = count_consumers(root)
-    ready, order = [root], []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for child in node.next_nodes:
-            if child is None:
-                continue
-            waiting_for[child] -= 1
-            if waiting_for[child] == 0:
-                ready.append(child)
-    return order
+def side_by_side(build, grad=1.0) -> dict[str, np.ndarray]:
+    """Build a graph twice; walk one with `walk`, the other with loss.backward(); the .grads of
+    both, which must be equal."""
+    (out, leaves), (twin, twin_leaves) = build(), build()
+    walk(out.grad_fn, np.full(out.shape, grad))
+    twin.backward(np.full(twin.shape, grad))
+    for mine, theirs in zip(leaves, twin_leaves):
+        assert np.allclose(mine.grad, theirs.grad), f"{mine.name}.grad: the walk and backward() differ"
+    return {leaf.name: leaf.grad for leaf in leaves}
 
 
 # %%
-order = backward_order(loss.grad_fn)
-print("backward runs the nodes in this order (each with the nodes it sends gradients to):")
+def tanh_graph():
+    """The graph above, built again from the same values, with its leaves."""
+    x_, w_ = mg.tensor(x.data, requires_grad=True, name="x"), mg.tensor(w.data, requires_grad=True, name="w")
+    y_ = x_ * w_
+    return (y_.tanh() + y_).sum(), [x_, w_]
+
+
+order = walk_order(walk, tanh_graph()[0])
+print("the walk ran the nodes in this order (each with the nodes it sends gradients to):")
 for step, node in enumerate(order, start=1):
     print(f"  {step}. {label(node):20} -> {edges(node)}")
-
 position = {node: i for i, node in enumerate(order)}
 for node in order:
     for child in node.next_nodes:
         if child is not None:
             assert position[child] > position[node], f"{label(child)} ran before its consumer {label(node)}"
-
-# %% [markdown]
-# This is the algorithm minigrad runs. Its real walk is `backward` in
-# `minigrad/engine/graph.py`: the same two passes, plus the summing of what arrives at a node
-# (next section), a shape check on every gradient, and freeing what the forward saved. Its first
-# pass is `count_dependencies`, and our `count_consumers` gives the same counts:
-
-# %%
-real_counts = count_dependencies(loss.grad_fn)
-print({label(node): count for node, count in real_counts.items()})
-assert real_counts == count_consumers(loss.grad_fn), "the toy counting pass agrees with minigrad's"
+print("x.grad and w.grad, seeded with 2.5:",
+      {name: g.round(4).tolist() for name, g in side_by_side(tanh_graph, grad=2.5).items()})
 
 # %% [markdown]
 # ## Your prediction
@@ -172,42 +172,34 @@ def doubled(a: mg.Tensor, times: int) -> mg.Tensor:
 
 
 # %%
-a = new_a()
-c = doubled(a, 2)
-c.backward()
-print(f"c = {c.item()}, minigrad's a.grad = {a.grad}")
-assert a.grad == 4.0
+def doubled_graph():
+    a = new_a()
+    return doubled(a, 2), [a]
+
+
+grads = side_by_side(doubled_graph)  # the walk on one twin, backward() on the other
+print(f"c = 4a = 12; a.grad after the walk = {grads['a']}, the same as after c.backward()")
+assert grads["a"] == 4.0
 
 
 # %%
-def toy_backward(root: mg.Tensor, combine) -> dict[str, np.ndarray]:
-    """Run the nodes in backward_order; `combine(pending, arriving)` merges gradients at a node."""
-    pending = {root.grad_fn: np.ones_like(root.data)}
-    leaf_grads = {}
-    for node in backward_order(root.grad_fn):
-        grad = pending.pop(node)
-        if isinstance(node, AccumulateGrad):
-            leaf_grads[node.variable.name] = grad
-            continue
-        for child, child_grad in zip(node.next_nodes, node.function.backward(node.ctx, grad)):
-            if child is not None:
-                pending[child] = combine(pending.get(child), child_grad)
-    return leaf_grads
+def paths(node: Node, grad: np.ndarray, visits: list[int]) -> list[float]:
+    """What reaches the leaf along each path from `node`, one number per path: no summing, no
+    waiting, every path followed on its own. `visits[0]` counts the node runs."""
+    visits[0] += 1
+    if isinstance(node, AccumulateGrad):
+        return [float(grad)]
+    found = []
+    for child, child_grad in zip(node.next_nodes, node.function.backward(node.ctx, grad)):
+        if child is not None:
+            found += paths(child, child_grad, visits)
+    return found
 
 
-def add(pending, arriving):
-    return arriving if pending is None else pending + arriving
-
-
-def keep_last(pending, arriving):
-    return arriving
-
-
-# %%
-summed = toy_backward(doubled(new_a(), 2), add)["a"]
-last_only = toy_backward(doubled(new_a(), 2), keep_last)["a"]
-print(f"summing what arrives: a.grad = {summed};  keeping the last arrival: a.grad = {last_only}")
-assert summed == 4.0 and last_only == 1.0
+each_path = paths(doubled(new_a(), 2).grad_fn, np.ones(()), [0])
+print(f"what each path from c to a carries: {each_path}; summed: {sum(each_path)}")
+print(f"keeping the last arrival at b's node and at a's: one path's worth, {each_path[-1]}")
+assert each_path == [1.0, 1.0, 1.0, 1.0]
 
 # %% [markdown]
 # Keeping only the last arrival loses one of two equal contributions at `b` and again at `a`:
@@ -220,41 +212,27 @@ assert summed == 4.0 and last_only == 1.0
 # There is another way to get 4: never wait. Whenever a gradient arrives at a node, run the
 # node on it at once and pass the results on, adding only at the leaves. That is correct,
 # because the derivative is the sum over all paths from output to leaf of the product of the
-# local derivatives along the path. But it follows every path separately. After k doublings
-# there are 2^k paths from the output to `a`, so the eager engine runs about 2^(k+1) nodes,
-# while dependency counting runs each of the k + 1 nodes once.
-
-# %%
-def eager_backward(node: Node, grad: np.ndarray, leaf_grads: dict, runs: list[int]) -> None:
-    """Run `node` as soon as a gradient arrives; follow each path to the leaves separately."""
-    runs[0] += 1
-    if isinstance(node, AccumulateGrad):
-        name = node.variable.name
-        leaf_grads[name] = leaf_grads.get(name, 0.0) + grad
-        return
-    for child, child_grad in zip(node.next_nodes, node.function.backward(node.ctx, grad)):
-        if child is not None:
-            eager_backward(child, child_grad, leaf_grads, runs)
-
+# local derivatives along the path: `paths` above is such an engine. But it follows every path
+# separately. After k doublings there are 2^k paths from the output to `a`, so the eager
+# engine runs about 2^(k+1) nodes, while the walk, by dependency counting, runs each of the
+# k + 1 nodes once. We count both, the walk with `walk_order`, which lists every node run.
 
 # %%
 depths = list(range(1, size.deepest + 1))
 eager_runs, counted_runs = [], []
 for k in depths:
-    out = doubled(new_a(), k)
-    runs, leaf_grads = [0], {}
+    a = new_a()
+    out = doubled(a, k)
+    runs = [0]
     start = time.perf_counter()
-    eager_backward(out.grad_fn, np.ones(()), leaf_grads, runs)
+    assert sum(paths(out.grad_fn, np.ones(()), runs)) == 2.0**k, "the eager engine is slow but correct"
     eager_seconds = time.perf_counter() - start
     eager_runs.append(runs[0])
-    counted_runs.append(len(backward_order(out.grad_fn)))
-    assert leaf_grads["a"] == 2.0**k, "the eager engine is slow but correct"
-    a = new_a()
-    doubled(a, k).backward()
+    counted_runs.append(len(walk_order(walk, out)))  # the walk: yours once it passes
     assert a.grad == 2.0**k
     if k % 4 == 0 or k == depths[-1]:
         print(f"k = {k:2d}: dc/da = {a.grad:8.0f}; eager runs {runs[0]:7d} nodes ({eager_seconds:.3f} s), "
-              f"dependency counting runs {counted_runs[-1]}")
+              f"the walk runs {counted_runs[-1]}")
 assert eager_runs == [2 ** (k + 1) - 1 for k in depths] and counted_runs == [k + 1 for k in depths]
 
 # %%
@@ -351,18 +329,10 @@ print("minigrad's a ** 3:  ", theirs.grad.tolist())
 assert np.allclose(mine.grad, theirs.grad) and np.allclose(mine.grad, upstream * 3 * mine.data**2)
 
 # %% [markdown]
-# ## Exercise
+# ## What the walk you ran was
 #
-# Write the backward of softplus, softplus(x) = log(1 + eˣ), as a `Function`. Its forward is
-# already written in the stub: run `minigrad exercise 1` to copy it to
-# `minigrad-exercises/01_backward_graph.py` (in the folder you run it from), fill in `backward`
-# there, then run
-#
-#     minigrad check 1                   # or: minigrad check 1 --file my_copy.py
-#
-# In a notebook, define the class in a cell instead and run `minigrad.check(1, globals())`.
-#
-# The check runs your backward on a few inputs, with incoming gradients that are not all 1,
-# and compares it with finite differences. When they disagree it says how: a forgotten chain
-# rule factor, the softplus value used where its derivative belongs, a sign error, or an
-# overflow for large |x|.
+# Every graph above was walked by the walk named at the top of the lesson: yours, once your
+# copy of the exercise passed `minigrad check 1`, run beside `backward()` on a twin of each
+# graph with the same `.grad`s as the result. To write it or change it: `minigrad exercise 1`,
+# then `minigrad check 1` (or `minigrad check 1 --file my_copy.py`; in a notebook,
+# `minigrad.check(1, globals())`), then run this lesson again.

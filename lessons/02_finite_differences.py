@@ -12,6 +12,8 @@
 # - The best eps you measure, set next to the value theory predicts.
 # - `minigrad.tools.gradcheck` in its two modes, full (every element) and along a few random
 #   directions (`directions=4`), timed as the input grows.
+# - The central difference itself, which you write (`minigrad check 2` marks it): once it
+#   passes, the lesson's full gradchecks run on yours.
 
 # %% [markdown]
 # ## Three difference quotients
@@ -58,6 +60,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import yours
 from minigrad.learn.kit import setup
 
 lesson = setup(2)  # caps BLAS threads, draws headless, makes OUT
@@ -178,6 +181,27 @@ for dtype, by_method in errors.items():
 #    (it warns when you hand it float32).
 
 # %% [markdown]
+# ## Build it: the central difference
+#
+# Run `minigrad exercise 2`: it copies the stub to `minigrad-exercises/02_finite_differences.py`,
+# in the folder you run it from (in a notebook, define the function in a cell instead and run
+# `minigrad.check(2, globals())`). There, write `central_difference(f, x, eps)`: `f` is a
+# function of an array that returns a float, `x` an array of any shape, and the answer is the
+# estimated gradient, shaped like `x`, from two evaluations of `f` per element. Nudge one
+# element at a time and leave `x` exactly as you found it. Then run `minigrad check 2`: it
+# compares your answer with gradients known exactly and names the usual slips (a forward
+# difference, a divisor of eps instead of 2·eps, an `x` not put back) by their fingerprints.
+#
+# The line printed below says whose central difference this lesson runs: yours once your copy
+# passes, else minigrad's own. Every full gradcheck from here on uses it
+# (`mg.gradcheck(..., differences=central)`). In a notebook, `pieces = yours(2, globals())`
+# marks the definitions of your notebook instead of the file.
+
+# %%
+pieces = yours(2)  # your central_difference from minigrad-exercises/, if it passes `minigrad check 2`
+central = pieces.get("central_difference")  # else minigrad's own (minigrad.tools.gradcheck)
+
+# %% [markdown]
 # ## Full versus random-direction gradcheck
 #
 # `mg.gradcheck(fn, inputs)` reduces the output of `fn` to one number L (a fixed random
@@ -216,7 +240,8 @@ for n in sizes:
     for mode in ("full", "directions"):
         calls["count"] = 0
         start = time.perf_counter()
-        report = mg.gradcheck(layer, [weight], directions=4 if mode == "directions" else None)
+        report = mg.gradcheck(layer, [weight], directions=4 if mode == "directions" else None,
+                              differences=central)
         timings[mode].append(time.perf_counter() - start)
         assert report.ok
         # one call for the backward, then two per element (full) or per direction (4 directions)
@@ -282,9 +307,10 @@ caught = {}
 for factor in (1.001, 1.01, 1.1):
     op = tanh_with_one_wrong_entry(factor)
     direction_failures = sum(
-        not mg.gradcheck(op.apply, [x], directions=4, seed=seed, raise_exception=False) for seed in range(20)
+        not mg.gradcheck(op.apply, [x], directions=4, seed=seed, raise_exception=False, differences=central)
+        for seed in range(20)
     )
-    full = mg.gradcheck(op.apply, [x], raise_exception=False)
+    full = mg.gradcheck(op.apply, [x], raise_exception=False, differences=central)
     caught[factor] = (direction_failures, not full.ok)
     print(f"entry {BROKEN} off by {100 * (factor - 1):4.1f}%: random directions caught it "
           f"{direction_failures:2d}/20 times, full check {'caught it' if not full.ok else 'missed it'}")
@@ -293,10 +319,11 @@ for factor in (1.001, 1.01, 1.1):
 assert caught[1.1] == (20, True), "a 10% error in one entry must be caught by both modes"
 assert caught[1.01][1], "the full check must catch a 1% error in one entry"
 
-report = mg.gradcheck(tanh_with_one_wrong_entry(1.1).apply, [x], directions=4, raise_exception=False)
+report = mg.gradcheck(tanh_with_one_wrong_entry(1.1).apply, [x], directions=4, raise_exception=False,
+                      differences=central)
 print(report)
 assert report.inputs[0].worst_index == BROKEN
-print(mg.gradcheck(lambda t: t.tanh(), [x], directions=4))
+print(mg.gradcheck(lambda t: t.tanh(), [x], directions=4, differences=central))
 
 # %% [markdown]
 # A 0.1% error slips past both modes: it is below the default relative tolerance,
@@ -308,20 +335,10 @@ print(mg.gradcheck(lambda t: t.tanh(), [x], directions=4))
 # smaller instance of the same op.
 
 # %% [markdown]
-# ## Exercise
+# ## What the full checks ran on
 #
-# Write your own central-difference function: `central_difference(f, x, eps)` takes a
-# function `f` of an array that returns a float, an array `x` of any shape, and a step `eps`,
-# and returns the estimated gradient, shaped like `x`. Nudge one element at a time, and leave
-# `x` exactly as you found it.
-#
-# Run `minigrad exercise 2` to copy the stub to `minigrad-exercises/02_finite_differences.py`
-# (in the folder you run it from), edit it there, then run
-#
-#     minigrad check 2                   # or: minigrad check 2 --file my_copy.py
-#
-# In a notebook, define the function in a cell instead and run `minigrad.check(2, globals())`.
-#
-# The check compares your answer with gradients that are known exactly. If it is wrong, the
-# check tells you how: a forward difference instead of a central one, a forgotten restore of
-# `x`, or a divisor of eps instead of 2·eps each leave their own fingerprint.
+# Every full gradcheck above estimated its gradients with the central difference named at the
+# top of the section that built it: yours, once your copy of the exercise passed `minigrad
+# check 2`. To write it or change it: `minigrad exercise 2`, then `minigrad check 2` (or
+# `minigrad check 2 --file my_copy.py`; in a notebook, `minigrad.check(2, globals())`), then
+# run this lesson again.

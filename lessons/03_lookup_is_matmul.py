@@ -15,7 +15,9 @@
 #   arriving from above): a dense `(V, d)` array whose rows are zero wherever no token was read;
 #   the lookup route returns the same numbers as a `RowSparse` that names only the rows it read;
 # - as the vocabulary `V` grows, the one-hot route's time and memory grow with `V` while the
-#   lookup's stay flat.
+#   lookup's stay flat;
+# - the table's gradient of the product written by you (`minigrad check 3` marks it), checked
+#   against both routes once it passes.
 
 # %% [markdown]
 # ## Predict first
@@ -37,6 +39,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import yours
 from minigrad.learn.kit import setup
 from minigrad.nn import functional as F
 
@@ -76,6 +79,25 @@ assert np.array_equal(by_product.data, by_lookup.data), "one_hot(ids) @ E should
 print("O @ E equals E[ids] exactly:", np.array_equal(by_product.data, by_lookup.data))
 
 # %% [markdown]
+# ## Build it: the table's gradient of the product
+#
+# Run `minigrad exercise 3`: it copies the stub to `minigrad-exercises/03_lookup_is_matmul.py`,
+# in the folder you run it from (in a notebook, define the function in a cell instead and run
+# `minigrad.check(3, globals())`). There, write `table_grad_from_one_hot(one_hot, upstream)`:
+# given the one-hot matrix `O` of shape `(N, V)` and the upstream gradient `G = dL/dX` of shape
+# `(N, d)` for `X = O @ E`, return `dL/dE`, shape `(V, d)`. Then run `minigrad check 3`: it
+# compares your answer with finite differences and says which row is off and why.
+#
+# The line printed below says whose function this lesson runs: yours once your copy passes,
+# else minigrad's own (the backward of the product). It is set beside both routes' gradients
+# in the comparison that follows. In a notebook, `pieces = yours(3, globals())` marks the
+# definitions of your notebook instead of the file.
+
+# %%
+pieces = yours(3)  # your table_grad_from_one_hot from minigrad-exercises/, if it passes `minigrad check 3`
+table_grad_from_one_hot = pieces.get("table_grad_from_one_hot")
+
+# %% [markdown]
 # Now send the same upstream gradient `G` (shape `(N, d)`, one vector per position, as if it
 # came down from the rest of a network) back through each route and compare what reaches `E`.
 
@@ -98,12 +120,14 @@ assert isinstance(grad_from_product, np.ndarray) and grad_from_product.shape == 
 assert isinstance(grad_from_lookup, mg.RowSparse)
 assert np.allclose(grad_from_product, grad_from_lookup.to_dense(), rtol=0, atol=1e-12), \
     "the two routes should give the same gradient for E"
-# the gradient of X = O E with respect to E is O^T G
-assert np.allclose(grad_from_product, O.T @ G, rtol=0, atol=1e-12)
+# the gradient of X = O E with respect to E, from the function named above
+by_hand = table_grad_from_one_hot(O, G)
+assert np.allclose(grad_from_product, by_hand, rtol=0, atol=1e-12), "table_grad_from_one_hot differs"
 # row 0 ("the") collects both of its positions; row 5 ("<eos>") collects nothing at all
 assert np.allclose(grad_from_product[0], G[0] + G[4])
 assert not np.any(grad_from_product[5]), "an unread row must get an exact zero"
-print("same gradient along both routes; dL/dE = O^T G; row 'the' = G[0] + G[4]; row '<eos>' = 0")
+print("same gradient along both routes and from table_grad_from_one_hot; row 'the' = G[0] + G[4]; "
+      "row '<eos>' = 0")
 
 # %% [markdown]
 # The multiplication spreads nothing: every column of `O` that holds no 1 multiplies its row of
@@ -282,13 +306,9 @@ print(f"a dense float32 gradient for a 120,000 x 4,096 table: {full_scale_grad /
 # gradient sparse: it is sparse because `O` is mostly zeros. Lesson 4 follows
 # those zeros across a whole training run.
 #
-# ## Exercise
+# ## What the comparison ran on
 #
-# Run `minigrad exercise 3`: it copies the stub to
-# `minigrad-exercises/03_lookup_is_matmul.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(3, globals())`).
-# There, write
-# `table_grad_from_one_hot(one_hot, upstream)`: given the one-hot matrix `O` of shape `(N, V)`
-# and the upstream gradient `G = dL/dX` of shape `(N, d)` for `X = O @ E`, return `dL/dE` of
-# shape `(V, d)`. Then run `minigrad check 3`. The check compares your answer with finite
-# differences and tells you which row is off and why.
+# The gradient set beside both routes came from the `table_grad_from_one_hot` named where it
+# was built: yours, once your copy of the exercise passed `minigrad check 3`. To write it or
+# change it: `minigrad exercise 3`, then `minigrad check 3` (or `minigrad check 3 --file
+# my_copy.py`; in a notebook, `minigrad.check(3, globals())`), then run this lesson again.

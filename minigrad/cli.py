@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import minigrad
-from minigrad.learn.course import catalog, grading, notebook, pieces, runner
+from minigrad.learn.course import cache, catalog, grading, notebook, pieces, runner
 from minigrad.learn.course.catalog import WORKING_FOLDER, display_path
 from minigrad.learn.extras import extra_problem
 
@@ -72,26 +72,36 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 def command_lessons(args: argparse.Namespace) -> int:
     found = catalog.find_lessons()
-    marked = [lesson for lesson in found if lesson.check_path.is_file()]
-    with ThreadPoolExecutor(max_workers=4) as pool:  # each check runs in its own process
-        results = dict(zip((lesson.number for lesson in marked), pool.map(grading.check_answers, marked)))
+    verdicts = _verdicts([lesson for lesson in found if lesson.check_path.is_file()])
     for lesson in found:
-        result = results.get(lesson.number)
-        if result is None:
+        verdict = verdicts.get(lesson.number)
+        marked_a_copy = lesson.answers_path == lesson.working_copy
+        if verdict is None:
             status = "no exercise"
-        elif lesson.answers_path == lesson.working_copy:
-            status = f"{result.status}: {result.source}"  # say which file was marked
+        elif marked_a_copy:
+            status = f"{verdict['status']}: {display_path(lesson.working_copy)}"  # say which file was marked
         else:
-            status = result.status
+            status = verdict["status"]
         print(f"{lesson.number:2d}. {lesson.title}  [{status}]")
         print(textwrap.fill(lesson.summary, width=96, initial_indent="    ", subsequent_indent="    "))
-        copy_passes = result is not None and result.passed and lesson.answers_path == lesson.working_copy
-        built = pieces.status_line(lesson.number, copy_passes)
-        if built:  # lessons 4-7: the piece you build, and whose the lesson runs
-            print(f"    {built}")
+        if verdict is not None:  # the pieces you build, their state, and who runs them
+            for line in pieces.map_lines(lesson.number, verdict["status"], verdict["message"], marked_a_copy):
+                print(f"    {line}")
     print("\nRun one with `minigrad lesson N`; copy its exercise with `minigrad exercise N`, "
           "check it with `minigrad check N`.")
     return 0
+
+
+def _verdicts(lessons: list[catalog.Lesson]) -> dict[int, dict[str, str]]:
+    """Each lesson's verdict on the learner's copy (else the stub): remembered when that file and
+    its check have not changed since it was last checked, else checked now (each in its own
+    process, two at a time)."""
+    verdicts = {lesson.number: cache.recall(lesson, lesson.answers_path) for lesson in lessons}
+    missing = [lesson for lesson in lessons if verdicts[lesson.number] is None]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for lesson, result in zip(missing, pool.map(grading.check_answers, missing)):
+            verdicts[lesson.number] = {"status": result.status, "message": result.message}
+    return verdicts  # type: ignore[return-value]
 
 
 def command_lesson(args: argparse.Namespace) -> int:

@@ -1,5 +1,11 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
+
+# Verdicts `minigrad check` remembers for `minigrad lessons` go to a folder of this run, not the
+# user's cache (the processes the tests start inherit it).
+os.environ.setdefault("MINIGRAD_CACHE", tempfile.mkdtemp(prefix="minigrad-test-cache-"))
 
 # Shared test helpers (tiny_lm, seed_bridge, lab_server, nanogpt_torch, llama_torch, op_checks,
 # oracle) live in tests/helpers/, importable by name from every test folder.

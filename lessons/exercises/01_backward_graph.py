@@ -1,34 +1,34 @@
-"""Lesson 1 exercise: write the backward of your own Function, softplus.
+"""Lesson 1 exercise: the backward walk itself.
 
-softplus(x) = log(1 + e^x) is a smooth relative of relu: close to 0 for very negative x,
-close to x for very positive x. Its forward is written for you. Fill in `backward`, then run
+`loss.backward()` hands the gradient of the loss to the loss's node and walks the graph from
+there to the leaves. Write that walk. Fill in `backward_walk`, then run
 
     minigrad check 1                  (or: minigrad check 1 --file YOUR_COPY.py)
 
-The check compares your backward with finite differences and, when they disagree, says how.
+Once your copy passes, lesson 1 runs its graphs on your walk, beside minigrad's.
 """
 
 import numpy as np
 
-import minigrad as mg
 
+def backward_walk(root, grad: np.ndarray) -> None:
+    """Send `grad`, the gradient of the output, from the output's node `root` (loss.grad_fn) to
+    every leaf, so that each leaf that requires grad ends with its gradient in `.grad`.
 
-class Softplus(mg.Function):
-    @staticmethod
-    def forward(ctx, x: np.ndarray) -> np.ndarray:
-        """x: any shape, float -> softplus(x), same shape."""
-        ctx.save_for_backward(x)
-        return np.logaddexp(0.0, x)  # log(e^0 + e^x), computed without overflow
+    What a node offers:
+      node.next_nodes   one entry per input of the op: the node that input came from, or None
+                        for an input that needs no gradient (a number, an array of ids)
+      node.apply(g)     runs the node's backward on g, the gradient of its output, and returns
+                        one gradient per entry of next_nodes (None where it sends nothing).
+                        A leaf's node (an AccumulateGrad) adds g into the leaf's .grad and
+                        returns ().
 
-    @staticmethod
-    def backward(ctx, grad: np.ndarray) -> np.ndarray:
-        """grad: dL/d(softplus(x)), the shape of x. Return dL/dx, the shape of x.
-
-        Hints:
-        - Differentiate log(1 + e^x) by hand. The result is a function you have met before.
-        - The engine hands you dL/d(output); the chain rule turns it into dL/d(input).
-        - Large |x| must not produce inf or nan: rewrite the derivative so that np.exp is only
-          ever asked for something it can compute.
-        """
-        (x,) = ctx.saved
-        raise NotImplementedError("lesson 1: Softplus.backward is not written yet")
+    Rules:
+    - Run each node once, on the sum of every gradient its consumers sent it, so only after
+      all of them have run. (Count, before you start, how many edges point at each node.)
+    - A node that received no gradient at all (every consumer sent None) does not run, but it
+      still counts as heard from for the nodes below it.
+    - Graphs can be thousands of nodes deep: no recursion.
+    - Never add into an array in place: one op may send the same array to two inputs.
+    """
+    raise NotImplementedError("lesson 1: write backward_walk(root, grad)")

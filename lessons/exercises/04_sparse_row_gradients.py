@@ -19,7 +19,8 @@ class Embedding(mg.Function):
     @staticmethod
     def forward(ctx, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
                 padding_idx: int | None = None) -> np.ndarray:
-        """weight: (V, d) float; ids: int array of any shape S, each id in [0, V) -> (*S, d).
+        """weight: (V, d) float; ids: int array of shape S = () (one id), (T,) or (B, T), each id
+        in [0, V), or empty -> (*S, d).
 
         sparse:      how backward returns the table's gradient (see backward).
         padding_idx: None, or a row id whose row never receives a gradient (as in PyTorch).

@@ -126,10 +126,14 @@ def gradcheck(
     directions: int | None = None,
     seed: int = 0,
     raise_exception: bool = True,
+    differences: Callable[[Callable[[np.ndarray], float], np.ndarray, float], np.ndarray] | None = None,
 ) -> GradcheckReport:
     """Compare fn's backward with central differences for every input that requires grad.
 
     fn:         called as fn(*inputs), returns a Tensor (any shape).
+    differences: the full check's central difference, `differences(f, x, eps)` -> dL/dx for f a
+                function of x's values (default: minigrad's own `central_difference`; lesson 2
+                passes the learner's).
     directions: None (the default) checks every element; an int k checks v^T J u along k random
                 directions u instead (one backward, two forwards each), for large inputs; when
                 that fails, the full check runs to name the worst element.
@@ -155,14 +159,15 @@ def gradcheck(
 
     names = {i: leaves[i].name or f"input {i}" for i in checked}
     problems, analytical = _analytical_gradients(out, weights, leaves, checked, names)
+    full = (loss_at, leaves, analytical, names, eps, atol, rtol, differences or central_difference)
     if directions is not None:
         report = _along_directions(loss_at, leaves, analytical, names, eps, atol, rtol, directions, rng)
         if not report.ok:
             problems += report.problems  # a NaN seen along a direction fails, whatever follows
-            report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
+            report = _full(*full)
             report.mode = "random directions failed; full check"
     else:
-        report = _full(loss_at, leaves, analytical, names, eps, atol, rtol)
+        report = _full(*full)
     report.problems = problems
     report.ok = report.ok and not problems
     if raise_exception and not report.ok:
@@ -266,35 +271,82 @@ def numerical_gradient(loss_at: Callable[[], float], x: Tensor, eps: float) -> n
     return grad
 
 
-def _full(loss_at, leaves, analytical, names, eps, atol, rtol) -> GradcheckReport:
+def central_difference(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float) -> np.ndarray:
+    """(f(x + eps e_i) - f(x - eps e_i)) / (2 eps) for every element i of x: the gradient of f
+    at x, shaped like x, in float64. x is left as it was. (Lesson 2's exercise writes this.)"""
+    x = np.asarray(x)
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        original = x[index]
+        x[index] = original + eps
+        plus = f(x)
+        x[index] = original - eps
+        minus = f(x)
+        x[index] = original
+        grad[index] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def _numerical(loss_at: Callable[[], float], x: Tensor, eps: float, differences: Callable) -> np.ndarray:
+    """dL/dx by `differences(f, x's array, eps)`, where f(values) evaluates L with x holding
+    `values`. A central difference that nudges x's own array in place costs no copy."""
+    original = x.data.copy()
+
+    def f(values: np.ndarray) -> float:
+        if values is x.data:
+            return loss_at()
+        x.data[...] = values
+        try:
+            return loss_at()
+        finally:
+            x.data[...] = original
+
+    try:
+        grad = np.asarray(differences(f, x.data, eps), dtype=np.float64)
+    finally:
+        x.data[...] = original  # as it was, whatever the differences did to it
+    if grad.shape != x.shape:
+        raise ValueError(f"gradcheck: differences returned a gradient of shape {grad.shape} for an input "
+                         f"of shape {x.shape}")
+    return grad
+
+
+def _full(loss_at, leaves, analytical, names, eps, atol, rtol, differences) -> GradcheckReport:
     report = GradcheckReport(ok=True, mode="full", eps=eps, atol=atol, rtol=rtol)
     for i in analytical:
-        numerical = numerical_gradient(loss_at, leaves[i], eps)
-        ana = analytical[i]
-        if ana.size == 0:
-            report.inputs.append(InputCheck(names[i], leaves[i].shape, 0.0, 0.0, None, 0.0, 0.0, True))
-            continue
-        with np.errstate(invalid="ignore"):  # inf - inf: NaN is what we want, and it fails
-            error = np.abs(numerical - ana)
-        finite = np.isfinite(numerical) & np.isfinite(ana)
-        # written as "within", not "error > tol": a comparison with NaN is False either way, and
-        # an inf numerical value would make the tolerance itself inf
-        within = finite & (error <= atol + rtol * np.abs(numerical))
-        rel = error / np.maximum(np.abs(numerical), 1e-12)
-        # name the first non-finite element, else the worst failing one, else the largest error
-        if not finite.all():
-            worst = tuple(np.argwhere(~finite)[0])
-        else:
-            worst = np.unravel_index(np.argmax(np.where(within, -1, error) if not within.all() else error),
-                                     error.shape)
-        check = InputCheck(
-            names[i], leaves[i].shape, float(error.max()), float(rel.max()),
-            tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), bool(within.all()),
-            nonfinite_note(names[i], analytical=ana, numerical=numerical),
-        )
+        numerical = _numerical(loss_at, leaves[i], eps, differences)
+        check = compare_gradients(names[i], numerical, analytical[i], atol, rtol)
         report.inputs.append(check)
         report.ok &= check.ok
     return report
+
+
+def compare_gradients(name: str, numerical: np.ndarray, analytical: np.ndarray, atol: float = 1e-5,
+                      rtol: float = 1e-3) -> InputCheck:
+    """How `analytical` compares with `numerical` (same shape), element by element: passes when
+    every |num - ana| <= atol + rtol * |num| and both are finite."""
+    ana = np.asarray(analytical, dtype=np.float64)
+    numerical = np.asarray(numerical, dtype=np.float64)
+    if ana.size == 0:
+        return InputCheck(name, ana.shape, 0.0, 0.0, None, 0.0, 0.0, True)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN is what we want, and it fails
+        error = np.abs(numerical - ana)
+    finite = np.isfinite(numerical) & np.isfinite(ana)
+    # written as "within", not "error > tol": a comparison with NaN is False either way, and
+    # an inf numerical value would make the tolerance itself inf
+    within = finite & (error <= atol + rtol * np.abs(numerical))
+    rel = error / np.maximum(np.abs(numerical), 1e-12)
+    # name the first non-finite element, else the worst failing one, else the largest error
+    if not finite.all():
+        worst = tuple(np.argwhere(~finite)[0])
+    else:
+        worst = np.unravel_index(np.argmax(np.where(within, -1, error) if not within.all() else error),
+                                 error.shape)
+    return InputCheck(
+        name, ana.shape, float(error.max()), float(rel.max()),
+        tuple(int(w) for w in worst), float(numerical[worst]), float(ana[worst]), bool(within.all()),
+        nonfinite_note(name, analytical=ana, numerical=numerical),
+    )
 
 
 def _along_directions(loss_at, leaves, analytical, names, eps, atol, rtol, directions,

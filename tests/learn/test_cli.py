@@ -150,3 +150,20 @@ def test_a_file_in_the_learners_folder_does_not_shadow_what_the_check_imports(le
     (lesson_three / "numpy.py").write_text("raise RuntimeError('the learner has a numpy.py')\n")
     status, out = _check(lesson_three, "def double(x):\n    return 2 * x\n", capsys)
     assert status == 0, out
+
+
+def test_a_lessons_folder_of_ones_own_may_bring_a_check_with_probes(lesson_three, capsys):
+    """A probe of a check loaded as a file runs in the learner's process too (under the name the
+    check has there)."""
+    (lesson_three / "lessons" / "checks" / "03_double.py").write_text(
+        "from minigrad.learn.course.learner import probe, run\n\n"
+        "@probe\n"
+        "def doubled_twice(answers, x):\n"
+        "    return answers.double(answers.double(x))\n\n"
+        "def check(answers):\n"
+        "    got = run(answers, doubled_twice, 5)\n"
+        "    assert got == 20, f'double(double(5)) gave {got}, expected 20'\n")
+    status, out = _check(lesson_three, "def double(x):\n    return 2 * x\n", capsys)
+    assert status == 0, out
+    status, out = _check(lesson_three, "def double(x):\n    return x + 2\n", capsys)
+    assert status == 1 and "double(double(5)) gave 9, expected 20" in out

@@ -10,7 +10,7 @@ import pytest
 
 from minigrad.learn import course as runner
 from minigrad.learn.course import pieces as your_pieces
-from minigrad.learn.course.pieces import PIECES, REASON_LENGTH, YourPieces, names, status_line, yours
+from minigrad.learn.course.pieces import PIECES, REASON_LENGTH, YourPieces, map_lines, names, yours
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,27 +115,71 @@ def test_a_function_piece_needs_no_override(folder):
 
 
 def test_errors_name_the_lesson_and_the_piece(folder):
-    with pytest.raises(LookupError, match="lesson 2 has no piece of yours to run"):
-        yours(2)
+    without = next(n for n in range(1, 100) if n not in PIECES)
+    with pytest.raises(LookupError, match=f"lesson {without} has no piece of yours to run"):
+        yours(without)
     pieces = YourPieces(6, PIECES[6], your_pieces.MINIGRAD, "why", "")
     with pytest.raises(KeyError, match="lesson 6 builds tie_weights, not 'Embedding'"):
         pieces.get("Embedding", None)
 
 
-def test_status_line_for_the_lessons_list():
-    assert status_line(2, True) == ""
-    assert status_line(4, True) == "you build Embedding: the lesson runs yours"
-    assert status_line(7, False) == ("you build adam_step_after_silence and lazy_adamw_rows: the lesson runs "
-                                     "minigrad's until yours passes")
+def test_the_map_says_the_piece_its_state_whose_runs_and_where_it_runs_later(monkeypatch):
+    assert map_lines(max(PIECES) + 1, "pass", "", True) == []
+    assert map_lines(4, "pass", "", True) == [
+        "you build Embedding: the lookup's backward, a RowSparse with repeats summed",
+        "  yours passes: the lesson runs yours"]
+    assert map_lines(7, "fail", "lazy_adamw_rows(...): the moments are wrong\nmore", True) == [
+        "you build adam_step_after_silence: Adam's step for a row back from a silence",
+        "you build lazy_adamw_rows: a lazy AdamW step on the rows present",
+        "  yours fails: lazy_adamw_rows(...): the moments are wrong (the lesson runs minigrad's until "
+        "yours passes)"]
+    no_copy = map_lines(1, "pass", "", False)  # the stub was marked: nothing of yours yet
+    assert no_copy[-1] == "  not attempted yet (the lesson runs minigrad's until yours passes)"
+    monkeypatch.setitem(PIECES, 4, (your_pieces.Piece("Embedding", your_pieces.OP, later=(9, 8)),))
+    assert map_lines(4, "not attempted", "", True)[-1] == "  lessons 8, 9 run on it too"
 
 
 def test_the_lessons_list_shows_the_pieces_you_have_built(folder, capsys):
     from minigrad import cli
 
     _copy(6, folder)
+    _copy(4, folder, "def broken(:\n")
     assert cli.main(["lessons"]) == 0
     out = capsys.readouterr().out
     assert " 6. Tying the two maps  [pass: mine/06_tying.py]" in out
-    assert "    you build tie_weights: the lesson runs yours\n" in out
-    assert "    you build Embedding: the lesson runs minigrad's until yours passes\n" in out
-    assert out.count("    you build ") == len(PIECES)
+    assert "    you build tie_weights: the tie of the output map to the token table\n" in out
+    assert "      yours passes: the lesson runs yours\n" in out
+    assert "      yours fails: your code raised SyntaxError" in out
+    assert out.count("    you build ") == sum(len(built) for built in PIECES.values())
+
+
+def test_the_lessons_list_remembers_verdicts_until_the_file_or_its_check_changes(folder, capsys):
+    from minigrad import cli
+    from minigrad.learn.course import cache
+
+    copy = _copy(3, folder)
+    assert cli.main(["lessons"]) == 0
+    lesson = runner.get_lesson(3)
+    assert cache.recall(lesson, copy) == {"status": "pass", "message": "every check passed"}
+    cache.remember(lesson, copy, "fail", "remembered, not checked again")
+    assert cli.main(["lessons"]) == 0
+    assert "yours fails: remembered, not checked again" in capsys.readouterr().out
+    copy.write_text(copy.read_text() + "\n# changed\n")  # another file: checked again
+    assert cache.recall(lesson, copy) is None
+    assert cli.main(["lessons"]) == 0
+    assert " 3. Looking up a row is multiplying by a one-hot  [pass: mine/03_lookup_is_matmul.py]" in \
+        capsys.readouterr().out
+    cache.remember(lesson, copy, "fail", "your code did not finish within 30 s, so the check was stopped")
+    assert cache.recall(lesson, copy)["status"] == "pass", "a verdict the time limit decided is not kept"
+
+
+def test_get_without_a_fallback_gives_minigrads_own_version(folder):
+    from minigrad.learn.kit import minigrads_tie
+    from minigrad.learn.kit.rare_rows import adam_step_after_silence
+
+    assert yours(6, announce=False).get("tie_weights") is minigrads_tie
+    pieces = yours(7, announce=False)
+    assert pieces.get("adam_step_after_silence") is adam_step_after_silence
+    assert pieces.get("lazy_adamw_rows", None) is None  # None is a fallback like any other
+    with pytest.raises(LookupError, match="the piece lazy_adamw_rows names no version of minigrad's own"):
+        pieces.get("lazy_adamw_rows")

@@ -1,86 +1,184 @@
-"""Lesson 1's check names the typical mistakes in a softplus backward."""
+"""Lesson 1's check: the learner's backward walk. The reference passes, the stub is not
+attempted, and each typical mistake in a walk gets its own diagnosis."""
 
+from __future__ import annotations
+
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
-import minigrad as mg
 from minigrad.learn import course as runner
 
-CHECK = runner.load_check(runner.get_lesson(1, Path(__file__).resolve().parents[2] / "lessons"))
+LESSON = runner.get_lesson(1, Path(__file__).resolve().parents[2] / "lessons")
+CHECK = runner.load_check(LESSON)
+
+COUNT = """
+def count_consumers(root):
+    counts, to_visit = {root: 0}, [root]
+    while to_visit:
+        node = to_visit.pop()
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            if child not in counts:
+                counts[child] = 0
+                to_visit.append(child)
+            counts[child] += 1
+    return counts
+"""
 
 
-def softplus_with_backward(local_slope):
-    """A Softplus Function whose backward returns local_slope(x, grad)."""
+def kahn(add: str = "arrived[child] = g if child not in arrived else arrived[child] + g",
+         start: str = "grad", run: str = "() if total is None else node.apply(total)",
+         pop: str = "arrived.pop(node, None)") -> str:
+    """The reference walk with one line swappable."""
+    return COUNT + f"""
+def backward_walk(root, grad):
+    waiting = count_consumers(root)
+    arrived = {{root: {start}}}
+    ready = [root]
+    while ready:
+        node = ready.pop()
+        total = {pop}
+        grads = {run}
+        for child, g in zip(node.next_nodes, grads or (None,) * len(node.next_nodes)):
+            if child is None:
+                continue
+            if g is not None:
+                {add}
+        for child in node.next_nodes:
+            if child is not None:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
+"""
 
-    class Softplus(mg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return np.logaddexp(0.0, x)
 
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved
-            return local_slope(x, grad)
-
-    return SimpleNamespace(Softplus=Softplus)
+def walk(source: str) -> SimpleNamespace:
+    namespace: dict = {"np": __import__("numpy")}
+    exec(compile(textwrap.dedent(source), "learner.py", "exec"), namespace)
+    return SimpleNamespace(backward_walk=namespace["backward_walk"])
 
 
-def sigmoid(x):
-    return 0.5 * (1 + np.tanh(x / 2))  # never overflows
+EAGER = """
+def backward_walk(root, grad):
+    stack = [(root, grad)]
+    while stack:
+        node, g = stack.pop()
+        for child, sent in zip(node.next_nodes, node.apply(g)):
+            if child is not None and sent is not None:
+                stack.append((child, sent))
+"""
 
+RECURSIVE_COUNT = kahn().replace(COUNT, """
+def count_consumers(root, counts=None):
+    counts = {root: 0} if counts is None else counts
+    for child in root.next_nodes:
+        if child is None:
+            continue
+        if child not in counts:
+            counts[child] = 0
+            count_consumers(child, counts)
+        counts[child] += 1
+    return counts
+""")
+
+BREADTH_FIRST = """
+from collections import deque
+
+def backward_walk(root, grad):
+    arrived, seen, queue = {root: grad}, {root}, deque([root])
+    while queue:
+        node = queue.popleft()
+        for child, g in zip(node.next_nodes, node.apply(arrived.pop(node))):
+            if child is None or g is None:
+                continue
+            arrived[child] = g if child not in arrived else arrived[child] + g
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+"""
+
+NONE_AS_A_NODE = kahn().replace("            if child is None:\n                continue\n", "")
 
 WRONG = {
-    "forgot the chain rule factor": (lambda x, g: sigmoid(x), "ignores `grad`"),
-    "softplus value instead of sigmoid": (lambda x, g: g * np.logaddexp(0.0, x), "softplus\\(x\\) itself"),
-    "negated": (lambda x, g: -g * sigmoid(x), "the wrong sign"),
-    "sign flipped in the exponent": (lambda x, g: g / (1 + np.exp(x)), "sign in the exponent is flipped"),
-    "overflows for large x": (lambda x, g: g * np.exp(x) / (1 + np.exp(x)),
-                              "at x = 800 .* nan: np.exp overflowed"),
-    "half the slope": (lambda x, g: g * sigmoid(x) / 2, "is 2 times too small everywhere: a missing or extra "
-                                                        "constant factor"),
-    "twice the slope": (lambda x, g: 2 * g * sigmoid(x), "is 2 times too large everywhere"),
-    "off by a constant": (lambda x, g: g * sigmoid(x) + 0.1, r"at x\[\d, \d\] = .* finite differences give"),
-    "returned nothing": (lambda x, g: None, "Softplus.backward returned None"),
-    "wrong shape": (lambda x, g: (g * sigmoid(x)).sum(axis=0), r"returned a gradient of shape \(3,\) for x"),
-    "summed with keepdims": (lambda x, g: (g * sigmoid(x)).sum(axis=0, keepdims=True),
-                             r"shape \(1, 3\) for x of shape \(2, 3\).*would broadcast.*no sum"),
-    "summed to a number": (lambda x, g: (g * sigmoid(x)).sum(), r"shape \(\) for x .*would broadcast"),
-    "transposed": (lambda x, g: (g * sigmoid(x)).T, r"shape \(3, 2\) for x of shape \(2, 3\).*transposed"),
-    "flattened": (lambda x, g: (g * sigmoid(x)).reshape(-1), r"shape \(6,\) .*reshaped"),
-    "a list": (lambda x, g: (g * sigmoid(x)).tolist(), "returned a list; return a numpy array shaped like x"),
-    "a python number": (lambda x, g: 1.0, "returned a float; return a numpy array"),
-    "integers": (lambda x, g: np.ones(x.shape, dtype=np.int64), "dtype int64; a gradient is floating-point"),
+    "keeps only the last gradient": (kahn(add="arrived[child] = g"),
+                                     "ran on one of the 2 gradients sent to it, not on their sum"),
+    "runs a node on every arrival": (EAGER, r"AddBackward #2 ran twice: it is sent gradients by 2 consumers"),
+    "recursion": (RECURSIVE_COUNT, "your walk recursed, once per node"),
+    "adds in place": (kahn(add="if child in arrived:\n                    arrived[child] += g\n"
+                               "                else:\n                    arrived[child] = g"),
+                      r"in place \(\+=\)"),
+    "ignores the seed": (kahn(start="np.ones_like(grad)"), "not on the gradient given to the walk"),
+    "runs before every consumer has sent": (BREADTH_FIRST,
+                                            "ran before TanhBackward #2, which sends it a gradient"),
+    "treats None as a node": (NONE_AS_A_NODE, "your walk treated None as a node"),
+    "runs a node on None": (kahn(run="node.apply(total)"), "your walk used a None gradient"),
+    "looks up a gradient that never came": (kahn(pop="arrived.pop(node)"),
+                                            "looked up the gradient of a node that received none"),
 }
 
 
 @pytest.mark.parametrize("mistake", WRONG)
-def test_wrong_backward_fails_with_its_diagnosis(mistake):
-    slope, diagnosis = WRONG[mistake]
+def test_each_wrong_walk_gets_its_diagnosis(mistake):
+    source, diagnosis = WRONG[mistake]
     with pytest.raises(AssertionError, match=diagnosis):
-        CHECK(softplus_with_backward(slope))
+        CHECK(walk(source))
 
 
-def test_right_backward_passes_and_stub_is_not_attempted():
-    assert CHECK(softplus_with_backward(lambda x, g: g * sigmoid(x))) is None
-
-    def stub(x, g):
-        raise NotImplementedError("not yet")
-
-    with pytest.raises(NotImplementedError):
-        CHECK(softplus_with_backward(stub))
+def test_the_reference_walk_passes_and_the_stub_is_not_attempted():
+    CHECK(walk(kahn()))
+    assert runner.check_answers(LESSON, LESSON.solution_path).passed
+    assert runner.check_answers(LESSON, LESSON.exercise_path).status == runner.NOT_ATTEMPTED
 
 
-def test_a_changed_forward_is_reported():
-    answers = softplus_with_backward(lambda x, g: g * sigmoid(x))
-    answers.Softplus.forward = staticmethod(lambda ctx, x: (ctx.save_for_backward(x), np.maximum(x, 0))[1])
-    with pytest.raises(AssertionError, match="Softplus.forward no longer computes log"):
-        CHECK(answers)
+def test_a_walk_that_never_calls_apply_is_named():
+    with pytest.raises(AssertionError, match="never ran"):
+        CHECK(walk("def backward_walk(root, grad):\n    pass\n"))
 
 
-def test_missing_class_is_reported():
-    with pytest.raises(AssertionError, match="no class named Softplus"):
-        CHECK(SimpleNamespace())
+def test_minigrads_own_walk_is_refused_as_an_answer(tmp_path):
+    mine = tmp_path / "mine.py"
+    mine.write_text("from minigrad.engine.graph import backward as backward_walk\n")
+    result = runner.check_answers(LESSON, mine)
+    assert not result.passed
+    assert "backward_walk is minigrad's own (minigrad.engine.graph.backward)" in result.message
+
+
+SET_COUNT = kahn().replace(COUNT, """
+def count_consumers(root):
+    consumers, to_visit = {root: set()}, [root]
+    while to_visit:
+        node = to_visit.pop()
+        for child in node.next_nodes:
+            if child is None:
+                continue
+            if child not in consumers:
+                consumers[child] = set()
+                to_visit.append(child)
+            consumers[child].add(node)  # a node that reads its input twice counts once
+    return {node: len(readers) for node, readers in consumers.items()}
+""")
+ONCE = "if waiting[child] <= 0 and child not in done:\n                    done.add(child)"
+SET_COUNT = SET_COUNT.replace("if waiting[child] == 0:", ONCE)
+SET_COUNT = SET_COUNT.replace("ready = [root]", "ready, done = [root], set()")
+
+
+def test_counting_readers_instead_of_edges_is_caught():
+    expected = r"on y = x \* w; loss = \(y \* y \+ \(y \+ y\)\)\.sum\(\), MulBackward #\d ran before"
+    with pytest.raises(AssertionError, match=expected):
+        CHECK(walk(SET_COUNT))
+
+
+def test_setting_grad_instead_of_adding_to_it_is_caught():
+    sets = kahn(run="() if total is None else (setattr(node.variable, 'grad', total) or () "
+                    "if hasattr(node, 'variable') else node.apply(total))")
+    with pytest.raises(AssertionError, match=r"a.grad was set but a's AccumulateGrad never ran: let the"):
+        CHECK(walk(sets))
+
+
+def test_a_sum_that_cannot_add_a_row_sparse_gradient_is_named():
+    with pytest.raises(AssertionError, match="RowSparse from the lookup"):
+        CHECK(walk(kahn(add="arrived[child] = g if child not in arrived else np.add(arrived[child], g)")))

@@ -137,3 +137,57 @@ def test_right_answer_passes_and_stub_is_not_attempted():
 def test_missing_function_is_reported():
     with pytest.raises(AssertionError, match="no function named central_difference"):
         CHECK(SimpleNamespace())
+
+
+def test_an_estimate_that_costs_more_than_two_evaluations_per_element_is_named():
+    def one_more(f, x, eps):
+        f(x)  # a look at f(x) first: right numbers, one evaluation too many
+        return right(f, x, eps)
+
+    with pytest.raises(AssertionError, match=r"called f 13 times for an x of 6 element\(s\)"):
+        CHECK(SimpleNamespace(central_difference=one_more))
+
+
+def test_a_number_is_an_input_too():
+    def by_length(f, x, eps):
+        grad = np.zeros(x.shape)
+        for i in range(len(x)):  # len() of a 0-d array raises
+            grad[i] = right(f, x[i:i + 1], eps) if x.ndim == 1 else right(f, x, eps)[i]
+        return grad
+
+    with pytest.raises(AssertionError, match="len"):
+        CHECK(SimpleNamespace(central_difference=lambda f, x, eps: right(f, x, eps) if x.ndim else
+                              by_length(f, x, eps)))
+
+
+def test_nudges_that_miss_an_array_laid_out_by_columns_are_named():
+    def through_a_flat_view(f, x, eps):
+        flat, grad = x.reshape(-1), np.zeros(x.size)  # a copy when x is not in row order
+        for i in range(x.size):
+            original = flat[i]
+            flat[i] = original + eps
+            above = f(x)
+            flat[i] = original - eps
+            below = f(x)
+            flat[i] = original
+            grad[i] = (above - below) / (2 * eps)
+        return grad.reshape(x.shape)
+
+    with pytest.raises(AssertionError, match="every estimate is 0: your nudges did not reach x"):
+        CHECK(SimpleNamespace(central_difference=through_a_flat_view))
+
+
+def test_a_restore_off_by_rounding_shows_both_values_in_full():
+    def restores_by_arithmetic(f, x, eps):
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(x.shape):
+            x[index] += eps
+            above = f(x)
+            x[index] -= 2 * eps
+            below = f(x)
+            x[index] += eps  # back where it was, up to rounding
+            grad[index] = (above - below) / (2 * eps)
+        return grad
+
+    with pytest.raises(AssertionError, match=r"x\[0\] was 1.5000000000000002 instead of 1.5 "):
+        CHECK(SimpleNamespace(central_difference=restores_by_arithmetic))

@@ -70,3 +70,17 @@ def test_returning_none():
 def test_missing_function():
     with pytest.raises(AssertionError, match="no function named table_grad_from_one_hot"):
         check(SimpleNamespace())
+
+
+def test_an_empty_batch_and_float32_are_tried():
+    def breaks_on_empty(one_hot, upstream):
+        return one_hot.T @ upstream if len(one_hot) else None
+
+    with pytest.raises(AssertionError, match="dL/dE for an empty batch: your function returned None"):
+        check(SimpleNamespace(table_grad_from_one_hot=breaks_on_empty))
+
+    def always_float64(one_hot, upstream):
+        return np.asarray(one_hot, dtype=np.float64).T @ np.asarray(upstream, dtype=np.float64)
+
+    with pytest.raises(AssertionError, match="for float32 one_hot and upstream your dL/dE is float64"):
+        check(SimpleNamespace(table_grad_from_one_hot=always_float64))

@@ -209,3 +209,21 @@ def test_the_reference_runs_inside_the_engine_with_a_repeated_id():
     embedding.apply(table, np.array([[1, 1, 3]])).sum().backward()
     assert isinstance(table.grad, mg.RowSparse)
     assert table.grad.indices.tolist() == [1, 3] and table.grad.values.tolist() == [[2.0] * 3, [1.0] * 3]
+
+
+def test_an_empty_batch_and_a_single_id_are_tried():
+    solution = LESSON.solution_path.read_text()
+    assert "grad.reshape(ids.size, *ctx.shape[1:])" in solution
+    namespace: dict = {}
+    exec(solution.replace("grad.reshape(ids.size, *ctx.shape[1:])", "grad.reshape(ids.size, -1)"), namespace)
+    empty_breaks = SimpleNamespace(Embedding=namespace["Embedding"])  # reshape(0, -1) is ambiguous
+    with pytest.raises(AssertionError, match=r"on an empty batch \(ids of shape \(0,\)\), your Embedding "
+                                             r"raised ValueError: cannot reshape"):
+        check(empty_breaks)
+    namespace = {}
+    assumes_an_axis = "ctx.ids = ids.reshape(ids.shape[0], -1).copy()"
+    exec(solution.replace("ctx.ids = ids.copy()", assumes_an_axis), namespace)
+    two_axes_only = SimpleNamespace(Embedding=namespace["Embedding"])  # assumes ids have an axis
+    with pytest.raises(AssertionError, match=r"on a single id \(ids of shape \(\)\), your Embedding raised "
+                                             r"IndexError: tuple index"):
+        check(two_axes_only)

@@ -102,3 +102,60 @@ def test_overflow_without_the_shift():
 def test_a_gradient_per_position_instead_of_per_logit():
     with pytest.raises(AssertionError, match="one number per position"):
         check(cross_entropy_with(lambda p, y, scale, grad, n, c: ((p - y) * scale * grad).sum(axis=-1)))
+
+
+def keeps(forward_keeps: str):
+    """The reference CrossEntropy, but its forward keeps the caller's arrays (`forward_keeps` is
+    the line that stores them) and its backward recomputes from them."""
+
+    class CrossEntropy(mg.Function):
+        @staticmethod
+        def forward(ctx, logits, targets, reduction="mean"):
+            exec(forward_keeps)  # e.g. ctx.logits, ctx.targets = logits, targets.copy()
+            ctx.scale = 1.0 / targets.size if reduction == "mean" else 1.0
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+            picked = np.take_along_axis(log_p, targets[..., None], axis=-1)
+            return np.asarray(-picked.sum() * ctx.scale, dtype=logits.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            z = ctx.logits - ctx.logits.max(axis=-1, keepdims=True)
+            p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+            y = np.eye(p.shape[-1])[ctx.targets]
+            return ((p - y) * ctx.scale * grad).astype(p.dtype), None
+
+    return SimpleNamespace(CrossEntropy=CrossEntropy)
+
+
+@pytest.mark.parametrize("kept, which", [
+    ("ctx.logits, ctx.targets = logits, targets.copy()", "logits"),
+    ("ctx.logits, ctx.targets = logits.copy(), targets", "targets"),
+    ("ctx.logits, ctx.targets = logits, targets", "logits and targets"),
+])
+def test_an_op_that_keeps_the_callers_arrays_is_named(kept, which):
+    expected = f"wrote the next batch into the {which} arrays it had passed, and your backward used the new"
+    with pytest.raises(AssertionError, match=expected):
+        check(keeps(kept))
+    check(keeps("ctx.logits, ctx.targets = logits.copy(), targets.copy()"))  # its own copies: right
+
+
+def test_a_loss_over_the_wrong_axis_is_named_not_a_factor_of_zero():
+    class CrossEntropy(mg.Function):
+        @staticmethod
+        def forward(ctx, logits, targets, reduction="mean"):
+            log_p = logits - np.log(np.exp(logits).sum(axis=0, keepdims=True))  # over the positions
+            picked = np.take_along_axis(log_p, targets[..., None], axis=-1)
+            count = targets.size if reduction == "mean" else 1
+            return np.asarray(-picked.sum() / count, dtype=logits.dtype)
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise AssertionError("not reached: the forward is refused first")
+
+    with pytest.raises(AssertionError) as refused:
+        check(SimpleNamespace(CrossEntropy=CrossEntropy))
+    message = str(refused.value)
+    assert "the softmax runs over the wrong axis (the positions) (along an axis of length 1 every " \
+           "probability is 1, so the loss comes out 0)" in message
+    assert "factor" not in message

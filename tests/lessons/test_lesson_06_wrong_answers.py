@@ -103,3 +103,24 @@ def test_minigrads_tie_is_the_models_own_and_refuses_another_model():
     assert np.array_equal(TinyLM(6, 3, 4, tied=True).head.weight.data, tied.head.weight.data)
     gpt = minigrads_tie(TinyGPT(7, 4, 4, 2, 1, tied=False))
     assert gpt.lm_head.weight is gpt.transformer.wte.weight and gpt.tied
+
+
+def test_a_tie_that_returns_none_or_another_model_is_refused():
+    def ties_in_place(model):
+        table, head = pair(model)
+        head.weight = table.weight  # a right tie, but nothing returned
+
+    with pytest.raises(AssertionError, match=r"TinyLM: tie_weights returned None; return the model it was"):
+        check(SimpleNamespace(tie_weights=ties_in_place))
+
+    def ties_a_copy(model):
+        import copy
+
+        other = copy.deepcopy(model)
+        table, head = pair(other)
+        head.weight = table.weight
+        return other
+
+    expected = "tie_weights returned another model TinyLM, not the model it was given: tie that model"
+    with pytest.raises(AssertionError, match=expected):
+        check(SimpleNamespace(tie_weights=ties_a_copy))

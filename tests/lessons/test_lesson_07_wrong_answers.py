@@ -3,6 +3,7 @@ the stub is "not attempted", and each typical mistake gets its own diagnosis."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -139,3 +140,48 @@ def test_decay_not_scaled_by_lr():
 def test_moments_returned_unchanged():
     with pytest.raises(AssertionError, match="they are the moments before the step"):
         check(answers(rows=rows_step(moments=False)))
+
+
+# ---- long silences, other betas, and a difference too small to print --------------------------------
+
+SOLUTION = LESSON.solution_path.read_text()
+
+
+def solution_with(old: str, new: str) -> SimpleNamespace:
+    """The reference solution with one line changed (the line must be there)."""
+    assert old in SOLUTION
+    namespace: dict = {}
+    exec(SOLUTION.replace(old, new), namespace)
+    return SimpleNamespace(adam_step_after_silence=namespace["adam_step_after_silence"],
+                           lazy_adamw_rows=namespace["lazy_adamw_rows"])
+
+
+def test_a_bias_correction_that_stops_after_step_100_is_caught():
+    stops = solution_with("step = t + k + 1  # bias correction",
+                          "step = t + k + 1 if t + k + 1 <= 100 else 10**9  # bias correction")
+    expected = r"adam_step_after_silence\(t = 150, k = 400.*you left out the bias correction"
+    with pytest.raises(AssertionError, match=expected):
+        check(stops)
+    rows_stop = solution_with("rows = rows - lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)",
+                              "c1, c2 = (1 - beta1**t, 1 - beta2**t) if t <= 100 else (1.0, 1.0)\n"
+                              "    rows = rows - lr * (m / c1) / (np.sqrt(v / c2) + eps)")
+    with pytest.raises(AssertionError, match=r"t = 150\): you left out the bias correction"):
+        check(rows_stop)
+
+
+def test_betas_that_are_not_the_defaults_are_tried():
+    with pytest.raises(AssertionError, match=r"betas = \(0.8, 0.99\)\): you used betas = \(0.9, 0.999\), the "
+                                             "defaults"):
+        check(solution_with("    beta1, beta2 = betas\n    if not lazy:",
+                            "    beta1, beta2 = 0.9, 0.999\n    if not lazy:"))
+    with pytest.raises(AssertionError, match=r"moments are wrong: you used betas = \(0.9, 0.999\)"):
+        check(solution_with("    beta1, beta2 = betas\n    keep", "    beta1, beta2 = 0.9, 0.999\n    keep"))
+
+
+def test_a_float32_decay_factor_is_shown_by_its_difference_and_the_tolerance():
+    float32 = solution_with("keep = 1 - lr * weight_decay", "keep = np.float32(1 - lr * weight_decay)")
+    with pytest.raises(AssertionError) as refused:
+        check(float32)
+    message = str(refused.value)
+    assert re.search(r"they differ most at \[\d\]: \S+ against \S+, by \S+ \(\S+ of the value; the "
+                     r"tolerance is 1e-07 of it \+ 1e-12\) \(about float32's rounding", message), message

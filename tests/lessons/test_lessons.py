@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import linecache
 import os
 import subprocess
 import sys
@@ -452,7 +453,8 @@ def test_a_lesson_the_package_has_a_check_for_is_marked_by_the_packaged_check(ti
     lesson = runner.get_lesson(2)
     assert lesson.check_is_packaged
     assert lesson.check_path == REPO / "minigrad" / "learn" / "course" / "checks" / "02_finite_differences.py"
-    assert runner.load_check(lesson).__module__ == "minigrad.learn.course.checks.02_finite_differences"
+    assert runner.load_check_module(lesson).__name__ == "minigrad.learn.course.checks.02_finite_differences"
+    assert runner.check_answers(lesson, lesson.solution_path).passed  # not the folder's `assert False`
 
 
 # ---- the learner's own copy: minigrad exercise N -------------------------------------------------
@@ -645,18 +647,30 @@ def test_check_with_nothing_defined_is_not_attempted_as_on_the_command_line(tiny
 
 
 def test_check_in_a_notebook_turns_sys_exit_into_a_fail_but_lets_the_stop_button_stop(tiny):
+    """The notebook's Stop button interrupts the kernel, which is where the check waits for the
+    learner's process: the interrupt stops the check (and that process)."""
+    import signal
+    import threading
+
     import minigrad
 
     def quits(x):
         sys.exit(0)
 
-    def interrupted(x):
-        raise KeyboardInterrupt
+    def waits(x):
+        import time
+
+        time.sleep(60)
 
     result = minigrad.check(3, {"double": quits})
     assert result.status == runner.FAIL and "as sys.exit(0) does (in quits, line" in result.message
-    with pytest.raises(KeyboardInterrupt):
-        minigrad.check(3, {"double": interrupted})
+    stop_button = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+    stop_button.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            minigrad.check(3, {"double": waits})
+    finally:
+        stop_button.cancel()
 
 
 def test_check_prints_its_verdict_in_a_plain_script_and_not_twice_at_a_prompt(tiny, capsys, monkeypatch):
@@ -705,7 +719,8 @@ def test_notebook_is_nbformat_4_with_every_cell(tiny, tmp_path, capsys):
     assert "".join(notebook["cells"][-1]["source"]).endswith("minigrad.check(3, globals())")
     assert "".join(notebook["cells"][0]["source"]).startswith("# Lesson 3: Tiny")
     setup = "".join(notebook["cells"][1]["source"])
-    assert "__file__ = notebook_setup(3)" in setup  # found by number where the notebook runs
+    # found by number where the notebook runs; the copies by where they are from the notebook
+    assert "__file__ = notebook_setup(3, exercises='../minigrad-exercises')" in setup
     assert str(tmp_path) not in path.read_text() and str(Path.home()) not in path.read_text()
     for cell in notebook["cells"]:
         assert set(cell) >= {"cell_type", "id", "metadata", "source"}
@@ -729,7 +744,9 @@ def test_notebook_code_runs_in_order_like_the_script(tiny, tmp_path, capsys, mon
     out = capsys.readouterr().out
     assert "twice: 42" in out
     assert "lesson 3 exercise (your notebook's definitions): NOT ATTEMPTED" in out  # the stub as it is
-    exec("def double(x):\n    return 2 * x\n", namespace)  # the learner fills it in
+    cell = "def double(x):\n    return 2 * x\n"  # the learner fills it in; the kernel keeps its source
+    linecache.cache["<cell 9>"] = (len(cell), None, cell.splitlines(keepends=True), "<cell 9>")
+    exec(compile(cell, "<cell 9>", "exec"), namespace)
     exec("".join(notebook["cells"][-1]["source"]), namespace)
     assert "lesson 3 exercise (your notebook's definitions): PASS" in capsys.readouterr().out
 

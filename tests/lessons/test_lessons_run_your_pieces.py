@@ -1,4 +1,4 @@
-"""Lessons 4-7 run their measurements on the learner's own pieces: with the reference solution
+"""Lessons run their measurements on the learner's own pieces: with the reference solution
 copied in as the learner's copy a lesson says `using your ...` and finishes; with a wrong copy it
 says `using minigrad's ...` and why, and still finishes (on minigrad's pieces)."""
 
@@ -19,6 +19,34 @@ REPO = Path(__file__).resolve().parents[2]
 
 # A wrong copy per lesson, and the start of the diagnosis the lesson must print as its reason.
 WRONG = {
+    1: ('''
+        def backward_walk(root, grad):
+            arrived, ready, seen = {root: grad}, [root], {root}
+            while ready:
+                node = ready.pop()
+                for child, g in zip(node.next_nodes, node.apply(arrived.pop(node))):
+                    if child is not None and g is not None:
+                        arrived[child] = g  # keeps the last arrival only
+                        if child not in seen:
+                            seen.add(child)
+                            ready.append(child)
+        ''', "on b = a + a; c = b + b, AddBackward #2 ran on one of the 2 gradients sent to it"),
+    2: ('''
+        import numpy as np
+
+        def central_difference(f, x, eps):
+            grad = np.zeros(x.shape)
+            for i in np.ndindex(x.shape):
+                x[i] += eps
+                above = f(x)
+                x[i] -= eps
+                grad[i] = (above - f(x)) / eps  # a forward difference
+            return grad
+        ''', "this is the forward difference (f(x + eps) - f(x)) / eps"),
+    3: ('''
+        def table_grad_from_one_hot(one_hot, upstream):
+            return upstream.T @ one_hot
+        ''', "dL/dE has shape (4, 6), expected (6, 4): it is transposed"),
     4: ('''
         import numpy as np
         import minigrad as mg

@@ -224,3 +224,60 @@ def test_the_exercise_cell_of_a_generated_notebook_shows_its_verdict_once_in_a_k
     texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs]
     verdicts = [text for text in texts if "lesson 5 exercise" in text]
     assert len(verdicts) == 1 and "NOT ATTEMPTED\n  double is not written yet" in verdicts[0]
+
+
+# ---- the learner's copies, found from wherever the notebook runs -------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def learner_folder(tmp_path, monkeypatch):
+    """A learner's folder with the repository's lessons and no exercise folder set."""
+    monkeypatch.setenv("MINIGRAD_LESSONS", str(REPO / "lessons"))
+    for name in ("MINIGRAD_EXERCISES", "MINIGRAD_OUT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_notebook_written_for_a_lesson_records_where_the_copies_are_relative_to_itself(learner_folder):
+    path = runner.write_notebook(runner.get_lesson(3), learner_folder / "minigrad-out")
+    assert "notebook_setup(3, exercises='../minigrad-exercises')" in path.read_text()
+    assert str(learner_folder) not in path.read_text()
+
+
+def test_the_setup_cell_finds_the_copies_by_walking_up_and_says_where_it_looked(learner_folder, capsys,
+                                                                                monkeypatch):
+    from minigrad.learn.course import catalog, pieces
+    from minigrad.learn.course.notebook import notebook_setup
+
+    deep = learner_folder / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    notebook_setup(3)  # nothing recorded, nothing found
+    found = pieces.yours(3, announce=False)
+    assert "you have not built yours yet" in found.reason
+    first, second = deep / "minigrad-exercises", learner_folder / "a" / "minigrad-exercises"
+    assert f"looked for the folder at {first}, {second}" in found.reason
+    (learner_folder / "minigrad-exercises").mkdir()
+    (learner_folder / "minigrad-exercises" / "03_lookup_is_matmul.py").write_text(
+        runner.get_lesson(3).solution_path.read_text())
+    notebook_setup(3)
+    assert catalog.working_folder() == learner_folder / "minigrad-exercises" and not catalog.SEARCHED
+    assert pieces.yours(3, announce=False).are_yours
+
+
+def test_a_notebook_run_in_a_real_kernel_uses_the_learners_copy(learner_folder, monkeypatch):
+    """`minigrad lesson 3 --notebook` then jupyter: the kernel runs in minigrad-out/, the copy is
+    in minigrad-exercises/ beside it, and the lesson says it runs the learner's function."""
+    nbformat = pytest.importorskip("nbformat")
+    monkeypatch.setenv("MINIGRAD_SMALL", "1")
+    (learner_folder / "minigrad-exercises").mkdir()
+    (learner_folder / "minigrad-exercises" / "03_lookup_is_matmul.py").write_text(
+        runner.get_lesson(3).solution_path.read_text())
+    path = runner.write_notebook(runner.get_lesson(3), learner_folder / "minigrad-out")
+    outputs = executed(nbformat.read(path, as_version=4), path.parent)
+    printed = "".join(o.get("text", "") for o in outputs)
+    copy = learner_folder / "minigrad-exercises" / "03_lookup_is_matmul.py"
+    assert f"using your table_grad_from_one_hot ({copy})" in printed, printed[:3000]

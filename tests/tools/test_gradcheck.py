@@ -326,3 +326,44 @@ def test_directions_must_be_a_whole_number_of_at_least_one(directions):
     expected = rf"gradcheck: directions must be a whole number >= 1 .* got {re.escape(repr(directions))}"
     with pytest.raises(ValueError, match=expected):
         mg.gradcheck(Softplus.apply, [leaf([1.0])], directions=directions)
+
+
+# ---- the full check's central difference can be another's (lesson 2's) ---------------------------
+
+def test_central_difference_is_the_full_checks_own_and_leaves_x_alone():
+    from minigrad.tools.gradcheck import central_difference
+
+    x = np.array([[0.5, -1.0], [2.0, 0.25]])
+    before = x.copy()
+    got = central_difference(lambda z: float(np.sum(np.sin(z) * z)), x, 1e-6)
+    assert np.allclose(got, np.cos(x) * x + np.sin(x), atol=1e-8) and np.array_equal(x, before)
+    scalar = central_difference(lambda z: float(z**3), np.array(2.0), 1e-4)
+    assert scalar.shape == () and np.isclose(scalar, 12.0)
+
+
+def test_gradcheck_runs_on_the_differences_it_is_given():
+    x = mg.tensor(np.random.default_rng(0).normal(size=(3, 2)), requires_grad=True, name="x")
+    calls = []
+
+    def counted(f, values, eps):
+        calls.append(values.shape)
+        from minigrad.tools.gradcheck import central_difference
+
+        return central_difference(f, values, eps)
+
+    assert mg.gradcheck(lambda t: t.tanh(), [x], differences=counted).ok and calls == [(3, 2)]
+
+    def forward_difference(f, values, eps):  # a worse estimate: the check sees the difference
+        base, grad = f(values), np.zeros(values.shape)
+        for i in np.ndindex(values.shape):
+            nudged = values.copy()
+            nudged[i] += 1e-2
+            grad[i] = (f(nudged) - base) / 1e-2
+        return grad
+
+    before = x.data.copy()
+    report = mg.gradcheck(lambda t: t.tanh() ** 2, [x], differences=forward_difference, raise_exception=False)
+    assert not report.ok and np.array_equal(x.data, before)
+    with pytest.raises(ValueError, match=r"differences returned a gradient of shape \(6,\) for an input of "
+                                         r"shape \(3, 2\)"):
+        mg.gradcheck(lambda t: t.tanh(), [x], differences=lambda f, v, eps: np.zeros(6))

@@ -4,6 +4,8 @@
 - `runner`: running a lesson step by step (`minigrad lesson N`)
 - `notebook`: a lesson as a Jupyter notebook (`minigrad lesson N --notebook`)
 - `grading`: marking exercises and copying stubs (`minigrad check N`, `exercise N`)
+- `learner`: the learner's code in a process of its own (probes, `Answers`), and `wire`, the data
+  that crosses between it and the check
 - `pieces`: the learner's pieces a lesson runs once they pass their check (`yours(N)`), and
   those of lessons 4 to 8 that the models of lessons 8 to 13 are built and trained with
   (`model_pieces(N)`)
@@ -38,6 +40,7 @@ from minigrad.learn.course.grading import (
     check_answers,
     copy_exercise,
     load_check,
+    load_check_module,
     load_module,
 )
 from minigrad.learn.course.notebook import IMAGE_SUFFIXES, notebook_json, notebook_setup, write_notebook
@@ -46,9 +49,9 @@ from minigrad.learn.course.pieces import (
     PIECES,
     Piece,
     YourPieces,
+    map_lines,
     milestone,
     model_pieces,
-    status_line,
     yours,
 )
 from minigrad.learn.course.runner import (
@@ -67,9 +70,9 @@ from minigrad.learn.course.runner import (
 __all__ = [
     "CELL_MARKER", "ECHO_LINES", "FAIL", "IMAGE_SUFFIXES", "LESSON_FILE", "NOT_ATTEMPTED", "PASS",
     "PREDICTION_AGAIN", "PREDICTION_PROMPT", "STEP_PROMPT", "TITLE_LINE", "WORKING_FOLDER",
-    "MODEL_LESSONS", "PIECES", "Piece", "YourPieces", "milestone", "model_pieces", "status_line", "yours",
+    "MODEL_LESSONS", "PIECES", "Piece", "YourPieces", "map_lines", "milestone", "model_pieces", "yours",
     "Cell", "CheckResult", "Lesson", "LessonRun", "ask_prediction", "check", "check_answers",
     "contract_problems", "copy_exercise", "display_path", "echo_code", "find_lessons", "get_lesson",
-    "lessons_root", "load_check", "load_module", "notebook_json", "notebook_setup", "parse_cells",
-    "render_markdown", "run_lesson", "with_learners_paths", "working_folder", "write_notebook",
+    "lessons_root", "load_check", "load_check_module", "load_module", "notebook_json", "notebook_setup",
+    "parse_cells", "render_markdown", "run_lesson", "with_learners_paths", "working_folder", "write_notebook",
 ]

@@ -126,6 +126,23 @@ def working_folder() -> Path:
     return Path(os.environ.get("MINIGRAD_EXERCISES") or WORKING_FOLDER)
 
 
+# Where a notebook looked for the exercise folder and found none (`yours` says so); empty otherwise.
+SEARCHED: list[Path] = []
+
+
+def find_working_folder(start: Path, recorded: str | None = None) -> tuple[Path | None, list[Path]]:
+    """The exercise folder for code that runs in `start` (a notebook's folder): `recorded`
+    (relative to start) when given and present, else the first `minigrad-exercises` found in
+    start or a folder above it. Returns (the folder or None, every place looked at)."""
+    start = Path(start).resolve()
+    places = [start / recorded] if recorded else []
+    places += [folder / WORKING_FOLDER for folder in (start, *start.parents)]
+    for place in places:
+        if place.is_dir():
+            return place.resolve(), places
+    return None, places
+
+
 def find_lessons(root: Path | None = None) -> list[Lesson]:
     """Every `NN_slug.py` in the lessons folder, in order."""
     root = lessons_root() if root is None else Path(root)

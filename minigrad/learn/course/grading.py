@@ -6,31 +6,29 @@ Each lesson's check, `minigrad/learn/course/checks/NN_slug.py` (a module of this
 attempted") and raises AssertionError with a diagnosis. `minigrad check N` and `minigrad lessons`
 mark the learner's copy (see minigrad.learn.course.catalog) when it exists, else the stub itself;
 in a notebook, `minigrad.check(N, globals())` marks the notebook's own definitions the same way.
+
+The learner's code runs in a process of its own and the check runs here, in minigrad's: `answers`
+is a `minigrad.learn.course.learner.Answers`, through which only data crosses (see that module).
+So the verdict is computed where the learner's code cannot reach it.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-import importlib
-import importlib.util
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from minigrad.learn.course import cache, learner
 from minigrad.learn.course.catalog import Lesson, display_path, get_lesson
+from minigrad.learn.course.learner import load_check_module, load_module  # noqa: F401 (this module's API too)
 
 PASS, NOT_ATTEMPTED, FAIL = "pass", "not attempted", "fail"
 TIME_LIMIT = 30.0  # seconds a check of a file may take; the solutions take well under one
@@ -79,77 +77,50 @@ class CheckResult:
         printer.text(str(self))
 
 
-def load_module(path: Path | str, name: str | None = None) -> ModuleType:
-    """Execute a file as a fresh module (names may start with digits: no import statement needed).
+def load_check(lesson: Lesson) -> Callable[[Any], None]:
+    """The lesson's `check(answers)` on answers in this process (a module, a namespace or a
+    dict), through the same data format as the learner's process: what the checks' own tests
+    use. `minigrad check N` never runs a learner's code here (see check_answers)."""
+    module = load_check_module(lesson)
 
-    Learners' answers and the checks of a lessons folder of one's own are loaded with this.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"load_module: no file at {path}")
-    name = name or f"minigrad_answers_{path.stem}_{time.perf_counter_ns()}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    def check_here(answers: Any) -> None:
+        if not isinstance(answers, learner.Answers):
+            answers = learner.Answers(learner.Here(answers), module.__name__)
+        module.check(answers)
+
+    return check_here
 
 
-def load_check(lesson: Lesson) -> Callable[[ModuleType], None]:
-    """The lesson's `check(answers)`: a module of minigrad.learn.course.checks, or for a lessons
-    folder of one's own, its `checks/NN_slug.py` run as a file (never imported as a package)."""
-    path = lesson.check_path
-    if not path.is_file():
-        raise FileNotFoundError(f"lesson {lesson.number} has no check (looked for {path})")
-    if lesson.check_is_packaged:
-        module = importlib.import_module(f"minigrad.learn.course.checks.{lesson.stem}")
-    else:
-        module = load_module(path, f"minigrad_check_{lesson.stem}_{time.perf_counter_ns()}")
-    return module.check
-
-
-def exercise_functions(lesson: Lesson) -> list[str]:
-    """The names of the functions the lesson's stub asks for (its top-level `def`s)."""
+def exercise_functions(lesson: Lesson, classes: bool = False) -> list[str]:
+    """The names of the functions the lesson's stub asks for (its top-level `def`s; with
+    `classes`, its top-level classes too)."""
     if not lesson.exercise_path.is_file():
         return []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef) + ((ast.ClassDef,) if classes else ())
     tree = ast.parse(lesson.exercise_path.read_bytes(), filename=str(lesson.exercise_path))
-    return [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [node.name for node in tree.body if isinstance(node, kinds)]
 
 
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    """exc, then what it was raised from or during (a check wraps the learner's error: the
-    learner's frames are in the wrapped one)."""
-    chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
+def _minigrads_own(lesson: Lesson, answers: learner.Answers) -> str | None:
+    """Why the answers are not the learner's when a piece the exercise asks for is minigrad's own
+    (imported from minigrad, not written), else None."""
+    for name in exercise_functions(lesson, classes=True):
+        module, own_name = answers.origin(name)
+        if module == "minigrad" or module.startswith("minigrad."):
+            return (f"{name} is minigrad's own ({module}.{own_name}), imported rather than written: the "
+                    "exercise is to write yours")
+    return None
+
+
+def _learners_error(exc: BaseException) -> learner.LearnerRaised | None:
+    """The learner's error that `exc` is or wraps (a check wraps it in its diagnosis), if any."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        if isinstance(exc, learner.LearnerRaised):
+            return exc
+        seen.append(exc)
         exc = exc.__cause__ or exc.__context__
-    return chain
-
-
-def _where_in(exc: BaseException, learners: Callable[[str], bool], path: Path | None) -> str:
-    """' (in mine.py, line N)': the deepest frame of the learner's code in exc or what it wraps."""
-    for link in _exception_chain(exc):
-        found = [(frame, line) for frame, line in traceback.walk_tb(link.__traceback__)
-                 if learners(frame.f_code.co_filename)]
-        if found:
-            frame, line = found[-1]
-            if path is not None:
-                return f" (in {path.name}, line {line})"
-            return f" (in {frame.f_code.co_name}, line {line} of its cell)"  # a notebook's cell
-    return ""
-
-
-def _learners_files(path: Path | None, answers: Any) -> Callable[[str], bool]:
-    """Whether a code object's file is the learner's: the marked file, or for answers given as
-    an object, a file where one of its functions was defined (a notebook cell)."""
-    if path is not None:
-        resolved = path.resolve()
-        return lambda filename: Path(filename).resolve() == resolved
-    defined = {value.__code__.co_filename for value in getattr(answers, "__dict__", {}).values()
-               if callable(value) and hasattr(value, "__code__")}
-    package = str(Path(__file__).resolve().parents[2])  # minigrad/
-    return lambda filename: filename in defined and not filename.startswith(package)
+    return None
 
 
 def _with_where(message: str, where: str) -> str:
@@ -157,48 +128,55 @@ def _with_where(message: str, where: str) -> str:
     return first + where + newline + rest
 
 
-def _mark(lesson: Lesson, load_answers: Callable[[], Any], path: Path | None,
-          stop_on_interrupt: bool = True) -> CheckResult:
-    """Run lesson's check on what `load_answers()` gives (it runs the learner's file, if any),
-    in this process. Whatever the learner's code raises, SystemExit included, becomes a verdict;
-    KeyboardInterrupt too unless `stop_on_interrupt` (a notebook's Stop button must stop)."""
-    check, names = load_check(lesson), exercise_functions(lesson)
-    learners_errors = (Exception, SystemExit) if stop_on_interrupt else (BaseException,)
-    answers = None
-    try:
-        answers = load_answers()
-        if names and not any(callable(getattr(answers, name, None)) for name in names):
-            listed = ", ".join(f"{name}()" for name in names)
-            return CheckResult(lesson, NOT_ATTEMPTED, f"none of the exercise's functions is defined yet "
-                                                      f"({listed})", path)
-        check(answers)
-    except NotImplementedError as exc:
-        message = str(exc) or "a function still raises NotImplementedError"
-        return CheckResult(lesson, NOT_ATTEMPTED, message, path)
-    except learners_errors as exc:  # a diagnosis, or the learner's code crashed or quit
-        return _failed(lesson, exc, path, answers)
-    return CheckResult(lesson, PASS, "every check passed", path)
-
-
-def _failed(lesson: Lesson, exc: BaseException, path: Path | None, answers: Any) -> CheckResult:
-    """The FAIL verdict for what marking raised: the check's diagnosis, or the learner's error,
-    each with where in the learner's code it happened."""
-    learners = _learners_files(path, answers if answers is not None else SimpleNamespace())
-    where = _where_in(exc, learners, path)
+def _verdict_on_error(lesson: Lesson, exc: BaseException, path: Path | None) -> CheckResult:
+    """The verdict when marking stopped at `exc`: a diagnosis (AssertionError), or an error of
+    the learner's code (LearnerRaised, SystemExit among them), or the check's own."""
+    raised = _learners_error(exc)
+    where = raised.where if raised is not None else ""
+    full = raised.traceback_text if raised is not None else ""
     if isinstance(exc, AssertionError):
         message = _with_where(str(exc) or "a check failed (no diagnosis given)", where)
-    elif isinstance(exc, SystemExit):
-        called = f"sys.exit({', '.join(repr(a) for a in exc.args)})"
+    elif raised is not None and raised.kind == "SystemExit":
+        called = f"sys.exit({', '.join(raised.exit_args)})"
         message = (f"your code stopped the check: it raised SystemExit, as {called} does{where}. "
                    "The check decides the verdict: remove the call and let your functions "
                    "return their answers")
-    else:
-        detail = f": {exc}" if str(exc) else ""
-        message = f"your code raised {type(exc).__name__}{detail}{where}"
-    # A diagnosis alone is the check's own word; an error of the learner's code has a traceback.
-    learners_error = where or not isinstance(exc, AssertionError)
-    full = "".join(traceback.format_exception(exc)) if learners_error else ""
+    elif raised is not None:
+        detail = f": {raised.message}" if raised.message else ""
+        message = f"your code raised {raised.kind}{detail}{where}"
+    else:  # not the learner's code: the check itself stopped
+        full = "".join(traceback.format_exception(exc))
+        message = (f"the check of lesson {lesson.number} stopped at an error of its own "
+                   f"({type(exc).__name__}: {exc}); what your code returned may be of a kind it does "
+                   "not expect")
     return CheckResult(lesson, FAIL, message, path, traceback=full)
+
+
+def _mark(lesson: Lesson, check: Callable[[Any], None], process: learner.LearnerProcess,
+          path: Path | None) -> CheckResult:
+    """Run the lesson's check, here, on the learner's program running in `process`."""
+    process.start()
+    if process.load_error is not None:
+        if isinstance(process.load_error, NotImplementedError):
+            return CheckResult(lesson, NOT_ATTEMPTED, str(process.load_error), path)
+        return _verdict_on_error(lesson, process.load_error, path)
+    answers = learner.Answers(process, getattr(check, "module_name", ""))
+    names = exercise_functions(lesson)
+    if names and not any(callable(getattr(answers, name, None)) for name in names):
+        listed = ", ".join(f"{name}()" for name in names)
+        return CheckResult(lesson, NOT_ATTEMPTED,
+                           f"none of the exercise's functions is defined yet ({listed})", path)
+    borrowed = _minigrads_own(lesson, answers)
+    if borrowed:
+        return CheckResult(lesson, FAIL, borrowed, path)
+    try:
+        check(answers)
+    except NotImplementedError as exc:
+        return CheckResult(lesson, NOT_ATTEMPTED, str(exc) or "a function still raises NotImplementedError",
+                           path)
+    except Exception as exc:  # a diagnosis, or an error of the learner's code (or the check's)
+        return _verdict_on_error(lesson, exc, path)
+    return CheckResult(lesson, PASS, "every check passed", path)
 
 
 def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any = None,
@@ -207,108 +185,45 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
     dict such as a notebook's globals()) when given, else the file `file`, else the learner's
     copy from `minigrad exercise N` when it exists, else the stub itself.
 
-    A file is run in a child process with a time limit of `timeout` seconds, so that nothing
-    in it (sys.exit, os._exit, an endless loop) can end the check without a verdict. Answers
-    given as an object already live in this process: they are marked here.
+    The learner's code always runs in a process of its own (minigrad.learn.course.learner), a
+    notebook's definitions sent there as source; the check runs here, and only data crosses.
+    Every wait for that process counts against `timeout` seconds; a process that ends, hangs or
+    sends what is not data is a FAIL that says so.
     """
     if answers is not None:
-        if isinstance(answers, dict):
-            answers = SimpleNamespace(**answers)
-        return _mark(lesson, lambda: answers, None)
-    path = Path(file) if file is not None else lesson.answers_path
-    if not path.is_file():
-        raise FileNotFoundError(f"{'--file ' if file is not None else ''}{path} does not exist")
-    return _mark_in_child(lesson, path, timeout)
-
-
-# The child process: the minigrad package that runs here first on its path (not the learner's
-# folder, where a file named numpy.py would shadow numpy), then mark and report.
-_CHILD_CODE = ("import sys; sys.path[0] = sys.argv[1]; from minigrad.learn.course.grading import "
-               "_report_from_child; _report_from_child(*sys.argv[2:])")
-_OUTPUT_KEPT = 20_000  # characters of the learner's printed output shown with the verdict
-
-
-def _mark_in_child(lesson: Lesson, path: Path, timeout: float) -> CheckResult:
-    package_parent = str(Path(__file__).resolve().parents[3])  # the folder holding minigrad/
-    with tempfile.TemporaryDirectory(prefix="minigrad-check-") as scratch:
-        report = Path(scratch) / "verdict.json"
-        command = [sys.executable, "-c", _CHILD_CODE, package_parent,
-                   str(lesson.root), str(lesson.number), str(path.resolve()), str(report)]
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
-        output = _OutputReader(child.stdout)
-        try:
-            child.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _end_process_group(child)  # the child, and anything it started, ends with the check
-        printed = output.text()
-        verdict = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
-    if verdict is not None:
-        return CheckResult(lesson, verdict["status"], verdict["message"], path,
-                           traceback=verdict["traceback"], output=printed)
-    if timed_out:
-        message = (f"your code did not finish within {timeout:g} s, so the check was stopped "
-                   "(an endless loop? a loop waiting for something that never comes?)")
+        wanted = exercise_functions(lesson, classes=True) or None  # the stub's names, and what they read
+        program, path = learner.notebook_program(answers, wanted), None
     else:
-        status = child.returncode
-        how = (f"signal {signal.Signals(-status).name}" if status < 0 else f"exit status {status}")
-        message = (f"your code ended Python before the check could finish ({how}): os._exit, or "
-                   "a crash of the interpreter. The check decides the verdict: remove the call")
-    return CheckResult(lesson, FAIL, message, path, output=printed)
-
-
-def _end_process_group(child: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if hasattr(os, "killpg"):
-            os.killpg(child.pid, signal.SIGKILL)  # the child's own session: it and what it started
-        else:
-            child.kill()
-    child.wait()
-
-
-class _OutputReader:
-    """Reads a child's output on a thread, keeping the first _OUTPUT_KEPT characters, so that a
-    learner's endless print loop neither fills memory nor blocks the child on a full pipe."""
-
-    def __init__(self, stream: Any):
-        self.stream, self.kept, self.dropped = stream, bytearray(), 0
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        for chunk in iter(lambda: self.stream.read1(65536), b""):
-            room = max(0, _OUTPUT_KEPT - len(self.kept))
-            self.kept += chunk[:room]
-            self.dropped += len(chunk) - min(room, len(chunk))
-
-    def text(self) -> str:
-        self.thread.join(timeout=5)  # the process group is gone: the pipe has closed
-        self.stream.close()
-        text = self.kept.decode("utf-8", errors="replace")
-        if self.dropped:
-            text += f"\n... ({self.dropped} more bytes of output not shown)\n"
-        return text
-
-
-def _report_from_child(root: str, number: str, file: str, report: str) -> None:
-    """In the child process: mark `file` and write the verdict as JSON to `report`, then end at
-    once, so no exit handler or thread of the learner's code runs after the verdict."""
-    lesson = get_lesson(int(number), Path(root))
-    path = Path(file)
-    sys.argv[:] = [file]  # as `python file` would see it; the report's path is not the learner's business
+        path = Path(file) if file is not None else lesson.answers_path
+        if not path.is_file():
+            raise FileNotFoundError(f"{'--file ' if file is not None else ''}{path} does not exist")
+        program = learner.Program(file=path)
     try:
-        result = _mark(lesson, lambda: load_module(path), path, stop_on_interrupt=False)
-        verdict = {"status": result.status, "message": result.message, "traceback": result.traceback}
-    except Exception as exc:  # the lesson's check or stub could not be read: not the learner's doing
-        verdict = {"status": FAIL, "traceback": "".join(traceback.format_exception(exc)),
-                   "message": f"the check of lesson {number} could not run: {type(exc).__name__}: {exc}"}
-    Path(report).write_text(json.dumps(verdict), encoding="utf-8")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+        module = load_check_module(lesson)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # the lesson's check could not be read: not the learner's doing
+        return CheckResult(lesson, FAIL, f"the check of lesson {lesson.number} could not run: "
+                                         f"{type(exc).__name__}: {exc}", path,
+                           traceback="".join(traceback.format_exception(exc)))
+
+    def check_there(remote: learner.Answers) -> None:
+        module.check(remote)
+
+    check_there.module_name = module.__name__
+    process = learner.LearnerProcess(lesson, program, timeout)
+    try:
+        result = _mark(lesson, check_there, process, path)
+    except learner.LearnerStopped as exc:
+        result = CheckResult(lesson, FAIL, exc.reason, path)
+    finally:
+        printed = process.close()
+    result.output = printed
+    if path is not None:
+        cache.remember(lesson, path, result.status, result.message)  # for the map of `minigrad lessons`
+    if program.skipped and not result.passed:
+        result.message += "\n(not sent to the check: " + "; ".join(program.skipped) + ")"
+    return result
 
 
 def check(number: int, answers: Any) -> CheckResult:

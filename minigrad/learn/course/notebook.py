@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from minigrad.learn.course.catalog import Cell, Lesson, get_lesson
+from minigrad.learn.course import catalog
+from minigrad.learn.course.catalog import Cell, Lesson, get_lesson, working_folder
 from minigrad.learn.course.runner import changed_files, snapshot, with_learners_paths
 from minigrad.learn.kit import figures
 
@@ -29,11 +30,13 @@ def notebook_json(lesson: Lesson, out_dir: Path | str) -> dict[str, Any]:
     notebook's), and shows each image a cell writes there. `out_dir` is unused in the JSON: it
     is where `write_notebook` puts the file. The exercise comes last (`exercise_cells`).
     """
+    exercises = _relative(working_folder(), Path(out_dir))
+    recorded = f", exercises={exercises!r}" if exercises else ""
     setup = (
         f"# Added by `minigrad lesson {lesson.number} --notebook`: finds lesson {lesson.number} on this "
-        "machine; figures go next to this notebook and show inline.\n"
+        "machine and your exercise copies; figures go next to this notebook and show inline.\n"
         "from minigrad.learn.course.notebook import notebook_setup\n"
-        f"__file__ = notebook_setup({lesson.number})"
+        f"__file__ = notebook_setup({lesson.number}{recorded})"
     )
     cells = [Cell(c.kind, with_learners_paths(c.source, lesson), c.line) if c.kind == "markdown" else c
              for c in lesson.cells()]
@@ -80,13 +83,26 @@ def write_notebook(lesson: Lesson, out_dir: Path | str) -> Path:
     return path
 
 
-def notebook_setup(number: int, out_dir: str | Path = ".") -> str:
-    """Run in a generated notebook: export MINIGRAD_OUT (`out_dir`, default the working folder)
-    and, in a notebook kernel, display every image a cell writes under it that the lesson did
-    not show itself. Returns the path of lesson `number` here, for `__file__`."""
+def _relative(folder: Path, out_dir: Path) -> str | None:
+    """`folder` as seen from `out_dir` (both as given, from the current folder), e.g.
+    '../minigrad-exercises': how the notebook finds the exercise copies wherever it runs."""
+    try:
+        return os.path.relpath(os.path.abspath(folder), os.path.abspath(out_dir))
+    except ValueError:  # another drive
+        return None
+
+
+def notebook_setup(number: int, out_dir: str | Path = ".", exercises: str | None = None) -> str:
+    """Run in a generated notebook: export MINIGRAD_OUT (`out_dir`, default the working folder);
+    find the learner's exercise folder (`exercises`, recorded relative to the notebook when it
+    was written, else a `minigrad-exercises` folder here or above) and export it as
+    MINIGRAD_EXERCISES, so that `yours(N)` marks the learner's copy; and, in a notebook kernel,
+    display every image a cell writes under out_dir that the lesson did not show itself. Returns
+    the path of lesson `number` here, for `__file__`."""
     lesson_path = str(get_lesson(number).path)
     out_dir = str(Path(out_dir).resolve())
     os.environ["MINIGRAD_OUT"] = out_dir
+    _find_exercises(exercises)
     if not figures.in_notebook():
         return lesson_path
     from IPython import get_ipython  # type: ignore[import-not-found]
@@ -114,4 +130,17 @@ def notebook_setup(number: int, out_dir: str | Path = ".") -> str:
 
 
 _notebook_hooks: list[tuple[str, Callable[..., None]]] = []
+
+
+def _find_exercises(recorded: str | None) -> None:
+    """Export MINIGRAD_EXERCISES for this kernel when it is not set and a folder is found; else
+    remember where the search looked (catalog.SEARCHED), for `yours(N)` to say."""
+    catalog.SEARCHED.clear()
+    if os.environ.get("MINIGRAD_EXERCISES"):
+        return
+    found, looked = catalog.find_working_folder(Path.cwd(), recorded)
+    if found is not None:
+        os.environ["MINIGRAD_EXERCISES"] = str(found)
+    else:
+        catalog.SEARCHED.extend(looked)
 

@@ -1,58 +1,104 @@
 """Your pieces: a lesson runs its measurements on what you built, once it passes its check.
 
-Lessons 4 to 7 each have an exercise in which you build one of the pieces the course is about
-(the lookup's backward, cross-entropy's backward, the tie, the optimizer's rare-row step).
-Near its top, such a lesson calls `pieces = yours(N)`, which
+Each lesson with an exercise in which you build a piece (the walk, a central difference, the
+lookup's backward, cross-entropy's backward, the tie, the optimizer's rare-row step...) calls
+`pieces = yours(N)` near its top, which
 
 1. finds your copy of the exercise, `minigrad-exercises/NN_slug.py` (see `minigrad exercise N`),
-2. marks it with the lesson's own check, exactly as `minigrad check N` does, and
+2. marks it with the lesson's own check, exactly as `minigrad check N` does (your code in a
+   process of its own, the verdict decided in minigrad's), and
 3. prints whose implementation the lesson will run:
    `using your Embedding (minigrad-exercises/04_sparse_row_gradients.py)`, or
    `using minigrad's Embedding: your copy does not pass yet (<the check's diagnosis>)`.
 
 A copy that does not pass never feeds a measurement: the lesson falls back to minigrad's own
-piece and says why. A piece that replaces an op (a `Function`, such as `Embedding`) is put in
-place with `minigrad.use(...)` by `pieces.use()`, so every lookup inside runs yours and the
-drawing and the ledger name it; a piece that is a plain function is handed out by
-`pieces.get(name, minigrad_version)`.
+piece and says why. Every piece is used the same way, whatever its kind:
+
+    with pieces.use():                        # every op you built (a Function) runs yours
+        ...                                   # (minigrad.use), the drawing and ledger say so
+    walk = pieces.get("backward_walk")        # a function (or class): yours, else minigrad's own
+
+A lesson may also use a piece of an earlier lesson: `yours(4)` in lesson 8 gives the
+Embedding you built in lesson 4, or minigrad's with the reason. To add a piece, add its
+`Piece` to PIECES (its name in the stub, its kind, where minigrad's own lives, what it is, and
+the later lessons that run on it); the lesson's check must pass the reference solution.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 MINIGRAD, YOURS = "minigrad", "yours"
+OP, FUNCTION = "op", "function"  # a Function swapped in with minigrad.use; anything get() hands out
 REASON_LENGTH = 240  # the first line of a diagnosis is cut here in the one-line verdict
+_ITS_OWN = object()  # get()'s default: the piece's own version in minigrad
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One thing a learner builds in an exercise and a lesson then runs.
+    """One thing a learner builds in an exercise and the lessons then run.
 
-    name: the name it has in the exercise file (and, for an op, in minigrad.engine.ops)
-    op:   True when it is a `Function` that `minigrad.use(name=...)` swaps in for minigrad's op
+    name:      its name in the exercise file (for an op, also its name in minigrad.engine.ops)
+    kind:      OP, a `Function` that `minigrad.use(name=...)` swaps in for minigrad's op; or
+               FUNCTION, a function (or class) that `get(name)` hands out
+    minigrads: where minigrad's own lives, "module:attribute": what runs until yours passes
+               (for an OP, the op itself runs: no need to name it)
+    what:      what it is, in a few words (`minigrad lessons` shows it)
+    later:     the later lessons that run on it too
     """
 
     name: str
-    op: bool = False
+    kind: str = FUNCTION
+    minigrads: str = ""
+    what: str = ""
+    later: tuple[int, ...] = ()
+
+    def minigrads_own(self) -> Any:
+        """minigrad's own version of this piece (LookupError when none is named)."""
+        if not self.minigrads:
+            raise LookupError(f"the piece {self.name} names no version of minigrad's own; pass one to get()")
+        module, _, attribute = self.minigrads.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
 
 # The pieces each lesson's exercise builds, in the order the lesson uses them.
 PIECES: dict[int, tuple[Piece, ...]] = {
-    4: (Piece("Embedding", op=True),),
-    5: (Piece("CrossEntropy", op=True),),
-    6: (Piece("tie_weights"),),
-    7: (Piece("adam_step_after_silence"), Piece("lazy_adamw_rows")),
-    8: (Piece("train_step"), Piece("mean_loss")),
-    9: (Piece("rank_of_self"),),
-    10: (Piece("classifier_and_lookup"),),
-    11: (Piece("mean_pairwise_cosine"), Piece("merge_step")),
-    12: (Piece("first_component_scores"),),
-    13: (Piece("three_cos_add"), Piece("NegativeSamplingLoss")),
+    1: (Piece("backward_walk", FUNCTION, "minigrad.engine.graph:backward",
+              what="the backward walk: dependency counting, summing what arrives"),),
+    2: (Piece("central_difference", FUNCTION, "minigrad.tools.gradcheck:central_difference",
+              what="the central difference gradcheck's full check runs on"),),
+    3: (Piece("table_grad_from_one_hot", FUNCTION, "minigrad.learn.kit.walks:table_grad_by_backward",
+              what="the table's gradient of a one-hot product"),),
+    4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed",
+              later=(8, 9, 10, 11, 12, 13)),),
+    5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward", later=(8, 9, 10, 11, 12, 13)),),
+    6: (Piece("tie_weights", FUNCTION, "minigrad.learn.kit.model_pieces:minigrads_tie",
+              what="the tie of the output map to the token table", later=(8, 9, 10, 11, 12, 13)),),
+    7: (Piece("adam_step_after_silence", FUNCTION, "minigrad.learn.kit.rare_rows:adam_step_after_silence",
+              what="Adam's step for a row back from a silence"),
+        Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present",
+              later=(8, 9, 10, 11, 12, 13))),
+    8: (Piece("train_step", FUNCTION, "minigrad.learn.train:train_step",
+              what="one training step: zero_grad, forward, loss, backward, the optimizer's step",
+              later=(9, 10, 11, 12, 13)),
+        Piece("mean_loss", FUNCTION, "minigrad.learn.train:mean_loss",
+              what="the evaluation: the mean loss over windows, without a graph", later=(9, 10, 11, 12, 13))),
+    9: (Piece("rank_of_self", FUNCTION, "minigrad.learn.kit.geometry:rank_of_self",
+              what="where each token ranks on its own round trip"),),
+    10: (Piece("classifier_and_lookup", FUNCTION, "minigrad.learn.kit.training:classifier_and_lookup",
+               what="a tied row's gradient split by path, from the ledger"),),
+    11: (Piece("mean_pairwise_cosine", FUNCTION, what="the cone statistic: the mean cosine over pairs of rows"),
+         Piece("merge_step", FUNCTION, what="one merge of byte-pair training: count the pairs, merge the top")),
+    12: (Piece("first_component_scores", FUNCTION, what="each row's score on the first principal component"),),
+    13: (Piece("three_cos_add", FUNCTION, "minigrad.learn.corpus:three_cos_add",
+               what="3CosAdd over the analogy questions"),
+         Piece("NegativeSamplingLoss", FUNCTION, what="skip-gram's negative-sampling loss and its backward")),
 }
+
 
 # The lessons whose pieces a language model is built and trained with (from lesson 8 on, the
 # models of the course train on them: see model_pieces).
@@ -85,17 +131,21 @@ class YourPieces:
             return f"using your {names(self.pieces)} ({self.source})"
         return f"using minigrad's {names(self.pieces)}: {self.reason}"
 
-    def get(self, name: str, minigrad_version: Any) -> Any:
-        """Your `name` when your copy passes its check, else `minigrad_version`."""
-        if name not in {piece.name for piece in self.pieces}:
+    def get(self, name: str, minigrad_version: Any = _ITS_OWN) -> Any:
+        """Your `name` when your copy passes its check, else `minigrad_version` (by default the
+        piece's own version in minigrad, `Piece.minigrads`; None is a value like any other)."""
+        piece = {piece.name: piece for piece in self.pieces}.get(name)
+        if piece is None:
             raise KeyError(f"lesson {self.lesson} builds {names(self.pieces)}, not {name!r}")
-        return self.found[name] if self.are_yours else minigrad_version
+        if self.are_yours:
+            return self.found[name]
+        return piece.minigrads_own() if minigrad_version is _ITS_OWN else minigrad_version
 
     def overrides(self) -> dict[str, Any]:
         """{op name: your Function} for the ops to swap in (empty when minigrad's run)."""
         if not self.are_yours:
             return {}
-        return {piece.name: self.found[piece.name] for piece in self.pieces if piece.op}
+        return {piece.name: self.found[piece.name] for piece in self.pieces if piece.kind == OP}
 
     def use(self) -> contextlib.AbstractContextManager:
         """A context in which every op you built runs yours (minigrad.use); nothing when minigrad's."""
@@ -122,9 +172,10 @@ def yours(number: int, answers: Any = None, announce: bool = True) -> YourPieces
     pieces = PIECES[number]
     if answers is None and not lesson.working_copy.is_file():
         copy = catalog.display_path(lesson.working_copy)
+        looked = f"; looked for the folder at {_places(catalog.SEARCHED)}" if catalog.SEARCHED else ""
         result = YourPieces(number, pieces, MINIGRAD,
                             f"you have not built yours yet (`minigrad exercise {number}` copies the "
-                            f"stub to {copy}; `minigrad check {number}` marks it)", "")
+                            f"stub to {copy}; `minigrad check {number}` marks it{looked})", "")
     else:
         result = _marked(lesson, pieces, answers)
     if announce:
@@ -145,9 +196,7 @@ def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
         verdict = grading.check_answers(lesson, answers=answers)
     number = lesson.number
     if not verdict.passed:
-        first = verdict.message.strip().splitlines()[0] if verdict.message.strip() else verdict.status
-        if len(first) > REASON_LENGTH:
-            first = first[: REASON_LENGTH - 3] + "..."
+        first = _first_line(verdict.message) or verdict.status
         status = "not attempted: " if verdict.status == grading.NOT_ATTEMPTED else ""
         reason = (f"your copy does not pass yet ({status}{first}; `minigrad check {number}` "
                   "says more)")
@@ -158,18 +207,45 @@ def _marked(lesson: Any, pieces: tuple[Piece, ...], answers: Any) -> YourPieces:
     return YourPieces(number, pieces, YOURS, "", source, found)
 
 
+def _places(places: list[Any]) -> str:
+    """'a, b and c', or the first three and how many more (a search up to the root is long)."""
+    shown = [str(place) for place in places]
+    if len(shown) > 4:
+        return ", ".join(shown[:3]) + f" and {len(shown) - 3} folders above"
+    return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+
+
 def _namespace(answers: Any) -> Any:
     return SimpleNamespace(**answers) if isinstance(answers, dict) else answers
 
 
-def status_line(number: int, copy_passes: bool) -> str:
-    """What `minigrad lessons` shows about lesson `number`'s pieces, given whether the learner's
-    copy passes its check: '' for a lesson without a piece, else e.g.
-    'you build Embedding: the lesson runs yours'."""
-    if number not in PIECES:
-        return ""
-    runs = "the lesson runs yours" if copy_passes else "the lesson runs minigrad's until yours passes"
-    return f"you build {names(PIECES[number])}: {runs}"
+def map_lines(number: int, status: str, reason: str, marked_a_copy: bool) -> list[str]:
+    """What `minigrad lessons` shows under lesson `number` about its pieces, given the verdict
+    on the learner's copy (`status`: pass, fail or not attempted, with the first line of the
+    diagnosis as `reason`; `marked_a_copy` False when there is no copy and the stub was marked):
+    the pieces to build, their state, whose the lesson runs, and the later lessons that run on
+    them. No lines for a lesson without pieces."""
+    pieces = PIECES.get(number, ())
+    if not pieces:
+        return []
+    lines = [f"you build {piece.name}: {piece.what}" if piece.what else f"you build {piece.name}"
+             for piece in pieces]
+    if status == "pass" and marked_a_copy:
+        state = "yours passes: the lesson runs yours"
+    elif status == "fail" and marked_a_copy:
+        state = f"yours fails: {_first_line(reason)} (the lesson runs minigrad's until yours passes)"
+    else:
+        state = "not attempted yet (the lesson runs minigrad's until yours passes)"
+    lines.append(f"  {state}")
+    later = sorted({n for piece in pieces for n in piece.later})
+    if later:
+        lines.append(f"  lessons {', '.join(map(str, later))} run on it too")
+    return lines
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= REASON_LENGTH else first[: REASON_LENGTH - 3] + "..."
 
 
 def model_pieces(lesson: int, answers: Any = None, announce: bool = True) -> Any:
@@ -198,7 +274,7 @@ _FUNCTIONS = ("tie_weights", "lazy_adamw_rows", "train_step", "mean_loss")
 
 def _ops_in(found: dict[str, Any]) -> dict[str, Any]:
     """{op name: the learner's Function} for the ops of lessons 4 to 8 among `found`."""
-    ops = [piece.name for number in MODEL_LESSONS for piece in PIECES[number] if piece.op]
+    ops = [piece.name for number in MODEL_LESSONS for piece in PIECES[number] if piece.kind == OP]
     return {name: found[name] for name in ops if name in found}
 
 

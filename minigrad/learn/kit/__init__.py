@@ -18,6 +18,8 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
 - `training`: `warmup_cosine` (the optimizer layer's one schedule), `split_paths`,
   `classifier_and_lookup`, `classifier_share`, `tied_share_curve`, `train_on_text`, `tables_of`,
   `predicts_every_position`, `fit_scheduled`;
+- `walks`: watching a backward walk (lesson 1): `watching`, `walk_order`, `node_label`; and
+  lesson 3's `table_grad_by_backward`;
 - `rare_rows`: lesson 7's `adam_step_after_silence` (on minigrad's Adam), `RowAdamW`,
   `lazy_adamw`, `row_gradient_noise`;
 - `verdicts`: every verdict check of the course, each returning `{statement: holds}`, with
@@ -105,6 +107,7 @@ from minigrad.learn.kit.verdicts import (
     untied_round_trip,
     welch_interval,
 )
+from minigrad.learn.kit.walks import node_label, table_grad_by_backward, walk_order, watching
 
 __all__ = [
     "Conditions",
@@ -153,6 +156,7 @@ __all__ = [
     "minigrads_tie",
     "near_misses_take_the_push",
     "nearest_rows",
+    "node_label",
     "no_gap_shown",
     "noise_and_the_ceiling",
     "output_side",
@@ -172,6 +176,7 @@ __all__ = [
     "spearman",
     "split_paths",
     "t_interval",
+    "table_grad_by_backward",
     "tables_of",
     "tensor",
     "tied_compromise",
@@ -183,6 +188,8 @@ __all__ = [
     "tying_in_tinylm",
     "unit_rows",
     "untied_round_trip",
+    "walk_order",
     "warmup_cosine",
+    "watching",
     "welch_interval",
 ]

@@ -1,5 +1,5 @@
 """Training pieces more than one lesson uses: the warm-up + cosine learning rate (`warmup_cosine`,
-the optimizer layer's one schedule: lessons 11 to 13), minigrad's tie (`minigrads_tie`, lesson 6),
+the optimizer layer's one schedule: lessons 11 to 13),
 a tied table's gradient split by path (`split_paths`, `classifier_share`: lessons 6 and 10), and a
 language model trained on a text the way lesson 8 trains one (`train_on_text`, `tables_of`:
 lessons 9 to 13) or under the warm-up + cosine schedule with snapshots along the way

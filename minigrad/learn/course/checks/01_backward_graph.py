@@ -1,145 +1,323 @@
-"""Check for lesson 1: the learner's Softplus.backward against finite differences.
+"""Check for lesson 1: the learner's backward walk, `backward_walk(root, grad)`.
 
-check(answers) returns None when the backward is right, lets NotImplementedError from the stub
-through (not attempted), and raises AssertionError saying what went wrong otherwise.
+The walk runs in the learner's process on graphs built there (a probe), with every node's run
+recorded: which node ran, in what order, on what gradient, and what it sent on. Here the same
+graphs are walked by minigrad's own `backward` with the same recording, and the two are
+compared: every node once, after all its consumers, on the sum of what they sent, the leaves'
+.grad equal. A difference is named: a node that kept only the last gradient, ran on every
+arrival, ran too early or never, a sum changed in place, a seed ignored, a None not skipped,
+a recursion too deep.
 """
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Context, no_grad, tensor
-from minigrad.tools.gradcheck import numerical_gradient
+from minigrad.engine import AccumulateGrad, Node, Tensor, ops, tensor, to_dense
+from minigrad.engine import graph as engine_graph
+from minigrad.learn.course.learner import LearnerRaised, probe, run
+from minigrad.learn.kit.walks import watching
 
 from . import _common as common
 
-# Points on both sides of 0, and upstream gradients that are not all 1, so that forgetting to
-# multiply by `grad` changes the answer.
-X = np.array([[-3.0, -0.5, 0.0], [0.7, 2.0, 4.5]])
-UPSTREAM = np.array([[0.5, -1.5, 2.0], [3.0, -0.25, 1.25]])
-# Far out in both tails, where e^x or e^-x overflows.
-X_FAR = np.array([-800.0, -40.0, 40.0, 800.0])
+DEPTH = 3000  # a chain deeper than Python's recursion limit
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.allclose(a, b, rtol=1e-5, atol=1e-8))
+def _leaf(values: Any, name: str) -> Tensor:
+    return tensor(np.asarray(values, dtype=np.float64), requires_grad=True, name=name)
 
 
-def _run_backward(softplus: type, x: np.ndarray, upstream: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(forward values, dL/dx) for L = sum(upstream * softplus(x)), through the learner's class."""
-    leaf = tensor(x, requires_grad=True, name="x")
-    out = softplus.apply(leaf)
-    try:
-        out.backward(upstream)
-    except NotImplementedError:  # the stub: not attempted yet
-        raise
-    except RuntimeError as error:  # the engine checks every gradient's shape and dtype
-        raise AssertionError(f"{error}: Softplus.backward must return an array shaped like x") from None
-    assert leaf.grad is not None, (
-        "Softplus.backward returned None: return the gradient for x (an array shaped like x)"
-    )
-    return out.data, np.asarray(leaf.grad)
+def _doubled() -> tuple:
+    a = _leaf(3.0, "a")
+    b = a + a
+    return b + b, [a], 1.0
 
 
-def _returned(softplus: type, x: np.ndarray, upstream: np.ndarray) -> object:
-    """What the learner's backward returns, called directly: the engine may refuse a gradient of
-    the wrong shape before this check could say what is wrong with it."""
-    ctx = Context()
-    softplus.forward(ctx, x.copy())
-    grads = softplus.backward(ctx, upstream.copy())
-    return grads[0] if isinstance(grads, tuple) and len(grads) == 1 else grads
+def _shared() -> tuple:
+    x, w = _leaf([1.0, -2.0, 0.5], "x"), _leaf([0.3, 0.8, -1.2], "w")
+    y = x * w
+    return (y.tanh() + y).sum(), [x, w], 2.5
 
 
-def _shape_problem(grad: object, x: np.ndarray) -> str | None:
-    """Why `grad` cannot be the gradient for x (None, not an array, shape, dtype), or None."""
+def _two_lengths() -> tuple:
+    x, w = _leaf([0.4, -1.1], "x"), _leaf([1.5, 0.2], "w")
+    y = x * w  # reached from the sum directly and through two tanh
+    return (y.tanh().tanh() + y).sum(), [x, w], 1.0
+
+
+def _one_array_two_inputs(x_first: bool) -> tuple:
+    x, z = _leaf([1.0, 2.0], "x"), _leaf([-1.0, 0.5], "z")
+    s, tripled = x + z, x * 3.0  # AddBackward sends one array to x and to z; 3.0 has no node
+    return ((tripled + s) if x_first else (s + tripled)).sum(), [x, z], 1.0
+
+
+def _silent() -> tuple:
+    x, w = _leaf(np.ones((2, 4)), "x"), _leaf([[0.3, 0.2], [0.1, 0.5]], "w")
+    cos, sin = w * 1.0, w * 2.0  # the rotation treats its angles as constants: it sends them None
+    return ops.Rotary.apply(x, cos, sin, style="halves").sum() + (w * w).sum(), [x, w], 1.0
+
+
+def _layer() -> tuple:
+    rng = np.random.default_rng(1)
+    x, W, v = _leaf(rng.standard_normal((2, 3)), "x"), _leaf(rng.standard_normal((3, 4)), "W"), \
+        _leaf(rng.standard_normal(4), "v")
+    h = (x @ W).tanh()
+    return (h * h).sum() + (h @ v).sum(), [x, W, v], 0.5
+
+
+def _read_twice_by_two() -> tuple:
+    x, w = _leaf([0.7, -0.3], "x"), _leaf([1.2, 0.5], "w")
+    y = x * w  # y's node has four edges into it: two from y * y, two from y + y
+    return (y * y + (y + y)).sum(), [x, w], 1.0
+
+
+def _second_backward() -> tuple:
+    x = _leaf([1.0, -2.0, 3.0], "x")
+    x.grad = np.array([0.5, 0.5, 0.5])  # left by an earlier backward: gradients add up
+    return (x * x).sum(), [x], 1.0
+
+
+def _tied_table() -> tuple:
+    from minigrad.nn import functional as F
+
+    table = _leaf(np.random.default_rng(2).standard_normal((5, 3)), "E")
+    h = F.embedding(np.array([1, 3, 1]), table)  # its gradient: a RowSparse of rows 1 and 3
+    return (h @ table.T).tanh().sum(), [table], 1.0  # and a dense one from the product
+
+
+def _deep() -> tuple:
+    x = _leaf(0.5, "x")
+    y = x
+    for _ in range(DEPTH):
+        y = y * 1.0001
+    return y, [x], 1.0
+
+
+# name: (build, what it is, for the messages)
+GRAPHS: dict[str, tuple[Callable[[], tuple], str]] = {
+    "doubled": (_doubled, "b = a + a; c = b + b"),
+    "shared": (_shared, "y = x * w; loss = (tanh(y) + y).sum(), seeded with grad = 2.5"),
+    "two paths of different lengths": (_two_lengths, "y = x * w; loss = (tanh(tanh(y)) + y).sum()"),
+    "one array, two inputs": (lambda: _one_array_two_inputs(False), "loss = ((x + z) + x * 3.0).sum()"),
+    "one array, two inputs (swapped)": (lambda: _one_array_two_inputs(True),
+                                        "loss = (x * 3.0 + (x + z)).sum()"),
+    "a path that sends nothing": (_silent, "loss = rotate(x, w * 1.0, w * 2.0).sum() + (w * w).sum(), where "
+                                           "the rotation sends None to its angles"),
+    "a layer": (_layer, "h = tanh(x @ W); loss = (h * h).sum() + (h @ v).sum(), seeded with grad = 0.5"),
+    "read twice by two ops": (_read_twice_by_two, "y = x * w; loss = (y * y + (y + y)).sum()"),
+    "a second backward": (_second_backward, "loss = (x * x).sum(), x.grad holding [0.5, 0.5, 0.5] already"),
+    "a tied table": (_tied_table, "h = embedding([1, 3, 1], E); loss = tanh(h @ E.T).sum(): E gets a "
+                                  "RowSparse from the lookup and a dense gradient from the product"),
+    "deep": (_deep, f"a chain of {DEPTH} multiplications"),
+}
+
+
+# ---- a walk, recorded (in either process) -----------------------------------------------------
+
+def labels(root: Node) -> dict[Node, str]:
+    """A name for every node reachable from root, the same in both processes: its type, the
+    leaf's name for an AccumulateGrad, and a number when the type repeats."""
+    order, seen, stack = [], {root}, [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child in reversed(node.next_nodes):
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    names = [f"{node.variable.name}'s AccumulateGrad" if isinstance(node, AccumulateGrad) else node.name
+             for node in order]
+    counts, numbered = Counter(names), Counter()
+    result = {}
+    for node, name in zip(order, names):
+        numbered[name] += 1
+        result[node] = f"{name} #{numbered[name]}" if counts[name] > 1 else name
+    return result
+
+
+def _values(grad: Any) -> Any:
     if grad is None:
-        return "Softplus.backward returned None: return the gradient for x (an array shaped like x)"
-    if isinstance(grad, np.generic):  # a numpy number, e.g. from .sum(): a 0-d array
-        grad = np.asarray(grad)
-    if not isinstance(grad, np.ndarray):
-        return (f"Softplus.backward returned a {type(grad).__name__}; return a numpy array shaped "
-                f"like x {x.shape} (numpy operations on `grad` and `x` give one)")
-    if grad.shape != x.shape:
-        head = (f"Softplus.backward returned a gradient of shape {grad.shape} for x of shape {x.shape}; "
-                "it must have the shape of x")
-        if grad.shape == x.T.shape and grad.ndim > 1:
-            return f"{head}: it is transposed"
-        if grad.size == x.size:
-            return f"{head}: the values are there but reshaped"
-        if _broadcasts(grad.shape, x.shape):
-            return (f"{head}. It would broadcast to x's shape, so something summed or averaged over an "
-                    "axis: every element of x needs its own dL/dx, elementwise (no sum)")
-        return head
-    if grad.dtype.kind != "f":
-        return f"Softplus.backward returned a gradient of dtype {grad.dtype}; a gradient is floating-point"
-    return None
+        return None
+    return np.array(to_dense(grad) if hasattr(grad, "to_dense") else grad, dtype=np.float64)
 
 
-def _broadcasts(shape: tuple, target: tuple) -> bool:
-    try:
-        return np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        return False
+def walk_recorded(walk: Callable, graph: str) -> dict:
+    """Build `graph`, walk it with `walk(root, grad)`, and return what happened, as data."""
+    out, leaves, seed = GRAPHS[graph][0]()
+    names = labels(out.grad_fn)
+    runs: list = []
+
+    def seen(node: Node, grad: Any, sent: Any) -> None:
+        edges = zip(node.next_nodes, sent) if isinstance(sent, tuple) else ()
+        runs.append((names.get(node, "a node outside the graph"), _values(grad),
+                     [[names.get(child), _values(g)] for child, g in edges if child is not None]))
+
+    with watching(seen):
+        walk(out.grad_fn, np.asarray(seed, dtype=np.float64))
+    return {"runs": [name for name, _, _ in runs], "arrived": [g for _, g, _ in runs],
+            "sent": [s for _, _, s in runs], "consumers": _consumers(names),
+            "grads": {leaf.name: None if leaf.grad is None else _values(leaf.grad) for leaf in leaves}}
 
 
-def _finite_differences(softplus: type, x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
-    probe = tensor(x.copy())
-
-    def loss() -> float:
-        with no_grad():
-            return float(np.sum(upstream * softplus.apply(probe).data))
-
-    return numerical_gradient(loss, probe, eps=1e-6)
-
-
-def _diagnose(x: np.ndarray, values: np.ndarray, got: np.ndarray, expected: np.ndarray) -> str:
-    """Name the mistake whose fingerprint the wrong gradient carries, else the worst element."""
-    g = UPSTREAM
-    if _close(got, expected / g):
-        return ("your backward returns d softplus/dx but ignores `grad`, the gradient arriving from "
-                "the output. Chain rule: dL/dx = grad * d softplus/dx. Multiply by grad.")
-    if _close(got, -expected):
-        return ("every element has the right size but the wrong sign: the derivative of "
-                "log(1 + e^x) is positive everywhere (softplus only ever increases).")
-    if _close(got, g - expected):
-        return ("you computed grad * 1 / (1 + e^x), which is sigmoid(-x): the sign in the exponent is "
-                "flipped. The slope should approach 1 for large x and 0 for very negative x.")
-    if _close(got, g * values):
-        return ("you multiplied grad by softplus(x) itself, the forward's value. The backward needs "
-                "the derivative of softplus, which is a different function of x.")
-    scale = common.scale_between(got, expected)
-    if scale is not None:
-        return (f"your gradient has the right shape of curve but is {common.explain_factor(scale)} "
-                "everywhere: a missing or extra constant factor (the derivative of log(1 + e^x) is "
-                "e^x / (1 + e^x), with no factor in front)")
-    worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
-    index = list(int(i) for i in worst)
-    return (f"at x{index} = {x[worst]:g} with incoming grad {g[worst]:g}, your backward gave "
-            f"{got[worst]:.6g} but finite differences give {expected[worst]:.6g}")
+def _consumers(names: dict[Node, str]) -> dict[str, list[str]]:
+    """For each node's name, the names of the nodes that send it a gradient (one per edge)."""
+    consumers: dict[str, list[str]] = {name: [] for name in names.values()}
+    for node, name in names.items():
+        for child in node.next_nodes:
+            if child is not None:
+                consumers[names[child]].append(name)
+    return consumers
 
 
-def check(answers) -> None:
-    assert hasattr(answers, "Softplus"), "your file has no class named Softplus"
-    softplus = answers.Softplus
+@probe
+def learners_walk(answers: Any, graph: str) -> dict:
+    """The learner's backward_walk on `graph` (in their process)."""
+    return walk_recorded(answers.backward_walk, graph)
 
-    problem = _shape_problem(_returned(softplus, X, UPSTREAM), X)
-    assert problem is None, problem
-    values, got = _run_backward(softplus, X, UPSTREAM)
-    assert _close(values, np.logaddexp(0.0, X)), (
-        "Softplus.forward no longer computes log(1 + e^x); restore it (the exercise is the backward)"
-    )
-    expected = _finite_differences(softplus, X, UPSTREAM)
-    assert _close(got, expected), _diagnose(X, values, got, expected)
 
-    ones = np.ones_like(X_FAR)
-    with np.errstate(all="ignore"):
-        _, far = _run_backward(softplus, X_FAR, ones)
-    bad = ~np.isfinite(far)
-    assert not bad.any(), (
-        f"at x = {X_FAR[bad][0]:g} your backward gave {far[bad][0]}: np.exp overflowed to inf "
-        "(and inf / inf is nan). Write the derivative with e^-|x|, which never overflows, "
-        "choosing the form per element with np.where."
-    )
-    far_expected = _finite_differences(softplus, X_FAR, ones)
-    assert _close(far, far_expected), (
-        f"for very large |x| (x = {X_FAR.tolist()}) your backward gave {far.tolist()} but the slope "
-        f"there is {np.round(far_expected, 6).tolist()}: check the tails of your formula"
-    )
+def minigrads_walk(root: Node, grad: np.ndarray) -> None:
+    """minigrad's own walk: the engine's backward."""
+    engine_graph.backward(root, grad)
+
+
+# ---- here: the check --------------------------------------------------------------------------
+
+# What an error from the walk usually means: (a test on its type's name and message, the advice).
+RAISED = [
+    (lambda kind, message: kind == "RecursionError",
+     "your walk recursed, once per node, and Python's recursion limit stopped it (RecursionError). Keep "
+     "the nodes that are ready in a list and loop while it is not empty"),
+    (lambda kind, message: "read-only" in message,
+     "your walk added in place (+=) into an array an op returned: an op may hand the same array to two "
+     "inputs, or one that cannot be written. Make each sum a new array: total = total + g"),
+    (lambda kind, message: "NoneType" in message and ("next_nodes" in message or "apply" in message),
+     "your walk treated None as a node: an entry of next_nodes is None for an input that needs no "
+     "gradient (like the 3.0 in x * 3.0); skip it"),
+    (lambda kind, message: "NoneType" in message,
+     "your walk used a None gradient: a node may send None on an edge (nothing to send), and a node may "
+     "receive nothing at all; skip a None, and do not run a node that received nothing (it still counts "
+     "as heard from)"),
+    (lambda kind, message: kind == "KeyError",
+     "your walk looked up the gradient of a node that received none: when every consumer sent None "
+     "there is nothing to run, but the nodes below still count it as heard from"),
+]
+
+
+def _raised(error: LearnerRaised, graph: str) -> AssertionError:
+    on = f"on {GRAPHS[graph][1]}"
+    for matches, advice in RAISED:
+        if matches(error.kind, str(error)):
+            return AssertionError(f"{on}, {advice}\n({error.kind}: {error})")
+    return AssertionError(f"{on}, backward_walk raised {error.kind}: {error}")
+
+
+def _check_runs(graph: str, got: dict, expected: dict, consumers: dict[str, list[str]]) -> None:
+    """Every node minigrad runs ran, once, after every node that sends it a gradient."""
+    on = f"on {GRAPHS[graph][1]}"
+    counts, wanted = Counter(got["runs"]), Counter(expected["runs"])
+    for name in expected["runs"]:
+        if counts[name] == 0:
+            raise AssertionError(f"{on}, {_never_ran(name, got)}")
+    for name, count in counts.items():
+        if count > wanted[name]:
+            senders = len(consumers.get(name, ()))
+            why = (f"it is sent gradients by {senders} consumers: run it once, after the last of them, on "
+                   "their sum (running it on every arrival follows each path separately, and the work grows "
+                   "with the number of paths)") if senders > 1 else "run each node once"
+            raise AssertionError(f"{on}, {name} ran {common.times(count)}: {why}")
+    _check_order(on, got["runs"], consumers)
+
+
+def _check_order(on: str, runs: list[str], consumers: dict[str, list[str]]) -> None:
+    """Each node ran after every node that sends it a gradient."""
+    position = {name: i for i, name in enumerate(runs)}
+    for name, senders in consumers.items():
+        early = [s for s in senders if s in position and name in position and position[s] > position[name]]
+        if early:
+            raise AssertionError(
+                f"{on}, {name} ran before {early[0]}, which sends it a gradient: a node waits until "
+                "every consumer has sent its gradient (count the edges into it, and run it when the count "
+                "reaches 0)")
+
+
+def _never_ran(name: str, got: dict) -> str:
+    """Why a node minigrad runs may not have run in the learner's walk."""
+    leaf = name.removesuffix("'s AccumulateGrad")
+    if leaf != name and got["grads"].get(leaf) is not None:
+        return (f"{leaf}.grad was set but {name} never ran: let the leaf's node do it, node.apply(g), which "
+                "adds g into .grad (it may hold an earlier gradient) in the leaf's own dtype")
+    return (f"{name} never ran. A node runs once every node that sends it a gradient has run: count the "
+            "edges into each node first, and count one down for every edge, even when the gradient sent on "
+            "it is None")
+
+
+def _parts(expected: dict, name: str) -> list[np.ndarray]:
+    """The gradients minigrad's walk sent to `name`, one per edge (None left out)."""
+    return [g for sent in expected["sent"] for target, g in sent if target == name and g is not None]
+
+
+def _check_arrivals(graph: str, got: dict, expected: dict) -> None:
+    """Each node ran on the sum of what was sent to it, the output's node on the walk's `grad`."""
+    on = f"on {GRAPHS[graph][1]}"
+    arrived = dict(zip(got["runs"], got["arrived"]))
+    wanted = dict(zip(expected["runs"], expected["arrived"]))
+    root = expected["runs"][0]
+    if not common.close(arrived[root], wanted[root]):
+        raise AssertionError(f"{on}, the output's node ran on {common.short(arrived[root])}, not on the "
+                             f"gradient given to the walk ({common.short(wanted[root])}): start from `grad`")
+    for name in expected["runs"]:
+        got_sum, want = np.asarray(arrived[name]), np.asarray(wanted[name])
+        if got_sum.shape != want.shape or not common.close(got_sum, want):
+            raise AssertionError(f"{on}, {_wrong_sum(name, got_sum, want, expected, wanted)}")
+
+
+def _wrong_sum(name: str, got_sum: np.ndarray, want: np.ndarray, expected: dict, wanted: dict) -> str:
+    """What went wrong with the sum a node ran on: one gradient kept, a sum changed in place."""
+    parts = _parts(expected, name)
+    if len(parts) > 1 and any(common.close(got_sum, part) for part in parts):
+        return (f"{name} ran on one of the {len(parts)} gradients sent to it, not on their sum: when a "
+                "gradient arrives at a node that already has one, add the two")
+    others = [other for other in wanted if other != name and np.shape(wanted[other]) == got_sum.shape
+              and common.close(got_sum, wanted[other])]
+    if others:
+        return (f"{name} ran on {common.short(got_sum)}, which is what {others[0]} should receive: a sum was "
+                "changed in place (+=) in an array that an op had also sent along another edge (AddBackward "
+                "sends one array to both its inputs). Make each sum a new array: total = total + g")
+    return (f"{name} ran on {common.short(got_sum)}, but the gradients sent to it add up to "
+            f"{common.short(want)}")
+
+
+def _check_leaves(graph: str, got: dict, expected: dict) -> None:
+    on = f"on {GRAPHS[graph][1]}"
+    for name, want in expected["grads"].items():
+        have = got["grads"].get(name)
+        if want is None:
+            if have is not None:
+                raise AssertionError(f"{on}, {name}.grad is {common.short(have)}, but no gradient reaches "
+                                     f"{name}")
+            continue
+        if have is None:
+            raise AssertionError(f"{on}, {name}.grad is None after your walk: its AccumulateGrad never ran")
+        have = common.as_array(have, f"{name}.grad")
+        if have.shape != np.shape(want) or not common.close(have, want):
+            raise AssertionError(f"{on}, {name}.grad is {common.short(have)}, expected {common.short(want)}")
+
+
+def check(answers: ModuleType) -> None:
+    common.answer_function(answers, "backward_walk")
+    for graph in GRAPHS:
+        try:
+            got = run(answers, learners_walk, graph)
+        except NotImplementedError:
+            raise
+        except LearnerRaised as error:
+            raise _raised(error, graph) from error
+        expected = walk_recorded(minigrads_walk, graph)
+        _check_runs(graph, got, expected, expected["consumers"])
+        _check_arrivals(graph, got, expected)
+        _check_leaves(graph, got, expected)

@@ -15,6 +15,9 @@ from collections.abc import Callable
 import numpy as np
 
 from minigrad.engine import Tensor, tensor
+from minigrad.learn.course.learner import LearnerRaised, probe, run
+
+from . import _common as common
 
 X = np.array([[1.5, -2.0, 0.25], [3.0, -0.75, 0.5]])
 WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
@@ -29,25 +32,64 @@ def _name(index: tuple) -> str:
     return "x[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
-def _call(central_difference: Callable, f: Callable, x: np.ndarray, eps: float) -> np.ndarray:
+def _smooth(z: Tensor) -> Tensor:
+    return (z.tanh() * (z * 0.5).exp()).sum()
+
+
+# The functions the learner's central_difference is given, by name (a probe gets data only).
+FUNCTIONS: dict[str, Callable[[np.ndarray], float]] = {
+    "quadratic": lambda z: float(np.sum(WEIGHTS * z**2)),
+    "cubic": lambda z: float(np.sum(WEIGHTS[0] * z**3)),
+    "smooth": lambda z: _smooth(tensor(z)).item(),
+    "cube of a number": lambda z: float(z**3),
+}
+
+
+@probe
+def central_difference_of(answers, function: str, x: np.ndarray, eps: float,
+                          column_major: bool = False) -> tuple:
+    """(what the learner's central_difference returns for FUNCTIONS[function] at x, x afterwards,
+    how many times it called the function). `column_major`: x laid out column by column, as a
+    transposed array is (data is sent in row order: the layout is made here)."""
+    if column_major:
+        x = np.asfortranarray(x)
+    calls = [0]
+
+    def counted(z: np.ndarray) -> float:
+        calls[0] += 1
+        return FUNCTIONS[function](z)
+
+    got = answers.central_difference(counted, x, eps)
+    return got, x, calls[0]
+
+
+def _call(answers, function: str, x: np.ndarray, eps: float, column_major: bool = False) -> np.ndarray:
     """Call the learner's function on a copy of x; check x comes back untouched and the shape."""
-    x = x.copy()
     before = x.copy()
-    got = central_difference(f, x, eps)
+    try:
+        got, x, calls = run(answers, central_difference_of, function, x.copy(), eps, column_major)
+    except NotImplementedError:
+        raise
+    except LearnerRaised as error:
+        shape = "a 0-d x, one number," if x.shape == () else f"an x of shape {x.shape}"
+        raise AssertionError(f"given {shape} and eps = {eps:g}, central_difference raised {error.kind}: "
+                             f"{error}\nit must work for an x of any shape") from error
+    x = np.asarray(x)
     moved = np.argwhere(x != before)
     if len(moved):
         index = tuple(moved[0])
         steps = (x[index] - before[index]) / eps
         offset = f"{steps:+g} eps" if abs(steps - round(steps)) < 1e-9 else f"{x[index] - before[index]:+g}"
         raise AssertionError(
-            f"after your function returned, {_name(index)} was {x[index]:g} instead of {before[index]:g} "
+            f"after your function returned, {_name(index)} was {float(x[index])!r} instead of "
+            f"{float(before[index])!r} "
             f"(it moved by {offset}), and {len(moved)} element(s) of x changed in all. Put each element "
             "back to its original value after evaluating f around it (or nudge a copy of x): "
             "otherwise every later estimate is taken at the wrong point, and so is the caller's."
         )
     assert got is not None, "central_difference returned None: return the gradient array"
-    got = np.asarray(got, dtype=np.float64)
-    assert got.shape != (), (
+    got = common.as_array(got, "central_difference's estimate")
+    assert got.shape != () or x.shape == (), (
         f"your function returned one number ({float(got):g}) for an x of shape {x.shape}: that is the "
         "slope along (1, 1, ..., 1), from nudging all of x at once. Nudge one element at a time and "
         "return an array shaped like x."
@@ -56,7 +98,20 @@ def _call(central_difference: Callable, f: Callable, x: np.ndarray, eps: float) 
         f"your gradient has shape {got.shape} but x has shape {x.shape}: return one estimate per "
         "element of x, arranged like x"
     )
+    _CALLS.append((calls, x.size))
     return got
+
+
+_CALLS: list[tuple[int, int]] = []  # (calls of f, elements of x) of each probe, checked last
+
+
+def _check_cost() -> None:
+    """Every estimate right: now the cost, two evaluations of f per element."""
+    for calls, elements in _CALLS:
+        assert calls == 2 * elements, (
+            f"your function called f {calls} times for an x of {elements} element(s); a central "
+            "difference needs exactly two evaluations per element, f(x + eps e_i) and f(x - eps e_i) "
+            "(the cost gradcheck counts on, and lesson 2 measures)")
 
 
 def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
@@ -89,19 +144,12 @@ def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
             f"is {got[worst]:.6g}, the exact central difference is {exact[worst]:.6g}")
 
 
-def _smooth(z: Tensor) -> Tensor:
-    return (z.tanh() * (z * 0.5).exp()).sum()
-
-
 def check(answers) -> None:
     assert hasattr(answers, "central_difference"), "your file has no function named central_difference"
-    central_difference = answers.central_difference
+    _CALLS.clear()
 
     # 1. quadratic, large eps: the central difference equals the derivative 2 w x exactly
-    def quadratic(z: np.ndarray) -> float:
-        return float(np.sum(WEIGHTS * z**2))
-
-    got = _call(central_difference, quadratic, X, BIG_EPS)
+    got = _call(answers, "quadratic", X, BIG_EPS)
     exact = 2 * WEIGHTS * X
     assert _close(got, exact), _diagnose_quadratic(got, exact, BIG_EPS)
 
@@ -109,11 +157,7 @@ def check(answers) -> None:
     eps = 0.1
     x = X[0]
     w = WEIGHTS[0]
-
-    def cubic(z: np.ndarray) -> float:
-        return float(np.sum(w * z**3))
-
-    got = _call(central_difference, cubic, x, eps)
+    got = _call(answers, "cubic", x, eps)
     expected = 3 * w * x**2 + w * eps**2
     if not _close(got, expected, rtol=1e-8):
         assert not _close(got, 3 * w * x**2, rtol=1e-5), (
@@ -130,13 +174,29 @@ def check(answers) -> None:
     x = np.random.default_rng(2).uniform(-1.5, 1.5, size=(2, 3, 2))
     leaf = tensor(x, requires_grad=True)
     _smooth(leaf).backward()
-
-    def smooth(z: np.ndarray) -> float:
-        return _smooth(tensor(z)).item()
-
-    got = _call(central_difference, smooth, x, 1e-6)
+    got = _call(answers, "smooth", x, 1e-6)
     worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
     assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
         f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
         f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
     )
+
+    # 4. the same, x laid out column by column (a transposed array): x.reshape(-1) is then a copy
+    got = _call(answers, "smooth", x, 1e-6, column_major=True)
+    assert not (np.all(got == 0) and np.any(leaf.grad)), (
+        "for an x laid out column by column (such as a transposed array) every estimate is 0: your nudges "
+        "did not reach x. x.reshape(-1) or x.ravel() of such an array is a copy, so f saw x unchanged; "
+        "nudge x[index] itself, with index from np.ndindex(x.shape)"
+    )
+    assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
+        "for an x laid out column by column (such as a transposed array) your estimates differ from the "
+        "derivative; nudge x[index] itself, with index from np.ndindex(x.shape)"
+    )
+
+    # 5. a 0-d x, a number: its gradient is a number too, shaped ()
+    got = _call(answers, "cube of a number", np.array(2.0), 0.1)
+    assert _close(got, 3 * 2.0**2 + 0.1**2, rtol=1e-9), (
+        f"for f(x) = x**3 at a 0-d x = 2.0 with eps = 0.1 your estimate is {float(got):.8g}, the central "
+        f"difference is {12.01:.8g}"
+    )
+    _check_cost()

@@ -1,6 +1,7 @@
 """Check for lesson 3: dL/dE = O^T G, compared with minigrad's backward and finite differences."""
 
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,23 @@ def _occurrences(ids: np.ndarray, upstream: np.ndarray) -> dict:
     return parts
 
 
+def _check_edges(table_grad_from_one_hot: Any, rng: np.random.Generator) -> None:
+    """An empty batch (no position reads anything) and float32 arrays (the gradient keeps them)."""
+    empty = common.as_array(common.call_answer(table_grad_from_one_hot, np.zeros((0, 5)), np.zeros((0, 3)),
+                                               hint="Here the batch is empty: N = 0"),
+                            "dL/dE for an empty batch")
+    common.expect_shape(empty, (5, 3), "dL/dE for an empty batch (N = 0, V = 5, d = 3)")
+    if np.any(empty):
+        raise AssertionError("dL/dE for an empty batch should be all zero: no position read any row")
+    ids, vocab_size, width = CASES[0]
+    onehot, upstream = _one_hot(ids, vocab_size).astype(np.float32), rng.standard_normal((ids.size, width))
+    got = common.call_answer(table_grad_from_one_hot, onehot, upstream.astype(np.float32))
+    dtype = np.asarray(got).dtype if not isinstance(got, common.Opaque) else None
+    if dtype != np.float32:
+        raise AssertionError(f"for float32 one_hot and upstream your dL/dE is {dtype}: keep the gradient in "
+                             "the dtype it arrived in (a float32 model's table gets a float32 gradient)")
+
+
 def check(answers: ModuleType) -> None:
     table_grad_from_one_hot = common.answer_function(answers, "table_grad_from_one_hot")
     rng = np.random.default_rng(33)
@@ -57,3 +75,4 @@ def check(answers: ModuleType) -> None:
                              "shape only fits because N = V here); the gradient of X = O E with respect to "
                              "E is O^T G"))
         common.assert_matches(got, expected, "dL/dE", mistakes, parts=_occurrences(ids, upstream))
+    _check_edges(table_grad_from_one_hot, rng)

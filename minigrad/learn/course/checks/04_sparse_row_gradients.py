@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.engine import Context, RowSparse, tensor
+from minigrad.engine import Context, RowSparse, tensor, to_dense
+from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.nn import functional as F
-from minigrad.tools.gradcheck import gradcheck
 
 from . import _common as common
 
@@ -26,6 +26,12 @@ CASES = [
     (np.array([4, 1, 4, 4, 0]), 6, 2),                   # a flat batch of ids (T,), row 4 three times
 ]
 PADDING = (np.array([[4, 2, 4, 0, 2]]), 6, 3, 2)          # (ids, V, d, padding_idx): row 2 is padding
+# the edges of "ids of shape S": one id (S = ()), and batches that read nothing
+EDGES = [
+    (np.array(3), 6, 2, "a single id (ids of shape ())"),
+    (np.zeros(0, dtype=np.int64), 5, 3, "an empty batch (ids of shape (0,))"),
+    (np.zeros((2, 0), dtype=np.int64), 4, 2, "a batch of empty sequences (ids of shape (2, 0))"),
+]
 
 
 class _CoalesceRefused(AssertionError):
@@ -53,26 +59,79 @@ def _without_coalesce() -> Iterator[None]:
         RowSparse.coalesce = original
 
 
-def _forward(embedding: type, weight: np.ndarray, ids: np.ndarray, **options: Any) -> tuple[Context, Any]:
+# ---- in the learner's process: their Embedding on the check's inputs --------------------------
+
+_KEPT: dict[str, tuple[Context, np.ndarray]] = {}  # a forward's ctx and ids buffer, until its backward
+
+
+@probe
+def lookup_forward(answers, key: str, weight: np.ndarray, ids: np.ndarray, options: dict) -> Any:
+    """The learner's Embedding.forward; its ctx (and the caller's ids array) kept under `key`."""
     ctx = Context()
     ctx.needs_input_grad = (True, False)
     with _without_coalesce():
-        out = embedding.forward(ctx, weight, ids, **options)
+        out = answers.Embedding.forward(ctx, weight, ids, **options)
+    _KEPT[key] = (ctx, ids)
+    return out
+
+
+@probe
+def lookup_backward(answers, key: str, upstream: np.ndarray, next_batch: np.ndarray | None = None) -> Any:
+    """The learner's Embedding.backward for the forward kept under `key`; with `next_batch`,
+    the caller first writes the next batch's ids into the array the forward was given."""
+    ctx, ids = _KEPT.pop(key)
+    if next_batch is not None:
+        ids[...] = next_batch
+    with _without_coalesce():
+        return answers.Embedding.backward(ctx, upstream)
+
+
+@probe
+def lookup_through_the_engine(answers, table: np.ndarray, ids: np.ndarray, upstream: np.ndarray,
+                              sparse: bool) -> tuple:
+    """(output, dense table gradient) of the learner's Embedding run by the engine, as a model runs it."""
+    weight = tensor(table, requires_grad=True, name="weight")
+    out = answers.Embedding.apply(weight, ids, sparse=sparse)
+    out.backward(upstream)
+    return out.data, None if weight.grad is None else to_dense(weight.grad)
+
+
+# ---- here: the check --------------------------------------------------------------------------
+
+def _learners(answers: Any, probe_function: Any, *args: Any, on: str = "") -> Any:
+    """A probe's result; the check's refusal of coalesce(), raised there, becomes its diagnosis,
+    and an error on one of the edge cases (`on`) says which."""
+    try:
+        return run(answers, probe_function, *args)
+    except NotImplementedError:
+        raise
+    except LearnerRaised as error:
+        if error.kind == _CoalesceRefused.__name__:
+            raise AssertionError(error.message) from error
+        if on:
+            raise AssertionError(f"on {on}, your Embedding raised {error.kind}: {error}\nids can be one id, "
+                                 "or a batch with no positions at all") from error
+        raise
+
+
+def _forward(answers: Any, weight: np.ndarray, ids: np.ndarray, on: str = "", **options: Any) -> str:
+    """Run the learner's forward (kept in their process for the backward); check its output."""
+    out = _learners(answers, lookup_forward, "lookup", weight, ids, options, on=on)
     expected = weight[ids]
-    got = np.asarray(out)
+    got = common.as_array(out, "Embedding.forward's output")
     if got.shape != expected.shape:
         raise AssertionError(
             f"Embedding.forward returned shape {got.shape} for ids of shape {ids.shape} and a table of "
             f"shape {weight.shape}; expected {expected.shape}: one row of the table per id, (*ids.shape, d)")
     if not np.array_equal(got, expected):
         raise AssertionError("Embedding.forward returned the wrong rows: out[b, t] must be weight[ids[b, t]]")
-    return ctx, out
+    return "lookup"
 
 
-def _backward(embedding: type, ctx: Context, upstream: np.ndarray) -> Any:
+def _backward(answers: Any, key: str, upstream: np.ndarray, next_batch: np.ndarray | None = None,
+              on: str = "") -> Any:
     """The table's gradient from the learner's backward, after checking what else it returned."""
-    with _without_coalesce():
-        grads = embedding.backward(ctx, upstream.copy())
+    grads = _learners(answers, lookup_backward, key, upstream, next_batch, on=on)
     return common.float_input_gradient(grads, "Embedding", "dL/dweight", "ids",
                                        "integer positions in the table")
 
@@ -194,29 +253,28 @@ def _compare(got: np.ndarray, expected: np.ndarray, ids: np.ndarray, upstream: n
     common.assert_matches(got, expected, "dL/dweight", parts=parts)
 
 
-def _check_case(embedding: type, ids: np.ndarray, vocab_size: int, width: int, rng: np.random.Generator,
-                dtype: Any = np.float64) -> None:
+def _check_case(answers: Any, ids: np.ndarray, vocab_size: int, width: int, rng: np.random.Generator,
+                dtype: Any = np.float64, on: str = "") -> None:
     shape = (vocab_size, width)
     upstream = rng.standard_normal((*ids.shape, width)).astype(dtype)
     expected = _expected(ids, upstream.astype(np.float64), shape)
     for sparse in (True, False):
         weight = rng.standard_normal(shape).astype(dtype)
-        ctx, _ = _forward(embedding, weight, ids.copy(), sparse=sparse)
-        got = _check_layout(_backward(embedding, ctx, upstream), ids, shape, upstream, sparse)
+        key = _forward(answers, weight, ids.copy(), on=on, sparse=sparse)
+        got = _check_layout(_backward(answers, key, upstream, on=on), ids, shape, upstream, sparse)
         _compare(got, expected, ids, upstream)
 
 
-def _check_ids_are_kept(embedding: type, rng: np.random.Generator) -> None:
+def _check_ids_are_kept(answers: Any, rng: np.random.Generator) -> None:
     """The caller's ids buffer changes between forward and backward (a data loader reusing it)."""
     ids, vocab_size, width = CASES[0]
-    buffer = ids.copy()
     weight = rng.standard_normal((vocab_size, width))
     upstream = rng.standard_normal((*ids.shape, width))
-    ctx, _ = _forward(embedding, weight, buffer)
-    buffer[...] = (buffer + 2) % vocab_size  # the next batch, written into the same array
-    grad = _backward(embedding, ctx, upstream)
-    moved = _expected(buffer, upstream, (vocab_size, width))
-    if isinstance(grad, RowSparse) and grad.indices.size == np.unique(buffer).size:
+    key = _forward(answers, weight, ids.copy())
+    next_batch = (ids + 2) % vocab_size  # the next batch, written into the same array
+    grad = _backward(answers, key, upstream, next_batch)
+    moved = _expected(next_batch, upstream, (vocab_size, width))
+    if isinstance(grad, RowSparse) and grad.indices.size == np.unique(next_batch).size:
         as_dense = np.zeros((vocab_size, width))
         as_dense[grad.indices] = grad.values
         if common.close(as_dense, moved):
@@ -227,12 +285,12 @@ def _check_ids_are_kept(embedding: type, rng: np.random.Generator) -> None:
     _compare(got, _expected(ids, upstream, (vocab_size, width)), ids, upstream)
 
 
-def _check_padding(embedding: type, rng: np.random.Generator) -> None:
+def _check_padding(answers: Any, rng: np.random.Generator) -> None:
     ids, vocab_size, width, padding_idx = PADDING
     upstream = rng.standard_normal((*ids.shape, width))
     weight = rng.standard_normal((vocab_size, width))
-    ctx, _ = _forward(embedding, weight, ids.copy(), padding_idx=padding_idx)
-    got = _check_layout(_backward(embedding, ctx, upstream), ids, (vocab_size, width), upstream, True,
+    key = _forward(answers, weight, ids.copy(), padding_idx=padding_idx)
+    got = _check_layout(_backward(answers, key, upstream), ids, (vocab_size, width), upstream, True,
                         padding_idx=padding_idx)
     expected = _expected(ids, upstream, (vocab_size, width), padding_idx)
     if np.any(got[padding_idx]):
@@ -241,24 +299,31 @@ def _check_padding(embedding: type, rng: np.random.Generator) -> None:
     _compare(got, expected, ids, upstream)
 
 
-def _check_finite_differences(embedding: type, rng: np.random.Generator) -> None:
-    """Through the engine, as the lesson will run it: apply, backward, and central differences."""
+def _check_through_the_engine(answers: Any, rng: np.random.Generator) -> None:
+    """As the lesson will run it: apply and backward in the engine, against minigrad's gradient,
+    which central differences confirm."""
     ids, vocab_size, width = CASES[1]
+    upstream = rng.standard_normal((*ids.shape, width))
+    expected = _expected(ids, upstream, (vocab_size, width))
     for sparse in (True, False):
-        table = tensor(rng.standard_normal((vocab_size, width)), requires_grad=True, name="weight")
-        report = gradcheck(lambda w, s=sparse: embedding.apply(w, ids, sparse=s), [table],
-                              raise_exception=False)
-        if not report.ok:
+        table = rng.standard_normal((vocab_size, width))
+        out, grad = _learners(answers, lookup_through_the_engine, table, ids, upstream, sparse)
+        if not common.close(common.as_array(out, "Embedding.apply's output"), table[ids]):
+            raise AssertionError(f"Embedding.apply(weight, ids, sparse={sparse}) returned the wrong rows")
+        report = common.finite_difference_report("weight", grad, expected)
+        if report:
             raise AssertionError(f"your Embedding disagrees with finite differences (sparse={sparse}):"
                                  f"\n{report}")
 
 
 def check(answers: ModuleType) -> None:
-    embedding = common.answer_function_class(answers, "Embedding")
+    common.answer_function_class(answers, "Embedding")
     rng = np.random.default_rng(44)
     for ids, vocab_size, width in CASES:
-        _check_case(embedding, ids, vocab_size, width, rng)
-    _check_case(embedding, CASES[0][0], CASES[0][1], CASES[0][2], rng, dtype=np.float32)
-    _check_ids_are_kept(embedding, rng)
-    _check_padding(embedding, rng)
-    _check_finite_differences(embedding, rng)
+        _check_case(answers, ids, vocab_size, width, rng)
+    _check_case(answers, CASES[0][0], CASES[0][1], CASES[0][2], rng, dtype=np.float32)
+    _check_ids_are_kept(answers, rng)
+    _check_padding(answers, rng)
+    _check_through_the_engine(answers, rng)
+    for ids, vocab_size, width, on in EDGES:  # last: a mistake in the common case is named first
+        _check_case(answers, ids, vocab_size, width, rng, on=on)

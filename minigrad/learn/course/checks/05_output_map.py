@@ -8,12 +8,13 @@ wrong backwards are recomputed and named.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
 from minigrad.engine import Context, Tensor, tensor
+from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.nn import functional as F
-from minigrad.tools.gradcheck import gradcheck
 
 from . import _common as common
 
@@ -38,11 +39,50 @@ def _reference_loss(logits: Tensor, targets: np.ndarray, reduction: str = "mean"
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
 
 
-def _forward(cross_entropy: type, logits: np.ndarray, targets: np.ndarray, reduction: str) -> Context:
+# ---- in the learner's process: their CrossEntropy on the check's inputs ------------------------
+
+_KEPT: dict[str, tuple[Context, np.ndarray, np.ndarray]] = {}  # a forward's ctx and the caller's arrays
+
+
+@probe
+def loss_forward(answers, key: str, logits: np.ndarray, targets: np.ndarray, reduction: str) -> Any:
+    """The learner's CrossEntropy.forward; its ctx and the caller's two arrays kept under `key`."""
     ctx = Context()
     ctx.needs_input_grad = (True, False)
     with np.errstate(all="ignore"):
-        loss = cross_entropy.forward(ctx, logits.copy(), targets.copy(), reduction=reduction)
+        loss = answers.CrossEntropy.forward(ctx, logits, targets, reduction=reduction)
+    _KEPT[key] = (ctx, logits, targets)
+    return loss
+
+
+@probe
+def loss_backward(answers, key: str, upstream: np.ndarray, next_logits: np.ndarray | None = None,
+                  next_targets: np.ndarray | None = None) -> Any:
+    """The learner's CrossEntropy.backward for the forward kept under `key`; the caller may first
+    write new values into the arrays it gave the forward (`next_logits`, `next_targets`)."""
+    ctx, logits, targets = _KEPT.pop(key)
+    if next_logits is not None:
+        logits[...] = next_logits
+    if next_targets is not None:
+        targets[...] = next_targets
+    with np.errstate(all="ignore"):
+        return answers.CrossEntropy.backward(ctx, upstream)
+
+
+@probe
+def loss_through_the_engine(answers, logits: np.ndarray, targets: np.ndarray) -> tuple:
+    """(loss, dL/dlogits) of the learner's CrossEntropy run by the engine, as a model runs it."""
+    z = tensor(logits, requires_grad=True, name="logits")
+    loss = answers.CrossEntropy.apply(z, targets)
+    loss.backward()
+    return loss.data, z.grad
+
+
+# ---- here: the check --------------------------------------------------------------------------
+
+def _forward(answers: Any, logits: np.ndarray, targets: np.ndarray, reduction: str) -> str:
+    """Run the learner's forward (kept in their process for the backward); check the loss."""
+    loss = run(answers, loss_forward, "loss", logits.copy(), targets.copy(), reduction)
     what = f"CrossEntropy.forward (reduction={reduction!r})"
     got = common.as_array(loss, what)
     if got.shape != ():
@@ -51,20 +91,37 @@ def _forward(cross_entropy: type, logits: np.ndarray, targets: np.ndarray, reduc
                              f"(sum the positions{divide})")
     expected = _reference_loss(tensor(logits.astype(np.float64)), targets, reduction).item()
     if not common.close(got, expected):
-        per_position = -np.log(np.take_along_axis(_softmax(logits), targets[..., None], axis=-1)).sum()
-        if reduction == "mean" and common.close(got, per_position):
-            raise AssertionError(f"{what} returned the sum over the {targets.size} positions; "
-                                 "reduction='mean' divides it by their count")
-        common.assert_number(got, expected, what)
+        common.assert_number(got, expected, what, _loss_mistakes(logits, targets, reduction))
     if np.asarray(loss).dtype != logits.dtype:
         raise AssertionError(f"{what} returned a {np.asarray(loss).dtype} loss for {logits.dtype} logits; "
                              "return it in the logits' dtype")
-    return ctx
+    return "loss"
 
 
-def _backward(cross_entropy: type, ctx: Context, upstream: float, shape: tuple[int, ...]) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        grads = cross_entropy.backward(ctx, np.asarray(upstream))
+def _loss_mistakes(logits: np.ndarray, targets: np.ndarray, reduction: str) -> list[tuple[float, str]]:
+    """The losses the usual forward slips give, each with its diagnosis."""
+    def loss(p: np.ndarray, divide: bool) -> float:
+        picked = -np.log(np.take_along_axis(p, targets[..., None], axis=-1)).sum()
+        return float(picked / targets.size if divide else picked)
+
+    mean = reduction == "mean"
+    mistakes = []
+    if mean:
+        mistakes.append((loss(_softmax(logits), False), f"that is the sum over the {targets.size} positions; "
+                                                        "reduction='mean' divides it by their count"))
+    for axis in range(logits.ndim - 1):  # every axis but the classes'
+        positions = "the positions" if logits.ndim == 2 else f"axis {axis}, not the classes"
+        one = " (along an axis of length 1 every probability is 1, so the loss comes out 0)" \
+            if logits.shape[axis] == 1 else ""
+        mistakes.append((loss(_softmax(logits, axis=axis), mean),
+                         f"the softmax runs over the wrong axis ({positions}){one}: the probabilities are "
+                         "over the classes, the last axis (axis=-1)"))
+    return mistakes
+
+
+def _backward(answers: Any, key: str, upstream: float, shape: tuple[int, ...],
+              **overwrite: Any) -> np.ndarray:
+    grads = run(answers, loss_backward, key, np.asarray(upstream), **overwrite)
     gradient = common.float_input_gradient(grads, "CrossEntropy", "dL/dlogits", "the targets", "class ids")
     got = common.as_array(gradient, "dL/dlogits")
     common.expect_shape(got, shape, "dL/dlogits", known={
@@ -111,56 +168,85 @@ def _mistakes(logits: np.ndarray, targets: np.ndarray, reduction: str, upstream:
     return mistakes
 
 
-def _check_case(cross_entropy: type, targets: np.ndarray, classes: int, reduction: str, upstream: float,
+def _check_case(answers: Any, targets: np.ndarray, classes: int, reduction: str, upstream: float,
                 rng: np.random.Generator) -> None:
     logits = rng.standard_normal((*targets.shape, classes)) * 2.0
-    ctx = _forward(cross_entropy, logits, targets, reduction)
-    got = _backward(cross_entropy, ctx, upstream, logits.shape)
+    key = _forward(answers, logits, targets, reduction)
+    got = _backward(answers, key, upstream, logits.shape)
     expected = upstream * common.reference_gradient(
         lambda z: _reference_loss(z, targets, reduction), [logits])
     common.assert_matches(got, expected, f"dL/dlogits (reduction={reduction!r}, grad={upstream:g})",
                           _mistakes(logits, targets, reduction, upstream, expected), by_rows=False)
 
 
-def _check_large_logits(cross_entropy: type) -> None:
+def _check_large_logits(answers: Any) -> None:
     logits = np.array([[1000.0, 0.0, -5.0], [-800.0, 20.0, 30.0]])
     targets = np.array([1, 2])
-    ctx = _forward(cross_entropy, logits, targets, "mean")
-    got = _backward(cross_entropy, ctx, 1.0, logits.shape)
+    key = _forward(answers, logits, targets, "mean")
+    got = _backward(answers, key, 1.0, logits.shape)
     expected = common.reference_gradient(lambda z: _reference_loss(z, targets), [logits])
     common.assert_matches(got, expected, "dL/dlogits for logits in the hundreds", by_rows=False)
 
 
-def _check_float32(cross_entropy: type, rng: np.random.Generator) -> None:
+def _check_kept_arrays(answers: Any, rng: np.random.Generator) -> None:
+    """After forward the caller writes the next batch into the logits and targets arrays it
+    passed (a training loop reusing its buffers): the backward must still give the gradient of
+    the loss forward computed."""
+    targets, classes = np.array([2, 0, 1]), 4
+    logits = rng.standard_normal((targets.size, classes))
+    next_logits, next_targets = rng.standard_normal(logits.shape), (targets + 1) % classes
+    key = _forward(answers, logits, targets, "mean")
+    got = _backward(answers, key, 1.0, logits.shape, next_logits=next_logits, next_targets=next_targets)
+    reference = {(a, b): common.reference_gradient(lambda z, t=t: _reference_loss(z, t), [z0])
+                 for a, z0 in (("kept", logits), ("next", next_logits))
+                 for b, t in (("kept", targets), ("next", next_targets))}
+    if common.close(got, reference["kept", "kept"]):
+        return
+    changed = {"logits": ("next", "kept"), "targets": ("kept", "next"),
+               "logits and targets": ("next", "next")}
+    kept = [name for name, which in changed.items() if common.close(got, reference[which])]
+    if kept:
+        raise AssertionError(
+            f"after forward, the caller wrote the next batch into the {kept[0]} arrays it had passed, and "
+            "your backward used the new values: forward must keep its own copy of what backward needs (the "
+            "probabilities it computed, targets.copy()), not the caller's arrays")
+    common.assert_matches(got, reference["kept", "kept"],
+                          "dL/dlogits (the caller's arrays changed after forward)", by_rows=False)
+
+
+def _check_float32(answers: Any, rng: np.random.Generator) -> None:
     logits = rng.standard_normal((3, 4)).astype(np.float32)
     targets = np.array([0, 3, 1])
-    ctx = _forward(cross_entropy, logits, targets, "mean")
-    with np.errstate(all="ignore"):
-        grad = cross_entropy.backward(ctx, np.asarray(1.0, dtype=np.float32))[0]
+    key = _forward(answers, logits, targets, "mean")
+    grads = run(answers, loss_backward, key, np.asarray(1.0, dtype=np.float32))
+    grad = common.float_input_gradient(grads, "CrossEntropy", "dL/dlogits", "the targets", "class ids")
     if np.asarray(grad).dtype != np.float32:
         raise AssertionError(f"for float32 logits your backward returned {np.asarray(grad).dtype}; keep the "
                              "gradient in the logits' dtype (the engine refuses a mismatch in a model)")
 
 
-def _check_finite_differences(cross_entropy: type, rng: np.random.Generator) -> None:
+def _check_through_the_engine(answers: Any, rng: np.random.Generator) -> None:
+    """As the lesson will run it: apply and backward in the engine, against minigrad's gradient,
+    which central differences confirm."""
     targets = np.array([[1, 0], [2, 2]])
-    logits = tensor(rng.standard_normal((2, 2, 3)), requires_grad=True, name="logits")
-    report = gradcheck(lambda z: cross_entropy.apply(z, targets), [logits], raise_exception=False)
-    if not report.ok:
+    logits = rng.standard_normal((2, 2, 3))
+    expected = common.reference_gradient(lambda z: _reference_loss(z, targets), [logits])
+    loss, grad = run(answers, loss_through_the_engine, logits, targets)
+    report = common.finite_difference_report("logits", grad, expected)
+    if report:
         raise AssertionError(f"your CrossEntropy disagrees with finite differences:\n{report}")
 
 
-def _overflow_message(cross_entropy: type) -> str | None:
+def _overflow_message(answers: Any) -> str | None:
     """Why the large-logits case fails with NaN or inf, when it does."""
     logits = np.array([[1000.0, 0.0, -5.0]])
-    ctx = Context()
-    with np.errstate(all="ignore"):
-        try:
-            loss = cross_entropy.forward(ctx, logits, np.array([1]), reduction="mean")
-            grad = cross_entropy.backward(ctx, np.asarray(1.0))[0]
-        except Exception:
-            return None
-    if np.all(np.isfinite(loss)) and np.all(np.isfinite(grad)):
+    try:
+        loss = run(answers, loss_forward, "overflow", logits, np.array([1]), "mean")
+        grad = run(answers, loss_backward, "overflow", np.asarray(1.0))[0]
+        finite = all(np.all(np.isfinite(np.asarray(x, dtype=float))) for x in (loss, grad))
+    except (LearnerRaised, TypeError, ValueError, IndexError):
+        return None
+    if finite:
         return None
     return ("with a logit of 1000 your loss or gradient is NaN or inf: exp(1000) overflows. Subtract each "
             "position's largest logit before exp (softmax does not change when every logit moves by the same "
@@ -168,14 +254,14 @@ def _overflow_message(cross_entropy: type) -> str | None:
 
 
 def check(answers: ModuleType) -> None:
-    cross_entropy = common.answer_function_class(answers, "CrossEntropy")
+    common.answer_function_class(answers, "CrossEntropy")
     rng = np.random.default_rng(55)
     for targets, classes, reduction, upstream in CASES:
-        _check_case(cross_entropy, targets, classes, reduction, upstream, rng)
-    overflow = _overflow_message(cross_entropy)
+        _check_case(answers, targets, classes, reduction, upstream, rng)
+    overflow = _overflow_message(answers)
     if overflow:
         raise AssertionError(overflow)
-    _check_large_logits(cross_entropy)
-    _check_float32(cross_entropy, rng)
-    _check_finite_differences(cross_entropy, rng)
-
+    _check_large_logits(answers)
+    _check_kept_arrays(answers, rng)
+    _check_float32(answers, rng)
+    _check_through_the_engine(answers, rng)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Tensor, no_grad, to_dense
+from minigrad.learn.course.learner import LearnerRaised, probe, run
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.nn import Module
 from minigrad.tools.gradcheck import numerical_gradient
@@ -33,24 +34,104 @@ def _tiny_gpt() -> tuple[Any, np.ndarray, np.ndarray]:
     return model, np.array([[1, 5, 5, 0], [8, 2, 3, 1]]), np.array([[5, 5, 0, 3], [2, 3, 1, 7]])
 
 
-# (what it is, how to build it with a batch, its table, its output map's weight holder)
-MODELS: list[tuple[str, Callable[[], tuple[Any, np.ndarray, np.ndarray]], Callable, Callable]] = [
-    ("TinyLM", _tiny_lm, lambda m: m.emb, lambda m: m.head),
-    ("TinyGPT", _tiny_gpt, lambda m: m.transformer.wte, lambda m: m.lm_head),
-]
+# name: (how to build it with a batch, its table's holder, its output map's holder, their names)
+MODELS: dict[str, tuple[Callable[[], tuple[Any, np.ndarray, np.ndarray]], Callable, Callable, str, str]] = {
+    "TinyLM": (_tiny_lm, lambda m: m.emb, lambda m: m.head, "emb.weight", "head.weight"),
+    "TinyGPT": (_tiny_gpt, lambda m: m.transformer.wte, lambda m: m.lm_head, "transformer.wte.weight",
+                "lm_head.weight"),
+}
 
 
-def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: str) -> None:
-    if head is table:
+# ---- in the learner's process: their tie_weights on a model built there -----------------------
+
+@probe
+def tie_and_backward(answers, name: str) -> dict:
+    """Build the untied model `name`, tie it with the learner's tie_weights, run one backward
+    under the ledger, and describe what came out, as data."""
+    build, table_of, head_of, _, _ = MODELS[name]
+    model, ids, targets = build()
+    untied_count = sum(p.size for p in model.parameters())
+    returned = answers.tie_weights(model)
+    report = {"returned": _described(returned, model), "untied_count": untied_count}
+    tied = returned if isinstance(returned, Module) else model
+    table, head = table_of(tied).weight, head_of(tied).weight
+    params = list(tied.parameters())
+    report.update(
+        head_is_table=head is table, head_is_tensor=isinstance(head, Tensor),
+        shares_memory=isinstance(head, Tensor) and bool(np.shares_memory(head.data, table.data)),
+        equal_values=isinstance(head, Tensor) and head.shape == table.shape and bool(
+            np.array_equal(head.data, table.data)),
+        listed=sum(p is table for p in params), count=sum(p.size for p in params), table_size=table.size,
+        table=np.asarray(table.data))
+    tied.zero_grad()
+    loss = tied.loss(ids, targets)
+    with ledger(names=tied) as led:
+        loss.backward()
+    report.update(paths=sorted(led.path_grads(table)),
+                  grad=None if table.grad is None else np.asarray(to_dense(table.grad), dtype=np.float64))
+    return report
+
+
+def _described(returned: Any, model: Any) -> str:
+    if returned is model:
+        return "the model"
+    if returned is None:
+        return "None"
+    kind = "another model" if isinstance(returned, Module) else "a"
+    return f"{kind} {type(returned).__name__}".replace("a a", "an a", 1)
+
+
+# ---- here: the check --------------------------------------------------------------------------
+
+def _reference(name: str, values: np.ndarray) -> np.ndarray:
+    """The tied table's gradient with minigrad's own tie, the table holding `values` (which way
+    round a tie is made decides them), confirmed by central differences."""
+    build, table_of, _, _, _ = MODELS[name]
+    model, ids, targets = build()
+    model.tie_weights()
+    table = table_of(model).weight
+    if values.shape != table.shape:
+        raise AssertionError(f"{name}: after your tie the table has shape {values.shape}, expected "
+                             f"{table.shape}")
+    table.data[...] = values
+    model.loss(ids, targets).backward()
+    analytical = np.asarray(to_dense(table.grad), dtype=np.float64)
+
+    def loss_at() -> float:
+        with no_grad():
+            return float(model.loss(ids, targets).data)
+
+    numerical = numerical_gradient(loss_at, table, eps=1e-6)
+    if not np.allclose(analytical, numerical, rtol=1e-4, atol=1e-7):
+        raise RuntimeError("the tied reference disagrees with finite differences: a bug in minigrad or in "
+                           "the check")
+    return numerical
+
+
+def _check_returned(name: str, returned: str) -> None:
+    if returned == "the model":
+        return
+    if returned == "None":
+        raise AssertionError(f"{name}: tie_weights returned None; return the model it was given, tied (the "
+                             "lessons write `model = tie_weights(model)`)")
+    if returned.startswith("another model"):
+        raise AssertionError(f"{name}: tie_weights returned {returned}, not the model it was given: tie that "
+                             "model in place and return it")
+    raise AssertionError(f"{name}: tie_weights returned {returned}; return the model")
+
+
+def _diagnose_tie(name: str, report: dict) -> None:
+    _, _, _, table_name, head_name = MODELS[name]
+    if report["head_is_table"]:
         return
     pair = f"{head_name} and {table_name}"
-    if isinstance(head, Tensor) and np.shares_memory(head.data, table.data):
+    if report["shares_memory"]:
         raise AssertionError(
             f"{name}: {pair} are two Parameters over one array. They start equal, but each gets its own "
             ".grad (the lookup's gradient and the classifier's never meet), the graph has two parameter "
             f"nodes instead of one with two edges, and an optimizer steps the memory twice per step. Assign "
             f"the Parameter itself: {head_name} = {table_name}")
-    if isinstance(head, Tensor) and head.shape == table.shape and np.array_equal(head.data, table.data):
+    if report["equal_values"]:
         raise AssertionError(
             f"{name}: you copied the table's numbers into the output map; they are equal now and part ways "
             f"at the first optimizer step. A tie makes {pair} the same Parameter object")
@@ -58,36 +139,27 @@ def _diagnose_tie(name: str, table: Any, head: Any, table_name: str, head_name: 
                          "values")
 
 
-def _check_listed_once(name: str, model: Any, table: Any, untied_count: int) -> None:
-    params = list(model.parameters())
-    if sum(p is table for p in params) != 1:
-        listed = sum(p is table for p in params)
-        raise AssertionError(f"{name}: model.parameters() lists the tied table {listed} times; it must list "
-                             "it once")
-    saved = untied_count - sum(p.size for p in params)
-    if saved != table.size:
-        raise AssertionError(f"{name}: tying should remove exactly one (V, d) table of {table.size} numbers "
-                             f"from the parameters, but the count changed by {saved}")
+def _check_listed_once(name: str, report: dict) -> None:
+    if report["listed"] != 1:
+        raise AssertionError(f"{name}: model.parameters() lists the tied table {report['listed']} times; it "
+                             "must list it once")
+    saved = report["untied_count"] - report["count"]
+    if saved != report["table_size"]:
+        size = report["table_size"]
+        raise AssertionError(f"{name}: tying should remove exactly one (V, d) table of {size} numbers from "
+                             f"the parameters, but the count changed by {saved}")
 
 
-def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets: np.ndarray) -> None:
+def _check_gradients(name: str, report: dict) -> None:
     """Both paths reach the table, and their sum is the gradient finite differences measure."""
-    model.zero_grad()
-    loss = model.loss(ids, targets)
-    with ledger(names=model) as led:
-        loss.backward()
-    paths = sorted(led.path_grads(table))
+    paths = report["paths"]
     roles = sorted(path.split(" ")[0] for path in paths)
     if roles != ["classifier", "lookup"]:
         raise AssertionError(f"{name}: after one backward the table should receive two gradients, one from "
                              f"the lookup and one from the classifier; the ledger shows {paths}")
-
-    def loss_at() -> float:
-        with no_grad():
-            return float(model.loss(ids, targets).data)
-
-    numerical = numerical_gradient(loss_at, table, eps=1e-6)
-    analytical = np.asarray(to_dense(table.grad), dtype=np.float64)
+    numerical = _reference(name, common.as_array(report["table"], f"{name}: the tied table"))
+    analytical = common.as_array(report["grad"], f"{name}: the tied table's gradient")
+    common.expect_shape(analytical, numerical.shape, f"{name}: the tied table's gradient")
     if not np.allclose(analytical, numerical, rtol=1e-4, atol=1e-7):
         worst = np.unravel_index(np.argmax(np.abs(analytical - numerical)), numerical.shape)
         raise AssertionError(
@@ -96,19 +168,16 @@ def _check_gradients(name: str, model: Any, table: Any, ids: np.ndarray, targets
 
 
 def check(answers: ModuleType) -> None:
-    tie_weights = common.answer_function(answers, "tie_weights")
-    for name, build, table_of, head_of in MODELS:
-        model, ids, targets = build()
-        untied_count = sum(p.size for p in model.parameters())
-        hint = f"Here model is {name}(..., tied=False); return the model after tying it"
-        returned = common.call_answer(tie_weights, model, hint=hint)
-        if returned is not None and not isinstance(returned, Module):
-            raise AssertionError(f"{name}: tie_weights returned a {type(returned).__name__}; return "
-                                 "the model")
-        tied = model if returned is None else returned
-        table_name, head_name = (("emb.weight", "head.weight") if name == "TinyLM"
-                                 else ("transformer.wte.weight", "lm_head.weight"))
-        table, head = table_of(tied).weight, head_of(tied).weight
-        _diagnose_tie(name, table, head, table_name, head_name)
-        _check_listed_once(name, tied, table, untied_count)
-        _check_gradients(name, tied, table, ids, targets)
+    common.answer_function(answers, "tie_weights")
+    for name in MODELS:
+        try:
+            report = run(answers, tie_and_backward, name)
+        except NotImplementedError:
+            raise
+        except LearnerRaised as error:
+            raise AssertionError(f"tie_weights() raised {error.kind}: {error}\nHere model is {name}(..., "
+                                 "tied=False); return the model after tying it") from error
+        _check_returned(name, report["returned"])
+        _diagnose_tie(name, report)
+        _check_listed_once(name, report)
+        _check_gradients(name, report)

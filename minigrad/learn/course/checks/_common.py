@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Function, RowSparse, Tensor, no_grad, tensor, to_dense
-from minigrad.tools.gradcheck import numerical_gradient
+from minigrad.learn.course.wire import Opaque
+from minigrad.tools.gradcheck import compare_gradients, numerical_gradient
 
 # A learner's float32 answer is fine; a wrong formula is off by far more than this.
 RTOL, ATOL = 1e-5, 1e-6
@@ -54,8 +55,20 @@ def call_answer(function: Callable[..., Any], *args: Any, hint: str = "") -> Any
     except NotImplementedError:
         raise
     except Exception as error:  # the learner's bug, reported rather than crashing the check
-        message = f"{function.__name__}() raised {type(error).__name__}: {error}"
+        message = f"{function.__name__}() raised {kind_of(error)}: {error}"
         raise AssertionError(message + (f"\n{hint}" if hint else "")) from error
+
+
+def kind_of(error: BaseException) -> str:
+    """The name of an error's type; for an error raised in the learner's process, the name its
+    type had there (LearnerRaised carries it as `kind`)."""
+    return getattr(error, "kind", type(error).__name__)
+
+
+def type_name(value: Any) -> str:
+    """The name of a value's type as the learner knows it: for an object that came back from
+    their process as a name only (an Opaque), the name of its type there."""
+    return getattr(value, "type_name", None) or type(value).__name__
 
 
 def as_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -66,6 +79,9 @@ def as_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.
     """
     if value is None:
         raise AssertionError(f"{what}: your function returned None; return a numpy array")
+    if isinstance(value, Opaque):
+        raise AssertionError(f"{what}: your function returned a {value.type_name} ({value.text}), not an "
+                             "array of numbers; return a numpy array")
     if isinstance(value, Tensor):
         value = value.data
     if isinstance(value, RowSparse):
@@ -78,7 +94,7 @@ def as_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise AssertionError(
-            f"{what}: could not read your answer ({type(value).__name__}) as an array of numbers: {error}"
+            f"{what}: could not read your answer ({type_name(value)}) as an array of numbers: {error}"
         ) from error
     if not np.all(np.isfinite(array)):
         raise AssertionError(f"{what}: your answer contains NaN or infinity")
@@ -318,13 +334,17 @@ def assert_number(got: Any, expected: float, what: str, mistakes: Sequence[tuple
     if np.isclose(value, want, rtol=rtol, atol=0.0):
         return
     numbers = f"(expected {want:.6g}, got {value:.6g})"
-    for wrong, diagnosis in mistakes:
-        if np.isclose(value, wrong, rtol=rtol, atol=0.0):
+    for wrong, diagnosis in mistakes:  # a mistake's value may be 0 (up to rounding): an atol too
+        if np.isclose(value, wrong, rtol=rtol, atol=1e-12):
             raise AssertionError(f"{what}: {diagnosis} {numbers}")
     if np.isclose(value, -want, rtol=rtol, atol=0.0):
         raise AssertionError(f"{what} has the wrong sign {numbers}")
-    raise AssertionError(f"{what} is off by a factor {value / want:.6g} {numbers}" if want
-                         else f"{what} should be 0, got {value:.6g}")
+    if not want:
+        raise AssertionError(f"{what} should be 0, got {value:.6g}")
+    factor = value / want
+    if abs(factor) < 1e-3 or abs(factor) > 1e3:  # no factor to speak of: say how far off it is
+        raise AssertionError(f"{what} is off by {value - want:+.6g} {numbers}")
+    raise AssertionError(f"{what} is off by a factor {factor:.6g} {numbers}")
 
 
 # ---- answers that are one number (added for lessons 8 and 11) ---------------------------------
@@ -336,12 +356,15 @@ def as_number(value: Any, what: str, integer: bool = False) -> float:
     """
     if value is None:
         raise AssertionError(f"{what}: your function returned None; return a number")
+    if isinstance(value, Opaque):
+        raise AssertionError(f"{what}: your function returned a {value.type_name} ({value.text}), not a "
+                             "number")
     if isinstance(value, Tensor):
         value = value.data
     array = np.asarray(value)
     if array.dtype.kind not in "biuf" or array.size != 1:
         raise AssertionError(
-            f"{what}: expected one number, got {type(value).__name__}"
+            f"{what}: expected one number, got {type_name(value)}"
             + (f" of shape {array.shape}" if array.dtype.kind in "biuf" else "")
         )
     number = float(array.reshape(()))
@@ -376,15 +399,32 @@ def float_input_gradient(grads: Any, op: str, grad_name: str, ids_name: str, ids
     return grads[0]
 
 
-def answer_function_class(answers: ModuleType, name: str) -> type:
-    """The learner's class `name`, which must subclass minigrad.Function, or a diagnosis."""
+def answer_function_class(answers: ModuleType, name: str) -> Any:
+    """The learner's class `name`, which must subclass minigrad.Function, or a diagnosis. (From
+    the learner's process it comes back as its name; probes reach its methods there.)"""
     found = getattr(answers, name, None)
     if found is None:
         raise AssertionError(f"the exercise file has no class named {name}; keep the stub's name")
-    if not (isinstance(found, type) and issubclass(found, Function)):
+    if not (getattr(found, "is_function", False) or isinstance(found, type) and issubclass(found, Function)):
         raise AssertionError(f"{name} must be a class that subclasses minigrad.Function "
                              f"(class {name}(mg.Function)), as in the stub")
     return found
+
+
+# ---- a learner's op run by the engine, against the reference (for the learner's process) -----
+
+def finite_difference_report(name: str, analytical: Any, expected: np.ndarray) -> str:
+    """'' when the gradient the learner's op gave through the engine matches `expected` (minigrad's
+    gradient, which reference_gradient confirms by central differences); else a report line in
+    gradcheck's words."""
+    if analytical is None:
+        return f"  FAIL no gradient reached {name} (its .grad is None after backward)"
+    got = np.asarray(to_dense(analytical) if isinstance(analytical, RowSparse) else analytical,
+                     dtype=np.float64)
+    if got.shape != expected.shape:
+        return f"  FAIL {name}.grad has shape {got.shape}, but {name} has shape {expected.shape}"
+    result = compare_gradients(name, expected, got)
+    return "" if result.ok else result.describe()
 
 
 # ---- a learner's function the lesson calls on its own arrays (appended for lessons 9 to 13) ------
