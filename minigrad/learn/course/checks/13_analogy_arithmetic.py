@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import Context, tensor
+from minigrad.learn.course.learner import probe, run
 from minigrad.models.skipgram import loss_on_rows, negative_sampling_loss
-from minigrad.tools.gradcheck import gradcheck
 
 from . import _common as common
 
@@ -170,11 +170,54 @@ def _loss_mistakes(v: np.ndarray, u: np.ndarray, upstream: float) -> list[tuple[
     ]
 
 
-def _forward(loss_fn: type, v: np.ndarray, u: np.ndarray, what: str) -> tuple[Context, Any]:
+# ---- in the learner's process: their NegativeSamplingLoss on the check's inputs ---------------
+
+_KEPT: dict[str, tuple[Context, np.ndarray, np.ndarray]] = {}  # a forward's ctx and the caller's arrays
+
+
+@probe
+def loss_forward(answers, key: str, v: np.ndarray, u: np.ndarray) -> Any:
+    """The learner's NegativeSamplingLoss.forward; its ctx and the caller's arrays kept under `key`."""
     ctx = Context()
     ctx.needs_input_grad = (True, True)
     with np.errstate(all="ignore"):
-        out = loss_fn.forward(ctx, v, u)
+        out = answers.NegativeSamplingLoss.forward(ctx, v, u)
+    _KEPT[key] = (ctx, v, u)
+    return out
+
+
+@probe
+def loss_backward(answers, key: str, upstream: np.ndarray, next_v: Any = None, next_u: Any = None) -> Any:
+    """The learner's NegativeSamplingLoss.backward for the forward kept under `key`; the caller may
+    first write new numbers into the arrays it gave the forward (`next_v`, `next_u`)."""
+    ctx, v, u = _KEPT.pop(key)
+    if next_v is not None:
+        v[...], u[...] = next_v, next_u
+    with np.errstate(all="ignore"):
+        return answers.NegativeSamplingLoss.backward(ctx, upstream)
+
+
+@probe
+def loss_in_the_engine(answers, tables: list, centres: np.ndarray, contexts: np.ndarray,
+                       negatives: np.ndarray) -> tuple:
+    """(loss, each table's .grad) of skip-gram's loss with the learner's Function on the rows
+    read, run by the engine as lesson 13's model runs it."""
+    inputs = [tensor(tables[0], requires_grad=True, name="input"),
+              tensor(tables[1], requires_grad=True, name="output")]
+    loss = negative_sampling_loss(*inputs, centres, contexts, negatives,
+                                  on_rows=answers.NegativeSamplingLoss.apply)
+    loss.backward()
+    return loss.data, [table.grad for table in inputs]
+
+
+# ---- here: the check --------------------------------------------------------------------------
+
+def _forward(answers: Any, v: np.ndarray, u: np.ndarray, what: str) -> str:
+    """Run the learner's forward (kept in their process for the backward, under a key, returned);
+    check the loss."""
+    key = "loss"
+    with np.errstate(all="ignore"):
+        out = run(answers, loss_forward, key, v, u)
     got = common.as_array(out, f"{what}: NegativeSamplingLoss.forward")
     if got.shape != ():
         raise AssertionError(f"{what}: forward returned shape {got.shape}; the loss is one number, a 0-d "
@@ -186,13 +229,12 @@ def _forward(loss_fn: type, v: np.ndarray, u: np.ndarray, what: str) -> tuple[Co
     rtol = 1e-5 if v.dtype == np.float32 else 1e-9
     common.assert_number(got, expected, f"{what}: the loss", rtol=rtol, mistakes=[
         (expected * len(v), f"that is the sum over the {len(v)} pairs; the loss is their mean")])
-    return ctx, out
+    return key
 
 
-def _backward(loss_fn: type, ctx: Context, upstream: float, v: np.ndarray, u: np.ndarray,
-              what: str) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(all="ignore"):
-        grads = loss_fn.backward(ctx, np.asarray(upstream, dtype=v.dtype))
+def _backward(answers: Any, key: str, upstream: float, v: np.ndarray, u: np.ndarray, what: str,
+              **refill: Any) -> tuple[np.ndarray, np.ndarray]:
+    grads = run(answers, loss_backward, key, np.asarray(upstream, dtype=v.dtype), **refill)
     if not isinstance(grads, (tuple, list)) or len(grads) != 2:
         raise AssertionError(f"{what}: backward must return two gradients, (dL/dv, dL/du), one per input of "
                              f"forward; got {type(grads).__name__}")
@@ -205,12 +247,12 @@ def _backward(loss_fn: type, ctx: Context, upstream: float, v: np.ndarray, u: np
     return got[0], got[1]
 
 
-def _check_case(loss_fn: type, B: int, K: int, d: int, rng: np.random.Generator) -> None:
+def _check_case(answers: Any, B: int, K: int, d: int, rng: np.random.Generator) -> None:
     what = f"B = {B} pairs, K = {K} noise words, d = {d}"
     v, u = rng.standard_normal((B, d)), rng.standard_normal((B, 1 + K, d))
     upstream = 2.5
-    ctx, _ = _forward(loss_fn, v.copy(), u.copy(), what)
-    got = _backward(loss_fn, ctx, upstream, v, u, what)
+    key = _forward(answers, v, u, what)
+    got = _backward(answers, key, upstream, v, u, what)
     expected = [upstream * common.reference_gradient(loss_on_rows, [v, u], wrt=k) for k in (0, 1)]
     if all(common.close(g, e, rtol=1e-7, atol=1e-10) for g, e in zip(got, expected)):
         return
@@ -222,13 +264,12 @@ def _check_case(loss_fn: type, B: int, K: int, d: int, rng: np.random.Generator)
                               max_reported=2)
 
 
-def _check_kept_inputs(loss_fn: type, rng: np.random.Generator) -> None:
+def _check_kept_inputs(answers: Any, rng: np.random.Generator) -> None:
     """The caller's arrays change between forward and backward (a buffer refilled for the next batch)."""
     v, u = rng.standard_normal((3, 4)), rng.standard_normal((3, 3, 4))
-    given_v, given_u = v.copy(), u.copy()
-    ctx, _ = _forward(loss_fn, given_v, given_u, "kept inputs")
-    given_v[...], given_u[...] = 0.5, -0.5
-    got = _backward(loss_fn, ctx, 1.0, v, u, "kept inputs")
+    key = _forward(answers, v, u, "kept inputs")
+    got = _backward(answers, key, 1.0, v, u, "kept inputs", next_v=np.full(v.shape, 0.5),
+                    next_u=np.full(u.shape, -0.5))
     expected = [common.reference_gradient(loss_on_rows, [v, u], wrt=k) for k in (0, 1)]
     if not all(common.close(g, e) for g, e in zip(got, expected)):
         raise AssertionError("after forward the caller wrote new numbers into the v and u arrays it had "
@@ -236,14 +277,14 @@ def _check_kept_inputs(loss_fn: type, rng: np.random.Generator) -> None:
                              "(v.copy())")
 
 
-def _check_large_scores(loss_fn: type) -> None:
+def _check_large_scores(answers: Any) -> None:
     v = np.array([[30.0, 0.0], [-30.0, 1.0]])
     u = np.array([[[30.0, 1.0], [-20.0, 0.0]], [[30.0, 0.0], [25.0, 2.0]]])  # scores of +-900 and +-750
     what = "scores in the hundreds"
     with np.errstate(all="ignore"):
         try:
-            ctx, out = _forward(loss_fn, v, u, what)
-            got = _backward(loss_fn, ctx, 1.0, v, u, what)
+            key = _forward(answers, v, u, what)
+            got = _backward(answers, key, 1.0, v, u, what)
         except AssertionError as error:
             if "NaN" in str(error) or "infinit" in str(error):
                 raise AssertionError(f"{what}: {error}. log(sigmoid(z)) underflows for a confident wrong "
@@ -255,34 +296,36 @@ def _check_large_scores(loss_fn: type) -> None:
         common.assert_matches(g.reshape(len(g), -1), e.reshape(len(e), -1), f"{what}: dL/d{name}")
 
 
-def _check_in_the_engine(loss_fn: type, rng: np.random.Generator) -> None:
-    """Behind two lookups, ids repeated within and across the pairs, through the engine, float64."""
-    tables = [tensor(rng.standard_normal((7, 3)), requires_grad=True, name=name)
-              for name in ("input", "output")]
-    centres, contexts = np.array([1, 4, 1]), np.array([4, 2, 2])
-    negatives = np.array([[2, 6], [1, 1], [4, 0]])
-    report = gradcheck(lambda a, b: negative_sampling_loss(a, b, centres, contexts, negatives,
-                                                           on_rows=loss_fn.apply),
-                       tables, raise_exception=False)
-    if not report.ok:
-        raise AssertionError(f"your NegativeSamplingLoss, behind the two lookups, disagrees with finite "
-                             f"differences:\n{report}")
+def _check_in_the_engine(answers: Any, rng: np.random.Generator) -> None:
+    """Behind two lookups, ids repeated within and across the pairs, through the engine, float64:
+    each table's gradient against minigrad's loss, confirmed by central differences."""
+    tables = [rng.standard_normal((7, 3)) for _ in range(2)]
+    batch = (np.array([1, 4, 1]), np.array([4, 2, 2]), np.array([[2, 6], [1, 1], [4, 0]]))
+    _, grads = run(answers, loss_in_the_engine, tables, *batch)
+    def minigrads(a: Any, b: Any) -> Any:
+        return negative_sampling_loss(a, b, *batch)
+
+    report = [common.finite_difference_report(name, grad, common.reference_gradient(minigrads, tables, wrt=k))
+              for k, (name, grad) in enumerate(zip(("input", "output"), grads))]
+    if any(report):
+        raise AssertionError("your NegativeSamplingLoss, behind the two lookups, disagrees with finite "
+                             "differences:\n" + "\n".join(line for line in report if line))
     v32, u32 = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3), (2, 3, 3)))
-    ctx, _ = _forward(loss_fn, v32, u32, "float32 rows")
-    _backward(loss_fn, ctx, 1.0, v32, u32, "float32 rows")
+    key = _forward(answers, v32, u32, "float32 rows")
+    _backward(answers, key, 1.0, v32, u32, "float32 rows")
 
 
-def _check_loss(loss_fn: type) -> None:
+def _check_loss(answers: Any) -> None:
     rng = np.random.default_rng(13)
     for B, K, d in SHAPES:
-        _check_case(loss_fn, B, K, d, rng)
-    _check_kept_inputs(loss_fn, rng)
-    _check_large_scores(loss_fn)
-    _check_in_the_engine(loss_fn, rng)
+        _check_case(answers, B, K, d, rng)
+    _check_kept_inputs(answers, rng)
+    _check_large_scores(answers)
+    _check_in_the_engine(answers, rng)
 
 
 def check(answers: ModuleType) -> None:
     three_cos_add = common.answer_function(answers, "three_cos_add")
-    loss_fn = common.answer_function_class(answers, "NegativeSamplingLoss")
+    common.answer_function_class(answers, "NegativeSamplingLoss")
     _check_analogies(three_cos_add)
-    _check_loss(loss_fn)
+    _check_loss(answers)
