@@ -65,6 +65,9 @@ class Piece:
         return getattr(importlib.import_module(module), attribute)
 
 
+# The lessons whose models train on the learner's pieces of lessons 4 to 8 (see model_pieces)
+LATER = (8, 9, 10, 11, 12, 13)
+
 # The pieces each lesson's exercise builds, in the order the lesson uses them.
 PIECES: dict[int, tuple[Piece, ...]] = {
     1: (Piece("backward_walk", FUNCTION, "minigrad.engine.graph:backward",
@@ -73,30 +76,28 @@ PIECES: dict[int, tuple[Piece, ...]] = {
               what="the central difference gradcheck's full check runs on"),),
     3: (Piece("table_grad_from_one_hot", FUNCTION, "minigrad.learn.kit.walks:table_grad_by_backward",
               what="the table's gradient of a one-hot product"),),
-    4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed",
-              later=(8, 9, 10, 11, 12, 13)),),
-    5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward", later=(8, 9, 10, 11, 12, 13)),),
+    4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed", later=LATER),),
+    5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward", later=LATER),),
     6: (Piece("tie_weights", FUNCTION, "minigrad.learn.kit.model_pieces:minigrads_tie",
-              what="the tie of the output map to the token table", later=(8, 9, 10, 11, 12, 13)),),
+              what="the tie of the output map to the token table", later=LATER),),
     7: (Piece("adam_step_after_silence", FUNCTION, "minigrad.learn.kit.rare_rows:adam_step_after_silence",
               what="Adam's step for a row back from a silence"),
-        Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present",
-              later=(8, 9, 10, 11, 12, 13))),
+        Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present", later=LATER)),
     8: (Piece("train_step", FUNCTION, "minigrad.learn.train:train_step",
               what="one training step: zero_grad, forward, loss, backward, the optimizer's step",
-              later=(9, 10, 11, 12, 13)),
+              later=LATER[1:]),
         Piece("mean_loss", FUNCTION, "minigrad.learn.train:mean_loss",
-              what="the evaluation: the mean loss over windows, without a graph", later=(9, 10, 11, 12, 13))),
+              what="the evaluation: the mean loss over windows, without a graph", later=LATER[1:])),
     9: (Piece("rank_of_self", FUNCTION, "minigrad.learn.kit.geometry:rank_of_self",
               what="where each token ranks on its own round trip"),),
     10: (Piece("classifier_and_lookup", FUNCTION, "minigrad.learn.kit.training:classifier_and_lookup",
                what="a tied row's gradient split by path, from the ledger"),),
-    11: (Piece("mean_pairwise_cosine", FUNCTION, what="the cone statistic: the mean cosine over pairs of rows"),
-         Piece("merge_step", FUNCTION, what="one merge of byte-pair training: count the pairs, merge the top")),
-    12: (Piece("first_component_scores", FUNCTION, what="each row's score on the first principal component"),),
+    11: (Piece("mean_pairwise_cosine", FUNCTION, what="the cone statistic: the mean cosine of pairs of rows"),
+         Piece("merge_step", FUNCTION, what="one merge of byte-pair training: count pairs, join the top")),
+    12: (Piece("first_component_scores", FUNCTION, what="each row's score on the first principal axis"),),
     13: (Piece("three_cos_add", FUNCTION, "minigrad.learn.corpus:three_cos_add",
                what="3CosAdd over the analogy questions"),
-         Piece("NegativeSamplingLoss", FUNCTION, what="skip-gram's negative-sampling loss and its backward")),
+         Piece("NegativeSamplingLoss", FUNCTION, what="skip-gram's negative-sampling loss, its backward")),
 }
 
 

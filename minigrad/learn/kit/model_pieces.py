@@ -14,7 +14,7 @@ so), else minigrad's own. `MINIGRADS` is every piece minigrad's.
         history = mine.train(model, optimizer, train_data, valid_data, steps=..., batch_size=...)
 
 A lesson runs the same code whoever's pieces they are; with every piece the learner's reference
-answer, its figures are minigrad's up to float rounding (tests/lessons/test_milestone.py).
+answer, its figures are minigrad's up to float rounding (tests/lessons/test_model_pieces.py).
 """
 
 from __future__ import annotations
