@@ -17,7 +17,7 @@ import numpy as np
 from minigrad.engine import ops
 from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
 from minigrad.engine.arrays import ArrayHolder, as_array, index_array
-from minigrad.engine.checks import ShapeError
+from minigrad.engine.checks import ShapeError, check_in_range
 
 if TYPE_CHECKING:
     from minigrad.engine.tensor import Tensor
@@ -218,6 +218,41 @@ class TensorLayout(ArrayHolder):
             raise ShapeError(f"masked_fill(): mask of shape {mask.shape} does not broadcast to the "
                              f"tensor's shape {self.shape}")
         return ops.MaskedFill.apply(self, mask, value=float(value))
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The entries on and below the `diagonal`-th diagonal of the last two axes, zeros above
+        (torch.tril: diagonal 0 is the main one, 1 the one above it); G passes where kept."""
+        kept = np.tri(*self._last_two("tril"), k=diagonal, dtype=bool)
+        return ops.MaskedFill.apply(self, ~kept, value=0)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The entries on and above the `diagonal`-th diagonal of the last two axes, zeros below."""
+        kept = ~np.tri(*self._last_two("triu"), k=diagonal - 1, dtype=bool)
+        return ops.MaskedFill.apply(self, ~kept, value=0)
+
+    def _last_two(self, op: str) -> tuple[int, int]:
+        if self.ndim < 2:
+            raise ShapeError(f"{op}(): the tensor has shape {self.shape}; it needs at least 2 axes "
+                             "(a matrix, or a batch of them)")
+        return self.shape[-2], self.shape[-1]
+
+    def gather(self, dim: int, index: Any) -> Tensor:
+        """out[i][j][k] = self[index[i][j][k]][j][k] for dim 0 (and so on), as torch.gather: index
+        is an int tensor with this tensor's number of axes, no larger off `dim`; G goes back to
+        each entry read (summed where one is read twice)."""
+        dim = check_dim("gather", dim, self.shape or (1,))
+        idx = np.asarray(as_array(index))
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"gather(): index must hold integers, got dtype {idx.dtype}")
+        too_large = any(n > m for d, (n, m) in enumerate(zip(idx.shape, self.shape)) if d != dim)
+        if idx.ndim != self.ndim or too_large:
+            raise ShapeError(f"gather(): index has shape {idx.shape}, which does not fit the tensor's "
+                             f"shape {self.shape} (the same number of axes, none larger off dim {dim})")
+        if self.ndim == 0:
+            return self.reshape(1).gather(0, idx.reshape(1)).reshape(())
+        check_in_range(idx, self.shape[dim], who="gather", item="index", name="index",
+                       range_of=f"dim {dim} of size {self.shape[dim]}")
+        return ops.Gather.apply(self, index=idx, axis=dim)
 
     def dim(self) -> int:
         return self.data.ndim

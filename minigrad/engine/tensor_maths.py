@@ -221,6 +221,25 @@ class TensorMaths(ArrayHolder):
         """-self (PyTorch's name)."""
         return -self
 
+    def cumsum(self, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+        """The running sum along `dim` (or numpy's `axis`): out_i = x_0 + ... + x_i."""
+        dim = axis_args("cumsum", axis, False, dim, None)[0]
+        if dim is None:
+            raise TypeError("cumsum(): dim is required (as PyTorch); flatten() first to run over every entry")
+        dim = check_dim("cumsum", dim, self.shape or (1,))  # a 0-d tensor: its one place
+        if self.ndim == 0:
+            return ops.Cumsum.apply(self.reshape(1), axis=0).reshape(())
+        return ops.Cumsum.apply(self, axis=dim)
+
+    def isnan(self) -> Tensor:
+        return self._new(np.isnan(self.data))
+
+    def isinf(self) -> Tensor:
+        return self._new(np.isinf(self.data))
+
+    def isfinite(self) -> Tensor:
+        return self._new(np.isfinite(self.data))
+
     def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None) -> Tensor:
         """Index of the largest entry along `dim` (of the flattened tensor if None); no gradient."""
         return self._arg_extreme("argmax", dim, keepdim, axis)

@@ -18,6 +18,7 @@ from minigrad.engine import (
     ops,
     promote,
     reduced_in_float32,
+    result_type,
 )
 
 
@@ -138,7 +139,11 @@ def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = N
 
 
 def _join(who: str, op: type[ops.Function], tensors: list[Tensor], axis: int) -> Tensor:
-    """op on the tensors; shapes that do not fit raise a ShapeError naming them all."""
+    """op on the tensors, in the dtype PyTorch's promotion gives them (numpy's would make float32
+    and int64 float64); shapes that do not fit raise a ShapeError naming them all."""
+    if len({np.asarray(as_array(t)).dtype for t in tensors}) > 1:
+        dtype = result_type(*tensors)
+        tensors = [cast(t, dtype) for t in tensors]
     try:
         return op.apply(*tensors, axis=axis)
     except ValueError as error:
@@ -269,7 +274,8 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, reducti
     sigmoid would round to 0 or 1.
     """
     p, y, w = _binary_operands("binary_cross_entropy", input, target, weight, reduction)
-    if ((p.data < 0) | (p.data > 1)).any():
+    probabilities = as_array(p)
+    if ((probabilities < 0) | (probabilities > 1)).any():
         raise ValueError("binary_cross_entropy: every entry of input must be a probability in [0, 1] "
                          "(pass logits to binary_cross_entropy_with_logits)")
     return ops.BCE.apply(p, y, w, reduction=reduction)
@@ -292,8 +298,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 def _binary_operands(who: str, input: Tensor, target: Any, weight: Any,
                      reduction: str) -> tuple[Any, Any, Any]:
-    """(input, target, weight) for the binary losses: the target in input's dtype and shape (a
-    tensor stays one, so it can get a gradient), the weight an array that broadcasts to it."""
+    """(input, target, weight) for the binary losses, in the dtype PyTorch's promotion gives input
+    and target: the target of input's shape (a tensor stays one, so it can get a gradient), the
+    weight an array that broadcasts to it."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{who}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if not isinstance(input, Tensor) or input.dtype.kind != "f":
@@ -303,10 +310,13 @@ def _binary_operands(who: str, input: Tensor, target: Any, weight: Any,
     if y_shape != input.shape:
         raise ShapeError(f"{who}: target has shape {y_shape}, expected the input's shape {input.shape} "
                          "(one target per entry)")
-    y = cast(target, input.dtype) if isinstance(target, Tensor) else np.asarray(as_array(target), input.dtype)
-    w = np.ones((), input.dtype) if weight is None else np.asarray(as_array(weight), input.dtype)
+    dtype = result_type(input, target)  # as PyTorch: float32 logits with float64 targets give float64
+    if dtype.kind != "f":
+        dtype = input.dtype
+    x, y = cast(input, dtype), cast(target, dtype)
+    w = np.ones((), dtype) if weight is None else np.asarray(as_array(weight), dtype)
     _check_broadcasts_to(who, "weight", w.shape, input.shape)
-    return input, y, w
+    return x, y, w
 
 
 def _check_broadcasts_to(who: str, name: str, shape: tuple[int, ...], into: tuple[int, ...]) -> None:
@@ -427,6 +437,21 @@ def check_padding_idx(padding_idx: Any, num_embeddings: int) -> int | None:
                          f"num_embeddings={num_embeddings} (expected -{num_embeddings} <= "
                          f"padding_idx < {num_embeddings})")
     return int(padding_idx) % num_embeddings
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """(...) int class ids -> (..., num_classes) int64 rows, 1 at each id (as PyTorch's one_hot;
+    num_classes=-1 takes the largest id + 1). No gradient: ids are not differentiable."""
+    ids = np.asarray(as_array(tensor))
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: ids must be integers, got dtype {ids.dtype}")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1 if ids.size else 0
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be -1 (from the ids) or >= 0, got {num_classes}")
+    check_in_range(ids, num_classes, who="one_hot", item="class id", name="tensor",
+                   range_of=f"num_classes={num_classes}")
+    return Tensor((np.arange(num_classes) == ids[..., None]).astype(np.int64))
 
 
 # ---- transformer pieces (TinyGPT) -------------------------------------------------------------

@@ -60,6 +60,8 @@ FAMILIES = {
     "attention": """scaled_dot_product_attention scaled_dot_product_attention_causal
         scaled_dot_product_attention_gqa scaled_dot_product_attention_gqa_errors
         scaled_dot_product_attention_mismatch_ls""",
+    "scans_and_masks": """small_cumsum simple_cumsum cumsum cumsum_zero_axis tril triu gather isnan isinf
+        isfinite one_hot""",
     "creation": """arange arange_4096 arange_big full full_like negative_dims_full ones ones_like zeros
         zeros_like""",
 }
@@ -68,12 +70,13 @@ TESTS = [(family, name) for family, names in FAMILIES.items() for name in names.
 INT32 = "tinygrad's default integer is int32 (PyTorch's and minigrad's: int64); the test compares dtypes"
 EXPECTED_TO_FAIL = {
     "arange": INT32, "arange_4096": INT32, "arange_big": INT32, "argmax": INT32, "argmin": INT32,
-    "chunk": INT32, "full": INT32, "split": INT32, "softmax_argmax": INT32, "where": INT32,
+    "chunk": INT32, "full": INT32, "one_hot": INT32, "split": INT32, "softmax_argmax": INT32, "where": INT32,
     "where_permute": INT32,
     "cmp_lt_backwards": "reads .grad.numpy(): tinygrad's .grad is a Tensor, PyTorch's and minigrad's "
                         "a tensor and an array",
     "cmp_ne_backwards": "reads .grad.numpy(): tinygrad's .grad is a Tensor, minigrad's an array",
     "reshape": "tinygrad's reshape takes None for an axis kept as it is; PyTorch's does not",
+    "isinf": "isinf(detect_positive=, detect_negative=) are tinygrad's arguments; PyTorch's isinf has none",
     "sigmoid_alt_extreme": "asks for a gradient of 0 where PyTorch's is NaN (e^300 / (1 + e^300) in float32)",
     "sparse_categorical_crossentropy": "tinygrad's sparse_categorical_crossentropy puts the classes last; "
                                        "renamed to cross_entropy it reads (3, 12, 10) as PyTorch does",

@@ -108,6 +108,7 @@ METHODS = {
     "cat": lambda self, *others, dim=0: mg.cat([self, *others], dim=dim),
     "full_like": lambda self, fill_value, **kw: mg.full_like(self, fill_value, **kw),
     "softmin": lambda self, axis=-1: F.softmin(self, dim=axis),
+    "one_hot": lambda self, num_classes=-1: F.one_hot(self, num_classes),
     "softplus": lambda self, beta=1.0: F.softplus(self, beta=beta),
     "leaky_relu": lambda self, neg_slope=0.01: F.leaky_relu(self, neg_slope),
     "logsigmoid": lambda self: F.logsigmoid(self),

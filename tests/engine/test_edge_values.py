@@ -84,6 +84,8 @@ NAN_CASES = {
                             [[0.5, NAN, 3.0, -1.0, 0.5], [0.0, 0.0, 0.0, 0.0, NAN],
                              [1.0, 1.0, 1.0, 1.0, 1.0]]),
     "sign": (lambda x: x.sign() * x, [[NAN, -2.0, 0.0, 3.0]]),
+    "relu": (lambda x: x.relu(), [[NAN, -2.0, 0.0, 3.0]]),
+    "abs": (lambda x: x.abs(), [[NAN, -2.0, 0.0, 3.0]]),
 }
 
 
@@ -165,3 +167,94 @@ def test_sign_of_a_bool_tensor_is_itself(oracle):
     assert ours.dtype == theirs.dtype == np.bool_
     np.testing.assert_array_equal(ours.data, theirs)
 
+
+# name: (the op, for either library, the empty input's shape)
+EMPTY_CASES = {
+    "softmax_over_no_classes": (lambda x: x.softmax(-1), (3, 0)),
+    "log_softmax_over_no_rows": (lambda x: x.log_softmax(0), (0, 3)),
+    "softmin_over_no_classes": (lambda x: (-x).softmax(-1), (3, 0)),
+    "gelu_of_no_columns": (lambda x: x * x.sigmoid(), (3, 0)),
+    "tanh_of_no_columns": (lambda x: x.tanh(), (3, 0)),
+}
+
+
+def torch_empty_case(name):
+    fn, shape = EMPTY_CASES[name]
+    return _grads(torch, fn, np.zeros(shape))
+
+
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_ops_over_an_empty_axis_give_an_empty_answer(name, oracle):
+    fn, shape = EMPTY_CASES[name]
+    ours, (grad,) = _grads(mg, fn, np.zeros(shape))
+    theirs, (their_grad,) = oracle(torch_empty_case, name)
+    assert ours.shape == theirs.shape == shape and grad.shape == their_grad.shape
+
+
+@pytest.mark.parametrize("kernels", ["fast", "plain"])
+def test_the_fast_elementwise_kernels_take_an_empty_array(kernels):
+    x = mg.tensor(np.zeros((3, 0), np.float32), requires_grad=True)
+    with mg.kernels.plain_only() if kernels == "plain" else contextlib.nullcontext():
+        (F.gelu(x) + F.silu(x) + x.tanh()).sum().backward()
+    assert x.grad.shape == (3, 0)
+
+
+def torch_prod(x):
+    return torch.tensor(x).prod()
+
+
+def test_the_product_of_small_ints_is_int64_as_torch(oracle):
+    x = np.array([3, 200, 7], np.uint8)
+    ours = mg.tensor(x).prod()
+    theirs = oracle(torch_prod, x)
+    assert ours.dtype == theirs.dtype == np.int64 and ours.item() == theirs == 4200
+
+
+def torch_cat(a, b):
+    return torch.cat([torch.tensor(a), torch.tensor(b)])
+
+
+def test_cat_of_mixed_dtypes_promotes_as_torch(oracle):
+    a, b = np.array([0.5, 1.5], np.float32), np.array([3, 4], np.int64)
+    ours = mg.cat([mg.tensor(a), mg.tensor(b)])
+    theirs = oracle(torch_cat, a, b)
+    assert ours.dtype == theirs.dtype == np.float32  # numpy would give float64
+    np.testing.assert_array_equal(ours.data, theirs)
+    w = mg.tensor(a, requires_grad=True)
+    (mg.cat([w, mg.tensor(b)]) * 2.0).sum().backward()
+    np.testing.assert_array_equal(w.grad, [2.0, 2.0])
+
+
+
+def torch_linear(x, w):
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out = TF.linear(tx, tw)
+    out.sum().backward()
+    return out, tx.grad, tw.grad
+
+
+@pytest.mark.parametrize("kernels", ["fast", "plain"])
+def test_linear_with_no_input_features_gives_zeros(kernels, oracle):
+    x, w = np.zeros((2, 0)), np.zeros((3, 0))
+    ours_x, ours_w = mg.tensor(x, requires_grad=True), mg.tensor(w, requires_grad=True)
+    with mg.kernels.plain_only() if kernels == "plain" else contextlib.nullcontext():
+        out = F.linear(ours_x, ours_w)
+        out.sum().backward()
+    theirs, grad_x, grad_w = oracle(torch_linear, x, w)
+    np.testing.assert_array_equal(out.data, theirs)
+    assert ours_x.grad.shape == grad_x.shape and ours_w.grad.shape == grad_w.shape
+
+
+def torch_attention_with_no_keys(q, k, v):
+    return TF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v))
+
+
+@pytest.mark.parametrize("kernels", ["fast", "plain"])
+def test_attention_with_no_keys_gives_zeros(kernels, oracle):
+    q, kv = np.ones((2, 3, 4)), np.ones((2, 0, 4))
+    leaves = [mg.tensor(a, requires_grad=True) for a in (q, kv, kv)]
+    with mg.kernels.plain_only() if kernels == "plain" else contextlib.nullcontext():
+        out = F.scaled_dot_product_attention(*leaves)
+        out.sum().backward()
+    np.testing.assert_array_equal(out.data, oracle(torch_attention_with_no_keys, q, kv, kv))
+    assert leaves[0].grad.shape == q.shape and leaves[1].grad.shape == kv.shape

@@ -1,8 +1,9 @@
 """More of the ops PyTorch users reach for (issue 33): binary_cross_entropy and its logits form,
 softmin, full / full_like (zeros_like, ones_like), Tensor.repeat, neg, numpy's axis= for the
-reductions that took only dim=, x ** 0 at 0, and indexing with ints and arrays together read as
-PyTorch reads it. Each differentiable one gradchecked in float64 (0-d included) and compared with
-torch (live or recorded) forward and backward; bad arguments refused with a message naming them."""
+reductions that took only dim=, x ** 0 at 0, indexing with ints and arrays together read as
+PyTorch reads it, and cumsum, gather, tril, triu, isnan / isinf / isfinite and F.one_hot. Each
+differentiable one gradchecked in float64 (0-d included) and compared with torch (live or
+recorded) forward and backward; bad arguments refused with a message naming them."""
 
 import numpy as np
 import pytest
@@ -160,6 +161,18 @@ def test_binary_losses_compute_half_in_float32(oracle):
     assert ours.dtype == np.float16
     theirs = oracle(torch_binary_loss, True, x, y, "mean")
     np.testing.assert_allclose(float(ours.item()), float(theirs), rtol=1e-3)
+
+
+def torch_binary_loss_dtypes(x, y):
+    return TF.binary_cross_entropy_with_logits(torch.tensor(x), torch.tensor(y))
+
+
+def test_binary_losses_promote_their_input_and_target_as_torch(oracle):
+    x, y = np.array([0.5, -1.0], np.float32), np.array([1.0, 0.25], np.float64)
+    ours = F.binary_cross_entropy_with_logits(mg.tensor(x), y)
+    theirs = oracle(torch_binary_loss_dtypes, x, y)
+    assert ours.dtype == theirs.dtype == np.float64
+    np.testing.assert_allclose(ours.data, theirs, rtol=1e-6)
 
 
 BINARY_ERRORS = [
@@ -334,3 +347,94 @@ def test_an_int_and_an_array_apart_is_where_numpy_differs():
     ours = mg.tensor(X6)[1, :, 3:6:2, IDS, 0:2]
     assert ours.shape == (5, 2, 2, 1, 1, 5, 1, 1, 2, 4)
     assert X6[1, :, 3:6:2, IDS, 0:2].shape == (2, 1, 1, 5, 1, 1, 5, 2, 2, 4)  # numpy's reading
+
+
+# ---- cumsum, gather, tril, triu, isnan / isinf / isfinite, one_hot -----------------------------------
+
+SCAN = {dim: case(f"cumsum_{dim}", lambda lib, TF, x, dim=dim: x.cumsum(dim)) for dim in (0, 1, -1)}
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum_matches_torch(dim, oracle):
+    _against_torch(oracle, SCAN[dim], LOGITS)
+
+
+def test_cumsum_gradchecks_zero_d_too_and_keeps_ints_as_int64():
+    _check(lambda x: x.cumsum(1) * x, LOGITS)
+    _check(lambda x: x.cumsum(0), np.array(0.4))
+    assert mg.tensor(np.array([200, 100], np.uint8)).cumsum(0).data.tolist() == [200, 300]
+    with pytest.raises(IndexError, match=r"cumsum\(\): dim 2 is out of range"):
+        mg.zeros(3).cumsum(2)
+
+
+GATHER = {dim: case(f"gather_{dim}", lambda lib, TF, x, index, dim=dim: x.gather(dim, index))
+          for dim in (0, 1, 2, -1)}
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_gather_matches_torch(dim, oracle):
+    rng_ = np.random.default_rng(3)
+    x, index = rng_.normal(size=(4, 5, 6)), rng_.integers(0, 3, (3, 4, 5))  # a repeated read adds
+    _against_torch(oracle, GATHER[dim], x, index)
+
+
+def test_gather_gradchecks_and_names_a_bad_index():
+    index = np.array([[2, 0, 2], [1, 1, 0]])
+    _check(lambda x: x.gather(1, index), LOGITS[:2])
+    _check(lambda x: x.gather(0, np.array(0)), np.array(1.5))
+    with pytest.raises(mg.ShapeError, match=r"gather\(\): index has shape \(5, 3\), which does not fit"):
+        mg.zeros(4, 3).gather(1, np.zeros((5, 3), np.int64))
+    with pytest.raises(IndexError, match=r"gather: index 3 at index\[0, 1\] is out of range for dim 1"):
+        mg.zeros(4, 3).gather(1, np.array([[0, 3]]))
+    with pytest.raises(TypeError, match="index must hold integers"):
+        mg.zeros(4, 3).gather(1, np.zeros((1, 1)))
+
+
+TRIANGLES = {(which, k): case(f"{which}_{k}", lambda lib, TF, x, which=which, k=k: getattr(x, which)(k))
+             for which in ("tril", "triu") for k in (-2, 0, 1, 4)}
+
+
+@pytest.mark.parametrize("which, k", list(TRIANGLES))
+def test_tril_and_triu_match_torch(which, k, oracle):
+    _against_torch(oracle, TRIANGLES[which, k], np.random.default_rng(4).normal(size=(2, 3, 4)))
+
+
+def test_tril_needs_a_matrix():
+    _check(lambda x: x.tril(1) + x.triu(), LOGITS)
+    with pytest.raises(mg.ShapeError, match=r"tril\(\): the tensor has shape \(3,\); it needs at least 2"):
+        mg.zeros(3).tril()
+
+
+def torch_tests_of_values(x):
+    t = torch.tensor(x)
+    return t.isnan(), t.isinf(), t.isfinite()
+
+
+def test_isnan_isinf_isfinite_match_torch(oracle):
+    x = np.array([-np.inf, 0.0, np.inf, np.nan, 1.1])
+    t = mg.tensor(x)
+    theirs_all = oracle(torch_tests_of_values, x)
+    for ours, theirs in zip((t.isnan(), t.isinf(), t.isfinite()), theirs_all, strict=True):
+        assert ours.dtype == np.bool_
+        np.testing.assert_array_equal(ours.data, theirs)
+
+
+def torch_one_hot(ids, num_classes):
+    return TF.one_hot(torch.tensor(ids), num_classes)
+
+
+@pytest.mark.parametrize("num_classes", [-1, 6])
+def test_one_hot_matches_torch(num_classes, oracle):
+    ids = np.array([[1, 2, 4], [0, 3, 5]])
+    ours = F.one_hot(ids, num_classes)
+    theirs = oracle(torch_one_hot, ids, num_classes)
+    assert ours.dtype == theirs.dtype == np.int64
+    np.testing.assert_array_equal(ours.data, theirs)
+
+
+def test_one_hot_names_a_bad_id():
+    with pytest.raises(IndexError, match=r"one_hot: class id 6 at tensor\[1\] is out of range for num_cl"):
+        F.one_hot(np.array([1, 6]), 6)
+    with pytest.raises(TypeError, match="one_hot: ids must be integers"):
+        F.one_hot(np.array([1.0]), 3)
+

@@ -99,6 +99,8 @@ SAMPLES = {
                                  [r(2, 3)]),
     ops.NLLLoss: (lambda z: F.nll_loss(z, np.array([2, 0])), [r(2, 3)]),
     ops.Repeat: (lambda a: a.repeat(2, 1, 3), [r(2, 3)]),
+    ops.Cumsum: (lambda a: a.cumsum(1) * a, [r(2, 3)]),
+    ops.Gather: (lambda a: a.gather(1, np.array([[2, 0, 2], [1, 1, 0]])), [r(2, 3)]),
     ops.BCE: (lambda p, y: F.binary_cross_entropy(p, y, weight=np.array([0.5, 1.0, 2.0])),
               [r(2, 3, low=0.1, high=0.9), r(2, 3, low=0.0, high=1.0)]),
     ops.BCEWithLogits: (lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pos_weight),

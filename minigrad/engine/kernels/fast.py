@@ -95,7 +95,8 @@ def _as_rows(array: Array) -> Array:
 
 
 def _contiguous(*arrays: Array) -> bool:
-    return all(a.ndim > 0 and a.flags.c_contiguous for a in arrays)
+    """Whether row blocks apply: C-contiguous arrays with rows (an empty one goes to the plain form)."""
+    return all(a.ndim > 0 and a.size > 0 and a.flags.c_contiguous for a in arrays)
 
 
 def rowwise(table: Array, work: Callable[[int, int], None]) -> None:
@@ -197,7 +198,7 @@ def linear(x: Array, weight: Array, bias: Array | None, out: Array | None = None
     the bias added in place instead of into a second (N, out) array."""
     if x.ndim < 2 or (bias is not None and bias.dtype != np.result_type(x, weight)):
         return plain.linear(x, weight, bias, out)
-    rows = x.reshape(-1, x.shape[-1])
+    rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # -1 cannot be read off 0 features
     y = np.matmul(rows, weight.T, out=None if out is None else out.reshape(len(rows), len(weight)))
     if bias is not None:
         y += bias  # y is a fresh array (or the caller's `out`): adding in place changes nothing else
@@ -420,7 +421,7 @@ def attention(q: Array, k: Array, v: Array, scale: float, bias: Array | None,
     einsum, one reciprocal per row), and the product with v, on the threads. One (..., L, S)
     array is made (P) where the plain form makes four. Float rounding apart (the sums' order, and
     x * (1/s) for x / s). Dropout (keep) goes to the plain form."""
-    if keep is not None or q.ndim < 3:
+    if keep is not None or q.ndim < 3 or k.shape[-2] == 0:  # dropout, no batch axis, no keys
         return plain.attention(q, k, v, scale, bias, keep)
     p = np.empty((*q.shape[:-1], k.shape[-2]), q.dtype)
     out = np.empty((*q.shape[:-1], v.shape[-1]), q.dtype)

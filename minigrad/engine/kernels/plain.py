@@ -150,7 +150,7 @@ def attention(q: Array, k: Array, v: Array, scale: float, bias: Array | None,
     scores = (q @ k.swapaxes(-1, -2)) * np.asarray(scale, q.dtype)
     if bias is not None:
         scores = scores + bias
-    top = scores.max(axis=-1, keepdims=True)
+    top = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # (initial: no keys at all gives -inf)
     top[np.isneginf(top)] = 0  # a row masked everywhere: every e is 0, and so is every weight
     e = np.exp(scores - top)
     total = e.sum(axis=-1, keepdims=True)

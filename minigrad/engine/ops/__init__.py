@@ -2,12 +2,12 @@
 
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
     arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
-    reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var
+    reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var, Cumsum
     elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
                     PowTensor, Cast
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
-                    Flip, Expand, Repeat
+                    Flip, Expand, Repeat, Gather
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
     losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options),
                     BCE, BCEWithLogits
@@ -43,6 +43,7 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Prod                      product over an axis        G times the product of the others             -
     LogSumExp                 log sum e^a over axes       G softmax(a)                                  -
     Var                       sum (a - mean)^2 / (n - c)  G 2 (a - mean) / (n - c)                      -
+    Cumsum                    running sum along an axis   G's running sum from the end                  -
     Exp                       e^a                         G e^a                                         2
     Log                       log a                       G / a                                         2
     Tanh                      tanh a                      G (1 - tanh^2 a)                              1
@@ -79,6 +80,7 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Flip                      a reversed along axes       G reversed                                    -
     Expand                    a broadcast to a shape      G summed back                                 -
     Repeat                    a tiled along each axis     G summed over the copies                      -
+    Gather                    a[index] along an axis      G added back where read                       -
     Embedding                 E[ids]                      RowSparse: G's rows summed per id             3, 4
     Linear                    x W^T + b                   G W, G^T x, sum G                             5, 6
     Softmax                   p = e^z / sum e^z           p (G - sum(G p))                              5
@@ -132,11 +134,12 @@ from minigrad.engine.ops.losses import (
     NLLLoss,
     SoftTargetCrossEntropy,
 )
-from minigrad.engine.ops.reductions import LogSumExp, Max, Mean, Min, Prod, Sum, Var
+from minigrad.engine.ops.reductions import Cumsum, LogSumExp, Max, Mean, Min, Prod, Sum, Var
 from minigrad.engine.ops.shape import (
     Concatenate,
     Expand,
     Flip,
+    Gather,
     GetItem,
     MaskedFill,
     Narrow,
@@ -170,7 +173,7 @@ __all__ = [
     "Maximum", "Min", "Minimum", "NLLLoss", "PowTensor", "Prod", "Rsqrt", "Sign", "Sin", "Softplus",
     "SoftTargetCrossEntropy", "Var",
     # issue 33: more of PyTorch's
-    "BCE", "BCEWithLogits", "Repeat",
+    "BCE", "BCEWithLogits", "Cumsum", "Gather", "Repeat",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -191,6 +194,7 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Prod: ("product over an axis", "G times the product of the others", "-"),
     LogSumExp: ("log sum e^a over axes", "G softmax(a)", "-"),
     Var: ("sum (a - mean)^2 / (n - c)", "G 2 (a - mean) / (n - c)", "-"),
+    Cumsum: ("running sum along an axis", "G's running sum from the end", "-"),
     Exp: ("e^a", "G e^a", "2"),
     Log: ("log a", "G / a", "2"),
     Tanh: ("tanh a", "G (1 - tanh^2 a)", "1"),
@@ -227,6 +231,7 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Flip: ("a reversed along axes", "G reversed", "-"),
     Expand: ("a broadcast to a shape", "G summed back", "-"),
     Repeat: ("a tiled along each axis", "G summed over the copies", "-"),
+    Gather: ("a[index] along an axis", "G added back where read", "-"),
     Embedding: ("E[ids]", "RowSparse: G's rows summed per id", "3, 4"),
     Linear: ("x W^T + b", "G W, G^T x, sum G", "5, 6"),
     Softmax: ("p = e^z / sum e^z", "p (G - sum(G p))", "5"),

@@ -98,7 +98,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G where a > 0 (0 at the kink)
         (a,) = ctx.saved
-        return grad * (a > 0)
+        return grad * ~(a <= 0)  # and at a NaN, whose relu is NaN, G passes (as PyTorch)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -155,7 +155,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G sign(a), 0 at the kink (PyTorch)
         (a,) = ctx.saved
-        return grad * np.sign(a)
+        return grad * np.sign(np.nan_to_num(a))  # sign(nan) taken as 0, as PyTorch's sign
 
 
 class SiLU(Function):

@@ -104,7 +104,8 @@ class Prod(Function):
     def forward(ctx: Context, a: np.ndarray, axis: int | None = None, keepdims: bool = False) -> np.ndarray:
         axis = _remember_reduction(ctx, a, axis, keepdims)
         ctx.save_for_backward(a)
-        return np.asarray(a.prod(axis=axis, keepdims=keepdims))
+        product_dtype = np.int64 if a.dtype.kind in "biu" else None  # as PyTorch (numpy: uint64)
+        return np.asarray(a.prod(axis=axis, keepdims=keepdims, dtype=product_dtype))
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
@@ -160,3 +161,20 @@ class Var(Function):
         (centred,) = ctx.saved
         with np.errstate(divide="ignore", invalid="ignore"):
             return centred * (2 * _expand_reduced(grad, ctx) / np.asarray(ctx.divisor, grad.dtype))
+
+
+class Cumsum(Function):
+    """The running sum along one axis: out_i = a_0 + ... + a_i. Each a_j counts in every out_i
+    with i >= j, so da_j = G_j + ... + G_last: the running sum of G taken from the end."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, axis: int) -> np.ndarray:
+        ctx.axis = axis
+        total_dtype = np.int64 if a.dtype.kind in "biu" else None  # as sum, and PyTorch
+        return np.cumsum(a, axis=axis, dtype=total_dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+        backwards = np.flip(grad, axis=ctx.axis)
+        return np.flip(np.cumsum(backwards, axis=ctx.axis), axis=ctx.axis)
+

@@ -208,3 +208,28 @@ class Repeat(Function):
         # axis i of the result is (copy, entry) pairs: split it, then sum over the copies
         pairs = [n for copies, size in zip(ctx.repeats, ctx.shape) for n in (copies, size)]
         return grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.in_shape)
+
+
+class Gather(Function):
+    """out[i][j][k] = a[index[i][j][k]][j][k] for axis 0 (and so on for the others), as
+    torch.gather: index has a's number of axes and, off the axis, sizes no larger than a's. Each
+    entry read sends its G back to where it was read; an entry read twice gets both."""
+
+    @staticmethod
+    def forward(ctx: Context, a: np.ndarray, index: np.ndarray = None, axis: int = 0) -> np.ndarray:
+        ctx.in_shape, ctx.picks = a.shape, _along_axis(index.copy(), axis)  # our copy: see Embedding
+        return a[ctx.picks]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G added back where each was read
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.add.at(out, ctx.picks, grad)
+        return out
+
+
+def _along_axis(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    """The numpy index that reads, for each entry of `index`, the entry of that position with
+    `axis` replaced by the index's value (torch.gather's rule)."""
+    positions = np.indices(index.shape, sparse=True)
+    return tuple(index if d == axis else positions[d] for d in range(index.ndim))
+

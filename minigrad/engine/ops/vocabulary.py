@@ -26,7 +26,7 @@ def shifted_exp(z: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray, 
     s = sum(e) along `axis` (kept as a size-1 axis). p = e / s and log p = shifted - log s.
     Subtracting the max first means exp never overflows, even for logits around 1e4."""
     z = as_float(z)  # the softmax of int scores is float32 (PyTorch refuses them)
-    shifted = z - z.max(axis=axis, keepdims=True)
+    shifted = z - z.max(axis=axis, keepdims=True, initial=-np.inf)  # (initial: an empty axis has none)
     e = np.exp(shifted)
     return e, e.sum(axis=axis, keepdims=True), shifted
 
@@ -76,7 +76,7 @@ class Linear(Function):
         # one product of the positions stacked as rows (the clearest way to write the sum)
         g2 = grad.reshape(-1, grad.shape[-1])
         grad_x = (g2 @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
-        grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+        grad_w = g2.T @ x.reshape(len(g2), x.shape[-1]) if ctx.needs_input_grad[1] else None
         has_bias = len(ctx.needs_input_grad) == 3  # apply(x, w) and apply(x, w, b) both work
         grad_b = g2.sum(axis=0) if has_bias and ctx.needs_input_grad[2] else None
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
@@ -85,7 +85,8 @@ class Linear(Function):
 def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     """log p = (z - max z) - log sum exp(z - max z)."""
     _, total, shifted = shifted_exp(z, axis)
-    return shifted - np.log(total)
+    with np.errstate(divide="ignore"):  # an empty axis sums to 0: no entries, so nothing is -inf
+        return shifted - np.log(total)
 
 
 class Softmax(Function):
@@ -159,7 +160,7 @@ class LinearCrossEntropy(Function):
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
                 targets: np.ndarray, reduction: str = "mean") -> np.ndarray:
-        rows, y = x.reshape(-1, x.shape[-1]), targets.reshape(-1, 1)
+        rows, y = x.reshape(targets.size, x.shape[-1]), targets.reshape(-1, 1)
         dtype = np.result_type(x, weight)
         scale = mean_or_sum_scale(y.size, reduction, dtype)
         z = kernels.linear(rows, weight, bias, out=kernels.buffer("logits", (len(rows), len(weight)), dtype))
