@@ -1,13 +1,17 @@
 # The README's commands. Each target creates .venv on first use, installs what it needs, then runs:
 # `make tour` only minigrad and its dependencies (numpy, Graphviz in WebAssembly); `make lab` adds
-# threadpoolctl; `make test` and the others the `dev` and `lessons` extras as well.
+# threadpoolctl; `make lessons` the `lessons` extra; `make test` and the others every extra.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TOUR_STAMP := $(VENV)/.installed-tour
 LAB_STAMP  := $(VENV)/.installed-lab
+LESSONS_STAMP := $(VENV)/.installed-lessons
 ALL_EXTRAS := [dev,lessons,lab]
+LESSONS_EXTRAS := [lessons,lab]
+# `make lessons LESSONS="3 4"` (or lessons-verdicts) runs some lessons only; by default every one
+LESSONS ?= $(foreach f,$(notdir $(wildcard lessons/[0-9][0-9]_*.py)),$(firstword $(subst _, ,$(f))))
 
 .PHONY: tour test test-quick lint bench bench-tinygpt lab browser lessons lessons-verdicts clean
 
@@ -23,7 +27,11 @@ endef
 
 $(STAMP): pyproject.toml
 	$(call install,$(ALL_EXTRAS))
-	touch $(STAMP) $(LAB_STAMP) $(TOUR_STAMP)
+	touch $(STAMP) $(LESSONS_STAMP) $(LAB_STAMP) $(TOUR_STAMP)
+
+$(LESSONS_STAMP): pyproject.toml
+	$(call install,$(LESSONS_EXTRAS))
+	touch $(LESSONS_STAMP) $(LAB_STAMP) $(TOUR_STAMP)
 
 $(LAB_STAMP): pyproject.toml
 	$(call install,[lab])
@@ -45,9 +53,11 @@ test-quick: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/python -m pytest -q -m "not slow"
 
-# Chromium + chromedriver for the lab's browser tests (installed when missing and root)
+# Chromium + chromedriver for the lab's browser tests (installed when missing and root), and axe-core,
+# the accessibility checker those tests run in the page (from the npm registry, into .venv/axe-core)
 browser:
 	sh scripts/install-browser.sh
+	sh scripts/install-axe.sh
 
 lab: $(LAB_STAMP)
 	$(BIN)/minigrad lab
@@ -57,9 +67,8 @@ lint: $(STAMP)
 
 # Every lesson at full size, with the checks inside it (CI runs them in the small mode through
 # the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
-lessons: $(STAMP)
-	@for f in lessons/[0-9][0-9]_*.py; do \
-		n=$$(basename $$f | cut -c1-2); \
+lessons: $(LESSONS_STAMP)
+	@for n in $(LESSONS); do \
 		echo "== lesson $$n"; \
 		OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/minigrad lesson $$n --no-pause \
 			|| exit 1; \
@@ -70,8 +79,8 @@ lessons: $(STAMP)
 # over 3 CPU minutes counts as failed. Measured: about 12 CPU minutes for all 13 lessons, so with
 # `make test` (6-8 minutes) it does not fit CI's 15 minutes on 2 cores, and CI does not run it:
 # run it after changing a lesson or the code under one (docs/lessons.md has the times).
-lessons-verdicts: $(STAMP)
-	$(BIN)/python scripts/lesson_verdicts.py --budget 3
+lessons-verdicts: $(LESSONS_STAMP)
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3 $(LESSONS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

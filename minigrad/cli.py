@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import sys
 import textwrap
@@ -20,7 +21,8 @@ LESSON_COMMANDS = ("lessons", "lesson", "check", "exercise")
 
 def main(argv: list[str] | None = None) -> int:
     """Run one `minigrad` command; its exit status. Output cut short by a closed pipe
-    (`minigrad lessons | head`) ends quietly instead of in a BrokenPipeError traceback."""
+    (`minigrad lessons | head`) ends quietly instead of in a BrokenPipeError traceback, and
+    Ctrl-C in a command without its own way of stopping ends with one line."""
     try:
         status = _run(argv)
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
@@ -28,11 +30,54 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at devnull so Python's own flush at exit does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        print("\nminigrad: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
     return status
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a bad argument answered in one line (and status 2), not usage + error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (`{self.prog} --help` lists the arguments)\n")
+
+
+def port_number(text: str) -> int:
+    """--port: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port; expected 0 (any free port) to 65535")
+    return port
+
+
+def seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def writable_folder(flag: str, folder: str | Path) -> str | None:
+    """None when `folder` exists or can be made; else one line saying why not (for `flag`)."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return f"{flag} {folder}: cannot make or use this folder ({err.strerror or err})"
+    if not os.access(folder, os.W_OK):
+        return f"{flag} {folder}: this folder is not writable"
+    return None
+
+
 def _run(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="minigrad", description=__doc__)
+    parser = Parser(prog="minigrad", description=__doc__)
     parser.add_argument("--version", action="version", version=f"minigrad {minigrad.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     tour = sub.add_parser("tour", help="a guided run of the vocabulary bridge audit, untied and tied")
@@ -43,7 +88,7 @@ def _run(argv: list[str] | None) -> int:
                       help="where to write untied.svg, tied.svg and their .dot (default: ./minigrad-out)")
     _add_lesson_commands(sub)  # lessons | lesson N | check N | exercise N
     lab = sub.add_parser("lab", help="the lab in your browser: the audit, steps over time, answer checks")
-    lab.add_argument("--port", type=int, default=8765,
+    lab.add_argument("--port", type=port_number, default=8765,
                      help="port on 127.0.0.1 (0: any free port; default 8765)")
     lab.add_argument("--no-browser", action="store_true", help="print the URL but do not open a browser")
     args = parser.parse_args(argv)
@@ -56,6 +101,10 @@ def _run(argv: list[str] | None) -> int:
     if args.command == "tour":
         from minigrad.learn.tour import run
 
+        problem = writable_folder("--out", args.out)
+        if problem:
+            print(f"minigrad tour: {problem}", file=sys.stderr)
+            return 2
         return run(out_dir=args.out, interactive=not args.no_input and sys.stdin.isatty())
     if args.command == "lab":
         from minigrad.learn.lab.server import serve
@@ -107,10 +156,19 @@ def _verdicts(lessons: list[catalog.Lesson]) -> dict[int, dict[str, str]]:
 def command_lesson(args: argparse.Namespace) -> int:
     lesson = catalog.get_lesson(args.number)
     out_dir = _out_dir(args)
+    problem = writable_folder("--out" if args.out else "the output folder", out_dir)
+    if problem:
+        print(f"minigrad lesson: {problem}", file=sys.stderr)
+        return 2
     if args.notebook:
         path = notebook.write_notebook(lesson, out_dir)
         print(f"wrote {display_path(path)}\n{_how_to_open(display_path(path))}")
         return 0
+    return _run_lesson(args, lesson, out_dir)
+
+
+def _run_lesson(args: argparse.Namespace, lesson: catalog.Lesson, out_dir: Path) -> int:
+    """`minigrad lesson N` without --notebook: run it step by step and say how it went."""
     problem = extra_problem("lessons", f"lesson {lesson.number}")
     if problem is not None:
         print(f"minigrad lesson: {problem}", file=sys.stderr)
@@ -199,7 +257,7 @@ def _add_lesson_commands(sub: argparse._SubParsersAction) -> None:
                             "else the lesson's stub)")
     check.add_argument("--traceback", action="store_true",
                        help="when your code raised an error, show its whole traceback")
-    check.add_argument("--timeout", type=float, default=grading.TIME_LIMIT, metavar="SECONDS",
+    check.add_argument("--timeout", type=seconds, default=grading.TIME_LIMIT, metavar="SECONDS",
                        help=f"stop your code after this long, a FAIL (default {grading.TIME_LIMIT:g})")
     check.set_defaults(handler=command_check)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 # user's cache (the processes the tests start inherit it).
 os.environ.setdefault("MINIGRAD_CACHE", tempfile.mkdtemp(prefix="minigrad-test-cache-"))
 
-# Shared test helpers (tiny_lm, seed_bridge, lab_server, nanogpt_torch, llama_torch, op_checks,
-# oracle) live in tests/helpers/, importable by name from every test folder.
+# Shared test helpers (tiny_lm, seed_bridge, lab_server, learner_copies, nanogpt_torch, llama_torch,
+# op_checks, oracle) live in tests/helpers/, importable by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 import numpy as np

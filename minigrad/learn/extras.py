@@ -1,8 +1,9 @@
-"""What a plain `pip install` leaves out, and how to say so without a traceback.
+"""What a plain install leaves out, and how to say so without a traceback.
 
-The core install runs the library and the tour (numpy, Graphviz bindings and the WebAssembly
-Graphviz renderer); the lessons also plot, so they need the `lessons` extra. A command that
-needs an extra checks for it first and prints one line naming the extra, instead of dying on
+The core install (`make tour`, or `pip install .`) runs the library and the tour (numpy, Graphviz
+bindings and the WebAssembly Graphviz renderer); the lessons also plot, so they need the `lessons`
+extra. A command that needs an extra checks for it first and prints one line naming the extra and
+the command that installs it for this Python (`minigrad.tools.install_hint`), instead of dying on
 `ModuleNotFoundError` halfway through a lesson.
 """
 
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 
-DISTRIBUTION = "minigrad-tying"  # the name on the package index; the import name is `minigrad`
-EXTRA_MODULES = {"lessons": ("matplotlib",)}  # extra -> the modules it brings that code imports
+from minigrad.tools.install_hint import install_extra
+
+EXTRA_MODULES = {"lessons": ("matplotlib",), "lab": ("threadpoolctl",)}  # extra -> modules code imports
 
 
 def missing_modules(extra: str) -> list[str]:
@@ -30,9 +32,10 @@ def missing_modules(extra: str) -> list[str]:
 
 
 def install_hint(extra: str) -> str:
-    """The pip commands that install `extra`, for an install from the index or a checkout."""
-    return (f'pip install "{DISTRIBUTION}[{extra}]"  (in a source checkout: pip install -e ".[{extra}]"'
-            ", or `make test` once, which installs every extra into .venv)")
+    """The one command that installs `extra` for the Python running now (see install_hint.install_extra)."""
+    if extra not in EXTRA_MODULES:
+        raise ValueError(f"install_hint: extra must be one of {sorted(EXTRA_MODULES)}, got {extra!r}")
+    return install_extra(extra)
 
 
 def extra_problem(extra: str, needed_by: str) -> str | None:

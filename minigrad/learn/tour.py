@@ -21,8 +21,10 @@ import numpy as np
 
 from minigrad import nn
 from minigrad.engine import Tensor, to_dense
+from minigrad.learn.extras import install_hint, missing_modules
 from minigrad.nn import functional as F
 from minigrad.tools.gradcheck import gradcheck
+from minigrad.tools.install_hint import source_checkout
 from minigrad.tools.ledger import Ledger, ledger
 from minigrad.tools.viz import GraphvizNotFoundError, draw, render, which_renderer
 
@@ -113,13 +115,14 @@ def run(out_dir: str | Path = "minigrad-out", interactive: bool = False,
         return 0
 
 
-def _pause(interactive: bool, ask: Callable[[str], str], next_step: str) -> None:
-    """On a terminal, wait for Enter before the next step; q stops the tour."""
+def _pause(interactive: bool, ask: Callable[[str], str], next_step: str, say: Callable[[str], None]) -> None:
+    """On a terminal, wait for Enter before the next step; q (or Ctrl-D) stops the tour."""
     if not interactive:
         return
     try:
         reply = ask(f"[press Enter for {next_step}; q quits] ")
-    except EOFError:
+    except EOFError:  # Ctrl-D: the prompt's line is still open, so end it first
+        say("")
         raise Stopped from None
     if reply.strip().lower() in {"q", "quit"}:
         raise Stopped
@@ -133,26 +136,30 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
     say(f"Vocabulary (V={len(VOCAB)}): {' '.join(VOCAB)}; embedding width d={WIDTH}.")
     say('The model reads "cat" from "the cat sat on", adds a small context vector, and scores')
     say('every token; the loss asks for "cat" again. So the "cat" row is both read and said.')
+    say("This is the numpy demo of the concept page this course teaches from, \"Embedding,")
+    say('Unembedding, and Weight Tying" (with an essay on how embeddings learn, the two texts the')
+    say('course calls "the material"): the same seed, shapes and context vector, on minigrad autograd.')
 
     say("")
     say("Step 1. Untied: emb.weight (6, 4) is read by row; head.weight (6, 4) scores each token.")
     untied = _audit("untied", weights, out_dir, interactive, ask, say)
-    _pause(interactive, ask, "step 3, the tied model")
+    _pause(interactive, ask, "step 3, the tied model", say)
     say("")
     say("Step 3. Tied: `head.weight = emb.weight`, so one (6, 4) table plays both parts.")
     tied = _audit("tied", weights, out_dir, interactive, ask, say)
+    _why_the_lookup_changed(untied, tied, say)
 
-    _pause(interactive, ask, "step 4, the checks")
+    _pause(interactive, ask, "step 4, the checks", say)
     say("")
     say("Step 4. Checks: the gradient of the full loss against central finite differences in")
     say("  float64 (pass when |numerical - analytical| <= 1e-5 + 1e-3 |numerical|):")
     checks_ok = all([_check(r, say) for r in (untied, tied)])
-    say("  The numbers of the material's demo, under its own labels, recomputed by minigrad autograd:")
+    say("  The three numbers the material's demo prints, under its own labels, recomputed by minigrad:")
     say(f'    "untied cat lookup grad norm"      {_cat_norm(untied, "emb.weight"):.4f}')
     say(f'    "untied cat classifier grad norm"  {_cat_norm(untied, "head.weight"):.4f}')
     say(f'    "tied cat shared-row grad norm"    {_cat_norm(tied, "emb.weight"):.4f}')
 
-    _pause(interactive, ask, "step 5, the drawings")
+    _pause(interactive, ask, "step 5, the drawings", say)
     say("")
     renderer = {"dot": "the system Graphviz", "wasm": "the WebAssembly Graphviz"}.get(which_renderer() or "")
     say(f"Step 5. Drawings of the backward graph (rendered with {renderer or 'nothing'}):")
@@ -168,9 +175,61 @@ def _tour(out_dir: Path, interactive: bool, ask: Callable[[str], str], say: Call
     say("")
     if checks_ok and rendered:
         say("All checks passed.")
-        return 0
-    say("Some checks FAILED (see above)." if not checks_ok else "The drawings could not be rendered.")
-    return 1
+    else:
+        say("Some checks FAILED (see above)." if not checks_ok else "The drawings could not be rendered.")
+    _next_steps(untied, tied, say)
+    return 0 if checks_ok and rendered else 1
+
+
+def _next_steps(untied: ModeResult, tied: ModeResult, say: Callable[[str], None]) -> None:
+    """Where to go from here, as commands that work for the Python running the tour."""
+    minigrad = _command("minigrad")
+    say("")
+    say("Next:")
+    drawings = [str(r.svg) for r in (untied, tied) if r.svg is not None]
+    if drawings:
+        say(f"  - The drawings: open {' and '.join(drawings)} in a web browser.")
+    say("  - The lessons measure each claim of the material, from the backward graph to analogies:")
+    missing = missing_modules("lessons")
+    if missing:
+        say(f"    they need the `lessons` extra ({', '.join(missing)} is missing); install it once with")
+        say(f"      {install_hint('lessons')}")
+        say("    then:")
+    say(f"      {minigrad} lessons      (the list)")
+    say(f"      {minigrad} lesson 1     (the first, step by step)")
+    say("  - The lab: this audit in your browser with your own vocabulary, tokens and width, and")
+    say("    steps over time (a rare row and a frequent one under SGD, Adam and AdamW):")
+    say(f"      {'make lab' if _in_checkout_with_make() else minigrad + ' lab'}")
+
+
+def _command(name: str) -> str:
+    """How to run this environment's console script `name` from here (`.venv/bin/minigrad` in a
+    checkout set up by make), or `python -m minigrad.cli` when there is no script."""
+    script = Path(sys.executable).with_name(name)
+    if not script.is_file():
+        return f"{sys.executable} -m minigrad.cli"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
+
+
+def _in_checkout_with_make() -> bool:
+    """True when the current folder is the source checkout minigrad runs from (its Makefile here)."""
+    checkout = source_checkout()
+    return checkout is not None and checkout == Path.cwd().resolve() and (checkout / "Makefile").is_file()
+
+
+def _why_the_lookup_changed(untied: ModeResult, tied: ModeResult, say: Callable[[str], None]) -> None:
+    """The lookup path's "cat" row differs between the modes though the path is the same: say why."""
+    before = untied.ledger.table(untied.model.emb.weight, rows=[CAT])
+    after = tied.ledger.table(tied.model.emb.weight, rows=[CAT])
+    was = before.norm(CAT, before.paths[0])
+    now = after.norm(CAT, next(p for p in after.paths if p.startswith("lookup")))
+    say(f'  The lookup\'s own part of the "cat" row changed too ({was:.4f} untied, {now:.4f} tied),')
+    say("  though it is the same path. What it carries is the error p - y sent back through the")
+    say("  classifier's rows, dL/dh = (p - y) W: untied, W is the classifier's own table; tied, W is")
+    say("  the embedding table itself, so both the probabilities p and the rows W are other numbers.")
 
 
 def _printer(out: TextIO) -> Callable[[str], None]:
@@ -227,7 +286,8 @@ def _predict(mode: str, interactive: bool, ask: Callable[[str], str],
     while True:
         try:
             reply = ask(question).strip().lower()
-        except EOFError:
+        except EOFError:  # Ctrl-D: end the prompt's line first
+            say("")
             raise Stopped from None
         if reply in {"q", "quit"}:
             raise Stopped

@@ -3,7 +3,7 @@ and checkpoints that keep ties. They import the engine and nn, nothing above."""
 
 import importlib
 
-_SUBMODULES = ("checkpoint_tree", "gradcheck", "io", "labels", "ledger", "render", "viz")
+_SUBMODULES = ("checkpoint_tree", "gradcheck", "install_hint", "io", "labels", "ledger", "render", "viz")
 
 
 def __getattr__(name: str):

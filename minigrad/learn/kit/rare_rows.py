@@ -70,9 +70,10 @@ class RowAdamW(Optimizer):
     vector (n,) as one row of n numbers, a 0-d number as one row of one.
 
     lazy=True: a RowSparse gradient steps only the rows it names (`decay` "touched" or
-    "catch_up", settled on `flush()`), as AdamW(lazy=True, decay=...). lazy=False: every row
-    every step, a missing row's gradient zero, as PyTorch's AdamW (the rule then gets every row
-    and decay "touched", which is dense decay when every row is present).
+    "catch_up", settled on `flush()`), as AdamW(lazy=True, decay=...); a dense gradient (a tied
+    table's) names every row. lazy=False: every row every step, a missing row's gradient zero, as
+    PyTorch's AdamW (the rule then gets every row and decay "touched", which is dense decay when
+    every row is present).
     """
 
     def __init__(self, params: Iterable[Tensor], rule: RowRule, lr: float = 1e-3, weight_decay: float = 1e-2,
@@ -102,6 +103,8 @@ class RowAdamW(Optimizer):
         t, values = state["step"], _as_rows(p.data)
         if isinstance(grad, RowSparse) and group["lazy"]:
             rows, g, decay = grad.indices, grad.values, group["decay"]
+        elif group["lazy"]:  # a dense gradient names every row: rows absent before settle what they owe
+            rows, g, decay = slice(None), grad, group["decay"]
         else:  # every row, a row the gradient does not name with gradient zero
             rows, decay = slice(None), "touched"
             g = grad.to_dense() if isinstance(grad, RowSparse) else grad

@@ -27,6 +27,7 @@ from minigrad.engine import Tensor, to_dense
 from minigrad.learn import tour
 from minigrad.learn.data import default_corpus, tokenize
 from minigrad.learn.lab import request_params as P
+from minigrad.learn.lab.pieces import MINIGRADS, Chosen, PieceBook, run_pieces, tie_with_yours
 from minigrad.tools.gradcheck import gradcheck
 from minigrad.tools.ledger import Ledger, ledger
 from minigrad.tools.viz import draw, svg
@@ -177,10 +178,15 @@ class AuditRun:
     ledger: Ledger
 
 
-def run_audit(setup: AuditSetup) -> AuditRun:
-    """Build the tour's model for `setup`, run backward inside a gradient ledger."""
+def run_audit(setup: AuditSetup, chosen: Chosen = MINIGRADS) -> AuditRun:
+    """Build the tour's model for `setup` (tied by the learner's tie_weights when chosen), run
+    backward inside a gradient ledger (through the learner's ops when chosen: call it inside
+    `chosen.ops()`)."""
     weights = tour.seed_weights(setup.seed, len(setup.vocab), setup.width)
-    model = tour.Bridge(weights, tied=setup.tied)
+    theirs = chosen.get("tie_weights") if setup.tied else None
+    model = tour.Bridge(weights, tied=setup.tied and theirs is None)
+    if theirs is not None:
+        tie_with_yours(model, theirs)
     loss = loss_of(setup, model.emb.weight, model.head.weight)
     loss.name = "loss"
     with ledger(names=model) as led:
@@ -288,22 +294,33 @@ def compare(prediction: Prediction, actual: dict[str, Any]) -> dict[str, Any]:
             "number": number_right}
 
 
-def audit(body: Mapping[str, Any], book: PredictionBook) -> dict[str, Any]:
+AUDIT_PIECES = ("Embedding", "CrossEntropy", "tie_weights")
+
+
+def audit(body: Mapping[str, Any], book: PredictionBook, pieces: PieceBook | None = None) -> dict[str, Any]:
     """The reveal for the controls in `body`; needs `prediction`, the id of a committed prediction
-    for the same mode. Every number is computed now, by minigrad."""
+    for the same mode. Every number is computed now, by minigrad, on the learner's pieces that
+    pass their checks when `pieces` is on (`pieces` in the body, default on; see lab.pieces)."""
     setup = read_setup(body)
+    on = P.flag(body, "pieces", True)
     prediction = book.get(body.get("prediction"), setup)
-    run = run_audit(setup)
-    actual = what_happened(run)
+    chosen = pieces.chosen(on) if pieces is not None else MINIGRADS
+    computed, chosen = run_pieces(chosen, lambda c: _reveal(setup, c))
+    not_used = {} if setup.tied else {"tie_weights": "the model is untied: there is no tie to make"}
     return {
         "setup": vocabulary(body) | {"mode": setup.mode},
-        "loss": float(run.loss.item()),
         "prediction": asdict(prediction),
-        "actual": actual,
-        "right": compare(prediction, actual),
+        "right": compare(prediction, computed["actual"]),
         "number_within": NUMBER_WITHIN,
-        "tables": ledger_tables(run),
-        "checks": finite_difference_checks(run),
-        "svg": drawing(run),
+        **computed,
+        "pieces": chosen.said(AUDIT_PIECES, not_used),
         "revealed_at": time.time(),
     }
+
+
+def _reveal(setup: AuditSetup, chosen: Chosen) -> dict[str, Any]:
+    """Every number of the reveal, computed on `chosen`'s pieces."""
+    with chosen.ops():
+        run = run_audit(setup, chosen)
+        return {"loss": float(run.loss.item()), "actual": what_happened(run), "tables": ledger_tables(run),
+                "checks": finite_difference_checks(run), "svg": drawing(run)}

@@ -28,9 +28,10 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from minigrad.learn.kit import cap_blas_threads
+from minigrad.learn.kit import blas_thread_cap, cap_blas_threads
 from minigrad.learn.lab import answer, audit, steps
 from minigrad.learn.lab import request_params as P
+from minigrad.learn.lab.pieces import PieceBook
 from minigrad.learn.lab.request_params import BadRequest
 
 HOST = "127.0.0.1"
@@ -58,13 +59,15 @@ class LabState:
 
     def __init__(self) -> None:
         self.predictions = audit.PredictionBook()
-        self.runs = steps.RunBook()
+        self.pieces = PieceBook()
+        self.runs = steps.RunBook(pieces=self.pieces)
 
     def routes(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]]:
         return {
             ("GET", "/api/vocab"): audit.vocabulary,
+            ("GET", "/api/pieces"): lambda body: {"pieces": self.pieces.status()},
             ("POST", "/api/predict"): lambda body: asdict(self.predictions.commit(body)),
-            ("POST", "/api/audit"): lambda body: audit.audit(body, self.predictions),
+            ("POST", "/api/audit"): lambda body: audit.audit(body, self.predictions, self.pieces),
             ("POST", "/api/steps/start"): self.runs.start,
             ("POST", "/api/steps/next"): self.runs.advance,
             ("POST", "/api/answer/question"): answer.question,
@@ -252,7 +255,7 @@ class LabServer(ThreadingHTTPServer):
         super().__init__((HOST, port), LabHandler)
         self.state = LabState()
         self.verbose = verbose
-        self.blas_limit = cap_blas_threads()
+        self.blas_limit = cap_blas_threads(extra="lab")
         # One computation at a time: minigrad's grad mode (no_grad) is process-wide, so two
         # requests computing at once could switch gradients off under each other. Threads still
         # let static files and refusals through while a computation runs.
@@ -289,8 +292,11 @@ class LabServer(ThreadingHTTPServer):
         return scheme == "http" and self.is_own_host(host)
 
 
-def warm_up() -> None:
-    """Load the corpus and start the WebAssembly Graphviz once, so no learner waits for it."""
+def warm_up(state: LabState | None = None) -> None:
+    """Load the corpus, start the WebAssembly Graphviz and mark the learner's pieces once, so no
+    learner waits for them."""
+    if state is not None:
+        state.pieces.status()
     audit.corpus_words()
     book = audit.PredictionBook()
     audit.audit({"prediction": book.commit({"mode": "untied", "layout": audit.LAYOUTS[0],
@@ -300,15 +306,26 @@ def warm_up() -> None:
 def serve(port: int = 0, open_browser: bool = True, verbose: bool = False, out: Any = None) -> int:
     """Run the lab until Ctrl-C. The URL is the first line printed."""
     out = out or sys.stdout
+    problem = None
+    if not 0 <= port <= 65535:
+        problem = f"port {port} is not a port; expected 0 (any free port) to 65535"
+    try:
+        blas_thread_cap()  # MINIGRAD_BLAS_THREADS, read before anything listens
+    except ValueError as err:
+        problem = str(err)
+    if problem:
+        print(f"minigrad lab: {problem}", file=sys.stderr)
+        return 2
     try:
         server = LabServer(port, verbose)
     except OSError as err:
-        print(f"minigrad lab: cannot listen on {HOST}:{port}: {err.strerror or err}", file=sys.stderr)
-        return 1
+        print(f"minigrad lab: cannot listen on {HOST}:{port}: {err.strerror or err} (choose another "
+              "--port, or 0 for any free one)", file=sys.stderr)
+        return 2  # the port asked for cannot be used: a bad argument
     print(server.url, file=out, flush=True)  # already listening: a browser opened now waits for us
     try:
-        print("minigrad lab: preparing (corpus, Graphviz) ...", file=out, flush=True)
-        warm_up()
+        print("minigrad lab: preparing (corpus, Graphviz, your pieces) ...", file=out, flush=True)
+        warm_up(server.state)
         print("minigrad lab: ready; press Ctrl-C to stop", file=out, flush=True)
         if open_browser:
             import webbrowser

@@ -32,6 +32,16 @@ import numpy as np
 from minigrad.engine import RowSparse
 from minigrad.learn.data import Vocabulary, default_corpus, tokenize
 from minigrad.learn.lab import request_params as P
+from minigrad.learn.lab.pieces import (
+    MINIGRADS,
+    ROW_DECAYS,
+    Chosen,
+    PieceBook,
+    PieceFailed,
+    TableByYourRows,
+    run_pieces,
+    tie_with_yours,
+)
 from minigrad.models.tinylm import TinyLM
 from minigrad.optim import DECAY_MODES, SGD, Adam, AdamW
 
@@ -42,6 +52,7 @@ DEFAULT_LR = {"sgd": 0.5, "adam": 0.01, "adamw": 0.01}
 CHUNK_SECONDS = 0.4  # a chunk computes at most this long (then the page redraws, or stops)
 PREDICTIONS = ("tied", "untied", "about the same")  # whose rare row moves further after the silence
 SAME_WITHIN = 0.1  # "about the same": the two steps differ by less than 10%
+STEPS_PIECES = ("Embedding", "CrossEntropy", "tie_weights", "lazy_adamw_rows")
 
 
 @lru_cache(maxsize=1)
@@ -131,25 +142,49 @@ class StepsRun:
     last_seen: int = 0  # the step at which the rare token last occurred
     returns: list[dict[str, Any]] = field(default_factory=list)  # the rare token's returns, both models
     lock: threading.Lock = field(default_factory=threading.Lock)
+    chosen: Chosen = MINIGRADS  # whose pieces it runs on
 
 
-def new_run(setup: StepsSetup, run_id: str = "r0") -> StepsRun:
+def new_run(setup: StepsSetup, run_id: str = "r0", chosen: Chosen = MINIGRADS) -> StepsRun:
+    """The two models and their optimizers for `setup`, on `chosen`'s pieces: the tied model tied
+    by the learner's tie_weights, the table stepped by their lazy_adamw_rows where it applies."""
     ids, words = token_stream(setup)
     counts = np.bincount(ids[:-1], minlength=setup.vocab_size)  # the ids read
     rare = setup.rare if setup.rare >= 0 else pick_rare(counts, setup.frequent, setup.steps)
+    theirs = chosen.get("tie_weights")
+    rule = chosen.get("lazy_adamw_rows") if rows_rule_applies(setup) else None
     models = {}
     for mode in ("tied", "untied"):
-        model = TinyLM(setup.vocab_size, setup.width, hidden=2 * setup.width, tied=mode == "tied",
-                       dtype=np.float64, rng=setup.seed)
+        model = TinyLM(setup.vocab_size, setup.width, hidden=2 * setup.width,
+                       tied=mode == "tied" and theirs is None, dtype=np.float64, rng=setup.seed)
+        if mode == "tied" and theirs is not None:
+            tie_with_yours(model, theirs)
         options = dict(lr=setup.lr, weight_decay=setup.weight_decay, lazy=setup.lazy, decay=setup.decay)
         try:
-            optimizer = OPTIMIZERS[setup.optimizer](model.parameters(), **options)
+            optimizer = (TableByYourRows(model, rule, lr=setup.lr, weight_decay=setup.weight_decay,
+                                         decay=setup.decay) if rule is not None
+                         else OPTIMIZERS[setup.optimizer](model.parameters(), **options))
         except (TypeError, ValueError) as err:  # the optimizer's own message says what to change
             raise P.BadRequest(f"optimizer: {err}") from None
         models[mode] = Watched(model, optimizer, model.emb.weight.data.copy(),
                                np.zeros(setup.vocab_size, dtype=np.int64))
     return StepsRun(run_id, setup, ids, list(words), rare, models,
-                    occurrences=np.zeros(setup.vocab_size, dtype=np.int64))
+                    occurrences=np.zeros(setup.vocab_size, dtype=np.int64), chosen=chosen)
+
+
+def rows_rule_applies(setup: StepsSetup) -> bool:
+    """The learner's lazy_adamw_rows is lesson 7's lazy AdamW with touched-only or catch-up decay."""
+    return setup.optimizer == "adamw" and setup.lazy and setup.decay in ROW_DECAYS
+
+
+def pieces_said(setup: StepsSetup, chosen: Chosen) -> list[dict[str, Any]]:
+    """Whose piece computes what in this run (for the page)."""
+    not_used = {}
+    if not rows_rule_applies(setup):
+        lazy = ", lazy" if setup.lazy else ""
+        not_used["lazy_adamw_rows"] = (f"it is lazy AdamW with touched-only or catch-up decay; this run is "
+                                       f"{setup.optimizer}{lazy}, decay {setup.decay}")
+    return chosen.said(STEPS_PIECES, not_used)
 
 
 def pick_rare(counts: np.ndarray, frequent: int, steps: int) -> int:
@@ -253,15 +288,17 @@ def _layout(w: Watched) -> str:
 class RunBook:
     """The step runs in progress (the newest `capacity` kept; each advanced under its own lock)."""
 
-    def __init__(self, capacity: int = 8):
+    def __init__(self, capacity: int = 8, pieces: PieceBook | None = None):
         self.capacity = capacity
+        self.pieces = pieces  # the learner's pieces (None: minigrad's always)
         self._runs: OrderedDict[str, StepsRun] = OrderedDict()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
     def start(self, body: Mapping[str, Any]) -> dict[str, Any]:
         setup = read_setup(body)
-        run = new_run(setup)
+        chosen = self.pieces.chosen(P.flag(body, "pieces", True)) if self.pieces is not None else MINIGRADS
+        run, chosen = run_pieces(chosen, lambda c: new_run(setup, chosen=c))
         with self._lock:
             run.id = f"r{next(self._ids)}"
             self._runs[run.id] = run
@@ -272,7 +309,8 @@ class RunBook:
                 "prediction": setup.prediction, "chunk_seconds": CHUNK_SECONDS,
                 "rare": run.rare, "words": words,
                 "vocab_size": setup.vocab_size, "optimizer": setup.optimizer, "lazy": setup.lazy,
-                "decay": setup.decay, "lr": setup.lr, "weight_decay": setup.weight_decay}
+                "decay": setup.decay, "lr": setup.lr, "weight_decay": setup.weight_decay,
+                "pieces": pieces_said(setup, chosen)}
 
     def advance(self, body: Mapping[str, Any]) -> dict[str, Any]:
         body = P.as_mapping(body)
@@ -287,4 +325,16 @@ class RunBook:
                 raise P.BadRequest(f"run: {key} has finished its {run.setup.steps} steps; start a new one",
                                    status=409)
             # the first chunk is shorter: the page's first points come sooner after Run
-            return advance(run, CHUNK_SECONDS / 2 if run.step == 0 else CHUNK_SECONDS)
+            try:
+                with run.chosen.ops():
+                    return advance(run, CHUNK_SECONDS / 2 if run.step == 0 else CHUNK_SECONDS)
+            except Exception as err:
+                if not run.chosen.yours(*STEPS_PIECES):
+                    raise  # minigrad's own: a bug of ours, answered as one
+                with self._lock:  # half a step was taken: the run cannot go on
+                    self._runs.pop(run.id, None)
+                said = (str(err) if isinstance(err, PieceFailed)
+                        else f"your pieces raised {type(err).__name__}: {err}")
+                raise P.BadRequest(f"{said}; the run stopped at step {run.step + 1}. Start it again with "
+                                   "your pieces switched off, or after `minigrad check N` passes",
+                                   status=409) from None

@@ -81,7 +81,58 @@ function showPage() {
     if (name === page) $("nav-" + name).setAttribute("aria-current", "page");
     else $("nav-" + name).removeAttribute("aria-current");
   }
+  $("pieces-panel").hidden = page === "answer";  // page 3 checks your answer, not your pieces
   if (page === "steps" && steps.data) drawCharts();  // sized to the page now that it shows
+}
+
+// ================================ your pieces ==================================================
+// The server marks your copies of the exercises of lessons 4 to 7; the switch is on by default
+// once one passes (until you set it yourself). Every answer says whose piece computed it.
+const pieces = {status: null, setByYou: false};
+
+async function refreshPieces() {
+  // marking a changed copy runs its check (about a second): say so, without disabling the button
+  // (a disabled button would drop the keyboard's focus)
+  const button = $("pieces-again");
+  if (button.getAttribute("aria-disabled") === "true") return;
+  button.setAttribute("aria-disabled", "true");
+  button.textContent = "Marking your copies ...";
+  try {
+    showPieces((await api("/api/pieces")).pieces);
+  } finally {
+    button.removeAttribute("aria-disabled");
+    button.textContent = "Mark your copies again";
+  }
+}
+
+function showPieces(list) {
+  const passing = list.filter((p) => p.passes);
+  const use = $("use-pieces");
+  if (!pieces.setByYou) use.checked = passing.length > 0;
+  use.disabled = !passing.length;
+  if (!passing.length) use.checked = false;
+  pieces.status = list;
+  const short = (p) => (p.why.startsWith("you have not built") ? "not built yet"
+    : p.why.startsWith("your copy does not pass") ? "does not pass its check yet" : p.why);
+  const theirs = list.filter((p) => !p.passes).map((p) => `${p.name} (${short(p)})`);
+  $("pieces-summary").textContent = (passing.length ? `Yours: ${passing.map((p) => p.name).join(", ")}. ` : "") +
+    (theirs.length ? `minigrad's: ${theirs.join(", ")}.` : "");
+  $("pieces-list").replaceChildren(...list.map((p) => el("li", {"data-piece": p.name},
+    el("code", {}, p.name), ` (lesson ${p.lesson}, ${p.does}): `,
+    p.passes ? el("span", {class: "yours"}, "yours") : "minigrad's",
+    p.passes ? `, from ${p.source}` : ` (${p.why})`)));
+}
+
+function whoseSentence(said) {
+  // "your Embedding (the lookup ...); minigrad's CrossEntropy (why)": what computed this answer
+  const why = (p) => (p.why.startsWith("you have not built") ? "yours is not built yet" : p.why);
+  return said.filter((p) => p.whose !== "not used").map((p) => (p.whose === "yours"
+    ? `your ${p.name} (${p.does})` : `minigrad's ${p.name}${p.why ? ` (${why(p)})` : ""}`)).join("; ");
+}
+
+async function piecesSwitched() {
+  pieces.setByYou = true;
+  if (audit.revealed[currentMode()]) await reveal();  // the same question, on the other pieces
 }
 
 // ================================ page 1: the audit ============================================
@@ -93,6 +144,7 @@ const audit = {predictions: {untied: null, tied: null}, revealed: {untied: false
 function auditBody() {
   const values = formValues($("audit-controls"));
   if (values.vocab !== "corpus") delete values.vocab_size;
+  values.pieces = $("use-pieces").checked;
   return values;
 }
 
@@ -182,6 +234,9 @@ hideResults.audit = () => { $("audit-result").hidden = true; $("compare-box").hi
 function showAudit(r) {
   $("result-mode").textContent = r.setup.mode;
   $("loss").textContent = fmt(r.loss);
+  $("computed-by").textContent = `Computed with ${whoseSentence(r.pieces)}.`;
+  $("computed-head").textContent = r.pieces.some((p) => p.whose === "yours") ? "computed on your pieces"
+    : "minigrad computed";
   const p = r.prediction, a = r.actual, right = r.right;
   const within = Math.round(100 * r.number_within);
   const rows = [
@@ -191,9 +246,12 @@ function showAudit(r) {
     [`Norm of the target row's total gradient (head.weight; right within ${within}%)`,
       p.number === null ? "(no guess)" : p.number, fmt(a.number), right.number],
   ];
+  // three columns, the verdict under your answer: four would not fit a phone's width
+  const verdict = (ok) => (ok === null ? "" : el("span", {class: "verdict " + (ok ? "right" : "wrong")},
+    ok ? "right" : "not this time"));
   $("compare").tBodies[0].replaceChildren(...rows.map(([q, mine, theirs, ok]) => el("tr", {},
-    el("td", {}, q), el("td", {}, mine), el("td", {"data-actual": q}, theirs),
-    el("td", {class: ok === null ? "" : ok ? "right" : "wrong"}, ok === null ? "" : ok ? "right" : "not this time"))));
+    el("th", {scope: "row"}, q), el("td", {}, el("span", {class: "mine"}, String(mine)), verdict(ok)),
+    el("td", {"data-actual": q}, theirs))));
   $("ledger").replaceChildren(...r.tables.map(ledgerTable));
   $("checks").replaceChildren(...r.checks.map((c) => el("li", {},
     el("span", {class: c.ok ? "ok" : "bad"}, c.ok ? "ok" : "FAILED"),
@@ -239,9 +297,15 @@ function rowName(index, word) {
 function clearSteps(status) {
   steps.data = null;
   $("steps-status").textContent = status;
+  $("steps-pieces").textContent = "";
   $("steps-verdict").hidden = true;
-  for (const svg of $("page-steps").querySelectorAll(".charts svg")) svg.replaceChildren();
-  for (const legend of $("page-steps").querySelectorAll(".charts .legend")) legend.replaceChildren();
+  for (const figure of $("page-steps").querySelectorAll(".charts figure")) {
+    figure.querySelector("svg").replaceChildren();
+    figure.querySelector(".legend").replaceChildren();
+    figure.querySelector(".table-box").replaceChildren();
+    figure.numbers = null;
+  }
+  $("updates-note").textContent = "";
 }
 
 hideResults.steps = () => clearSteps("");
@@ -249,6 +313,7 @@ hideResults.steps = () => clearSteps("");
 async function runSteps(event) {
   event.preventDefault();
   const values = formValues($("steps-controls"));
+  values.pieces = $("use-pieces").checked;
   if (!values.prediction) {
     hint("steps-hint", "Choose a prediction first (above): whose rare row moves further when its token " +
       "comes back after its longest silence?");
@@ -259,12 +324,14 @@ async function runSteps(event) {
   steps.stopped = false;
   steps.running = true;
   clearSteps("Starting the run ...");
-  $("run").disabled = true;
   $("stop").disabled = false;
+  if (document.activeElement === $("run")) $("stop").focus();  // a disabled button would drop the focus
+  $("run").disabled = true;
   try {
     const started = await api("/api/steps/start", values, "steps");
     steps.data = {meta: started, points: {tied: [], untied: []}, returns: {tied: [], untied: []}, chunk: null};
     $("steps-status").textContent = `Running ${started.steps} steps ...`;
+    $("steps-pieces").textContent = `Trained with ${whoseSentence(started.pieces)}.`;
     for (;;) {
       const chunk = await api("/api/steps/next", {run: started.run}, "steps");
       if (generation !== steps.generation) return;
@@ -283,14 +350,19 @@ async function runSteps(event) {
     if (generation === steps.generation) {
       steps.running = false;
       $("run").disabled = false;
+      if (document.activeElement === $("stop")) $("run").focus();  // as above, the other way
       $("stop").disabled = true;
+      $("stop").removeAttribute("aria-disabled");
     }
   }
 }
 
 function stopSteps() {
+  if (steps.stopped || !steps.running) return;
   steps.stopped = true;
-  $("stop").disabled = true;
+  // marked as pressed, but not disabled: a disabled button would drop the keyboard's focus; when the
+  // run has stopped the focus moves to Run
+  $("stop").setAttribute("aria-disabled", "true");
   $("steps-status").textContent = "Stopping after the chunk being computed ...";
 }
 
@@ -322,14 +394,24 @@ function showStepsVerdict() {
   box.hidden = false;
 }
 
+// Each series differs by more than its colour: its dash pattern and its marker (tied: a circle,
+// untied: a square; the frequent row's filled, the rare row's hollow). The legends draw the same.
+const STYLE = {
+  "frequent row, tied": {dash: "", marker: "circle", filled: true},
+  "frequent row, untied": {dash: "7 4", marker: "square", filled: true},
+  "rare row, tied": {dash: "2 3", marker: "circle", filled: false},
+  "rare row, untied": {dash: "9 3 2 3", marker: "square", filled: false},
+  "tied": {dash: "", marker: "circle", filled: true},
+  "untied": {dash: "", marker: "square", filled: false},
+};
+
 function drawCharts() {
   const d = steps.data;
   if (!d || !d.chunk) return;
   const figures = $("page-steps").querySelector(".charts");
   figures.dataset.redraws = String(Number(figures.dataset.redraws || 0) + 1);  // the tests count these
   const rows = (field) => ["tied", "untied"].flatMap((mode) => ["frequent", "rare"].map((row) => ({
-    name: `${row} row, ${mode}`, mode, dash: row === "rare",
-    points: d.points[mode].map((p) => [p.step, p[row][field]]),
+    name: `${row} row, ${mode}`, mode, points: d.points[mode].map((p) => [p.step, p[row][field]]),
   })));
   chart($("chart-norm"), rows("norm"), {xlabel: "step", ylabel: "row norm"});
   chart($("chart-moved"), rows("moved"), {xlabel: "step", ylabel: "distance moved", ylog: true,
@@ -342,9 +424,40 @@ function drawCharts() {
   chart($("chart-updates"), byMode((mode) => c.occurrences.map((n, i) => [n, c.updates[mode][i]])
     .filter(([n, u]) => n > 0 && u > 0)),
   {xlabel: "times the token was read", ylabel: "steps that changed the row", xlog: true, ylog: true});
+  $("updates-note").textContent = everyRowEveryStep(c);
+}
+
+function everyRowEveryStep(c) {
+  // With dense weight decay (or, tied, the classifier's gradient) every row changes on every step, so
+  // that model's points lie on one flat line at the number of steps: say so, and why.
+  const flat = ["tied", "untied"].filter((mode) => c.occurrences.every((n, i) => n === 0 || c.updates[mode][i] === c.step));
+  if (!flat.length) return "";
+  const m = steps.data.meta;
+  const why = (mode) => (mode === "tied" ? "tied, the classifier sends every row a gradient on every step"
+    : !m.lazy ? "the optimizer steps every row on every step (not lazy)"
+      : m.decay === "dense" && m.weight_decay > 0 ? "dense weight decay moves every row on every step" : "");
+  return `Flat at ${c.step} for ${flat.join(" and ")}: every row that was read changed on every step (` +
+    flat.map(why).filter(Boolean).join("; ") + "). Lazy steps with touched-only decay leave a silent untied row alone.";
 }
 
 // ---- a small chart in SVG: round ticks, log axes by decades, the legend beside it ----------------
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svgEl(tag, attrs, text) {
+  const n = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
+  if (text !== undefined) n.textContent = text;
+  return n;
+}
+
+function marker(x, y, s, kind) {
+  // the series' marker at (x, y): `kind` says what it marks ("move": a move between two still steps)
+  const style = STYLE[s.name], attrs = {class: `${kind} ${s.mode}${style.filled ? " filled" : ""}`,
+                                        "data-series": s.name};
+  if (style.marker === "circle") return svgEl("circle", {cx: x.toFixed(1), cy: y.toFixed(1), r: 3, ...attrs});
+  return svgEl("rect", {x: (x - 2.8).toFixed(1), y: (y - 2.8).toFixed(1), width: 5.6, height: 5.6, ...attrs});
+}
+
 function niceStep(span, count) {
   const raw = span / count, power = 10 ** Math.floor(Math.log10(raw));
   return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
@@ -364,28 +477,27 @@ function logAxis(lo, hi) {
   let a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
   if (b === a) b += 1;
   const every = Math.ceil((b - a) / 6);
-  const ticks = [];
-  for (let k = a; k <= b; k += every) ticks.push([k, k >= -3 && k <= 4 ? String(+(10 ** k).toFixed(Math.max(0, -k))) : `1e${k}`]);
+  const powers = [];
+  for (let k = a; k <= b; k += every) powers.push(k);
+  // one notation per axis: plain numbers while they stay short, else every tick as 1eK
+  const plain = powers.every((k) => k >= -3 && k <= 4);
+  const ticks = powers.map((k) => [k, plain ? String(+(10 ** k).toFixed(Math.max(0, -k))) : `1e${k}`]);
   return {lo: a, hi: b, ticks, at: (v) => Math.log10(v)};
 }
 
 function chart(svg, series, opts) {
   const W = Math.max(300, Math.round(svg.clientWidth || 560)), H = 240;
-  const L = 56, R = 14, T = 10, B = 38, lane = opts.zeroLane ? 24 : 0;
+  const L = 56, R = 14, T = 10, B = 38, lane = opts.zeroLane ? 26 : 0;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  const ns = "http://www.w3.org/2000/svg";
-  const make = (tag, attrs, text) => {
-    const n = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    return n;
-  };
   svg.replaceChildren();
-  legend(svg.parentNode.querySelector(".legend"), series);
+  const figure = svg.closest("figure");
+  legend(figure.querySelector(".legend"), series);
+  figure.numbers = {series, opts};  // the text alternative, built when its details are opened
+  fillNumbers(figure);
   const shown = (p) => (!opts.xlog || p[0] > 0) && (!opts.ylog || p[1] > 0);
   const all = series.flatMap((s) => s.points.filter(shown));
   if (!all.length) {
-    svg.append(make("text", {x: W / 2, y: H / 2, class: "chart-text", "text-anchor": "middle"}, "no points yet"));
+    svg.append(svgEl("text", {x: W / 2, y: H / 2, class: "chart-text", "text-anchor": "middle"}, "no points yet"));
     return;
   }
   const range = (i) => [Math.min(...all.map((p) => p[i])), Math.max(...all.map((p) => p[i]))];
@@ -397,55 +509,82 @@ function chart(svg, series, opts) {
   const sy = (v) => bottom - (ya.at(v) - ya.lo) / (ya.hi - ya.lo) * (bottom - T);
   for (const [v, text] of ya.ticks) {
     const y = bottom - (v - ya.lo) / (ya.hi - ya.lo) * (bottom - T);
-    svg.append(make("line", {x1: L, y1: y, x2: W - R, y2: y, class: "chart-grid"}),
-               make("text", {x: L - 5, y: y + 4, class: "chart-text", "text-anchor": "end"}, text));
+    svg.append(svgEl("line", {x1: L, y1: y, x2: W - R, y2: y, class: "chart-grid"}),
+               svgEl("text", {x: L - 5, y: y + 4, class: "chart-text", "text-anchor": "end"}, text));
   }
   for (const [v, text] of xa.ticks) {
     const x = L + (v - xa.lo) / (xa.hi - xa.lo) * (W - L - R);
-    svg.append(make("line", {x1: x, y1: H - B, x2: x, y2: H - B + 4, class: "chart-axis"}),
-               make("text", {x, y: H - B + 16, class: "chart-text", "text-anchor": "middle"}, text));
+    svg.append(svgEl("line", {x1: x, y1: H - B, x2: x, y2: H - B + 4, class: "chart-axis"}),
+               svgEl("text", {x, y: H - B + 16, class: "chart-text", "text-anchor": "middle"}, text));
   }
-  svg.append(make("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, class: "chart-axis"}),
-             make("line", {x1: L, y1: T, x2: L, y2: H - B, class: "chart-axis"}),
-             make("text", {x: (L + W - R) / 2, y: H - 4, class: "chart-text", "text-anchor": "middle"}, opts.xlabel),
-             make("text", {x: 12, y: (T + bottom) / 2, class: "chart-text", "text-anchor": "middle",
-                           transform: `rotate(-90 12 ${(T + bottom) / 2})`}, opts.ylabel));
+  svg.append(svgEl("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, class: "chart-axis"}),
+             svgEl("line", {x1: L, y1: T, x2: L, y2: H - B, class: "chart-axis"}),
+             svgEl("text", {x: (L + W - R) / 2, y: H - 4, class: "chart-text", "text-anchor": "middle"}, opts.xlabel),
+             svgEl("text", {x: 12, y: (T + bottom) / 2, class: "chart-text", "text-anchor": "middle",
+                            transform: `rotate(-90 12 ${(T + bottom) / 2})`}, opts.ylabel));
   if (opts.zeroLane) {
-    svg.append(make("line", {x1: L, y1: H - B - lane / 2, x2: W - R, y2: H - B - lane / 2, class: "chart-grid"}),
-               make("text", {x: L - 5, y: H - B - lane / 2 + 4, class: "chart-text", "text-anchor": "end"}, opts.zeroLane));
+    svg.append(svgEl("text", {x: L - 5, y: H - B - lane / 2 + 4, class: "chart-text", "text-anchor": "end"},
+                     opts.zeroLane));
   }
   series.forEach((s, k) => {
     if (s.dots) {
-      for (const [x, y] of s.points.filter(shown)) {
-        svg.append(make("circle", {cx: sx(x).toFixed(1), cy: sy(y).toFixed(1), r: 3, class: `dot ${s.mode}`}));
-      }
+      for (const [x, y] of s.points.filter(shown)) svg.append(marker(sx(x), sy(y), s, "dot"));
       return;
     }
-    // a line through the points it can show; where a point cannot be shown (0 on a log axis)
-    // the line breaks and the step is marked in the zero lane
-    let path = "", pen = "M";
+    // A line through each run of points it can show. A point that cannot be shown (0 on a log axis)
+    // breaks the line and is marked in the "no move" lane; a run of one point (a move between two
+    // steps without one) would be a line of no length, so it gets the series' marker instead.
+    let path = "", run = [];
+    const endRun = () => {
+      if (run.length === 1) svg.append(marker(run[0][0], run[0][1], s, "move"));
+      else if (run.length > 1) path += "M" + run.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join("L");
+      run = [];
+    };
     for (const p of s.points) {
-      if (shown(p)) { path += `${pen}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`; pen = "L"; }
-      else {
-        pen = "M";
-        if (opts.zeroLane) {
-          const y = H - B - lane / 2 - 6 + 3 * k;
-          svg.append(make("line", {x1: sx(p[0]).toFixed(1), y1: y, x2: sx(p[0]).toFixed(1), y2: y + 3,
-                                   class: `zero ${s.mode}`, "data-series": s.name}));
-        }
-      }
+      if (shown(p)) { run.push([sx(p[0]), sy(p[1])]); continue; }
+      endRun();
+      if (opts.zeroLane) svg.append(marker(sx(p[0]), H - B - lane + 4 + 6 * k, s, "zero"));
     }
+    endRun();
     if (path) {
-      svg.append(make("path", {d: path, fill: "none", class: `line ${s.mode}${s.dash ? " dashed" : ""}`,
-                               "data-series": s.name}));
+      svg.append(svgEl("path", {d: path, fill: "none", class: `line ${s.mode}`, "stroke-dasharray": STYLE[s.name].dash,
+                                "data-series": s.name}));
     }
   });
 }
 
 function legend(list, series) {
   if (!list) return;
-  list.replaceChildren(...series.map((s) => el("li", {},
-    el("span", {class: `swatch ${s.mode}${s.dots ? " dot" : s.dash ? " dashed" : ""}`, "aria-hidden": "true"}), s.name)));
+  list.replaceChildren(...series.map((s) => {
+    const swatch = svgEl("svg", {class: "swatch", width: 34, height: 10, viewBox: "0 0 34 10", "aria-hidden": "true"});
+    if (!s.dots) {
+      swatch.append(svgEl("line", {x1: 1, y1: 5, x2: 33, y2: 5, class: `line ${s.mode}`,
+                                   "stroke-dasharray": STYLE[s.name].dash}));
+    }
+    swatch.append(marker(17, 5, s, "key"));
+    return el("li", {}, swatch, s.name);
+  }));
+}
+
+// ---- each chart's numbers as a table: its text alternative, built when opened ---------------------
+function fillNumbers(figure) {
+  const details = figure.querySelector("details"), box = details && details.querySelector(".table-box");
+  if (!box || !details.open || !figure.numbers) return;
+  const {series, opts} = figure.numbers;
+  const n = (v) => (v === undefined ? "-" : Number.isInteger(v) ? String(v) : Number(v).toPrecision(4));
+  let head, rows;
+  if (series.some((s) => s.dots)) {
+    head = ["model", opts.xlabel, opts.ylabel];
+    rows = series.flatMap((s) => s.points.map(([x, y]) => [s.name, n(x), n(y)]));
+  } else {  // the series share their x values (the steps)
+    const columns = series.map((s) => new Map(s.points));
+    const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+    head = [opts.xlabel, ...series.map((s) => `${opts.ylabel}: ${s.name}`)];
+    rows = xs.map((x) => [n(x), ...columns.map((c) => n(c.get(x)))]);
+  }
+  box.replaceChildren(el("table", {class: "numbers"},
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {scope: "col"}, h)))),
+    el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((v) => el("td", {}, v)))))));
 }
 
 function optimizerChanged() {
@@ -519,9 +658,15 @@ window.addEventListener("DOMContentLoaded", async () => {
   $("steps-predict").addEventListener("change", () => hint("steps-hint", ""));
   $("stop").addEventListener("click", stopSteps);
   $("optimizer").addEventListener("change", optimizerChanged);
+  for (const details of $("page-steps").querySelectorAll(".charts details")) {
+    details.addEventListener("toggle", () => fillNumbers(details.closest("figure")));
+  }
   $("answer-controls").addEventListener("change", () => refreshQuestion().catch(() => {}));
   $("answer-form").addEventListener("submit", (e) => checkAnswer(e).catch(() => {}));
+  $("use-pieces").addEventListener("change", () => piecesSwitched().catch(() => {}));
+  $("pieces-again").addEventListener("click", () => refreshPieces().catch(() => {}));
   try {
+    await refreshPieces();
     await refreshVocabulary("init");
     showPredictionState();
     await initAnswer();
