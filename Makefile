@@ -44,13 +44,17 @@ $(TOUR_STAMP): pyproject.toml
 tour: $(TOUR_STAMP)
 	$(BIN)/minigrad tour
 
+# ruff, then the type checker (mypy, configured in pyproject.toml: the engine in strict mode),
+# then the tests
 test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 # The same without the slow tests (whole lessons, notebooks, the browser, the sdist build)
 test-quick: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # Chromium + chromedriver for the lab's browser tests (installed when missing and root), and axe-core,
@@ -64,6 +68,7 @@ lab: $(LAB_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
+	$(BIN)/mypy
 
 # Every lesson at full size, with the checks inside it (CI runs them in the small mode through
 # the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.

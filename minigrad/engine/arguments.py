@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.arrays import Array, DType
+
 
 def check_dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
     """`dim` as an axis in [0, len(shape)), counted from the end when negative."""
@@ -47,7 +49,7 @@ def softmax_axis(op: str, axis: int | None, dim: int | None) -> int:
     return -1 if axis is None else axis
 
 
-def check_can_require_grad(array: np.ndarray) -> None:
+def check_can_require_grad(array: Array) -> None:
     if array.dtype.kind != "f":
         raise TypeError(
             f"only floating-point tensors can require grad, but this one has dtype {array.dtype}; "
@@ -55,10 +57,11 @@ def check_can_require_grad(array: np.ndarray) -> None:
         )
 
 
-def as_dtype(op: str, dtype: Any) -> np.dtype:
+def as_dtype(op: str, dtype: Any) -> DType:
     """A dtype argument (`mg.float32`, `np.float64`, "int64", a numpy dtype) as a numpy dtype."""
     if isinstance(dtype, str):
         dtype = dtype.removeprefix("torch.").removeprefix("minigrad.")
+    result: DType | None
     try:
         result = np.dtype(dtype)
     except TypeError:

@@ -1,25 +1,41 @@
 """Arrays, and the array inside a tensor: the names the engine's lower modules share.
 
-`Array` is the type of a numpy array of any dtype and shape, for the type hints. `ArrayHolder`
-is the base class of Tensor: it lets a module tell a tensor from a plain value without importing
-tensor.py. `as_array` and `index_array` are the one way each to take the arrays out.
+`Array` is the type of a numpy array of any dtype and shape, for the type hints (`DType`, of its
+dtype); `Gradients`, the type of what a backward returns (one gradient per input: an array, a
+RowSparse, or None). `ArrayHolder` is the base class of Tensor: it lets a module tell a tensor
+from a plain value without importing tensor.py. `as_array` and `index_array` are the one way each
+to take the arrays out.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-Array = npt.NDArray[Any]
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
+
+    from minigrad.engine.sparse import RowSparse
+    from minigrad.engine.tensor import Tensor
+
+Array: TypeAlias = npt.NDArray[Any]
+DType: TypeAlias = np.dtype[Any]
+Gradients: TypeAlias = "tuple[Array | RowSparse | None, ...]"
 
 
 class ArrayHolder:
-    """What every Tensor is at bottom: a holder of a numpy array, `data`."""
+    """What every Tensor is at bottom: a holder of a numpy array, `data`, that may require grad."""
 
     __slots__ = ()
     data: Array
+    requires_grad: bool
+
+
+def is_tensor(x: object) -> TypeIs[Tensor]:
+    """Whether `x` is a Tensor (the one kind of ArrayHolder), told without importing tensor.py."""
+    return isinstance(x, ArrayHolder)
 
 
 def as_array(x: Any) -> Any:

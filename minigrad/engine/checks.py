@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.arrays import Array
+
 
 class ShapeError(ValueError, RuntimeError):
     """Shapes that do not fit an op (a product, a reshape, a loss's targets).
@@ -33,7 +35,7 @@ def broadcasts_to(shape: tuple[int, ...], into: tuple[int, ...]) -> bool:
         return False
 
 
-def check_in_range(ids: np.ndarray, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
+def check_in_range(ids: Array, size: int, *, who: str, item: str, name: str, range_of: str) -> None:
     """Raise IndexError for the first entry of the integer array `ids` outside [0, size).
 
     The message names the caller, the value, where it sits in the argument and the range,

@@ -10,13 +10,16 @@ forward saved into (a `FunctionNode`): one object per op. Inside `minigrad.use(E
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from minigrad.engine import grad_mode
 from minigrad.engine.arrays import Array
 from minigrad.engine.graph import Node, record_forward_trace
+
+if TYPE_CHECKING:
+    from minigrad.engine.tensor import VersionCounter
 
 
 class Context:
@@ -25,19 +28,23 @@ class Context:
     # class-level defaults, overridden per context only when set (most ops save nothing)
     _saved: tuple[Any, ...] | None = ()
     # (version counter, index in saved, version when saved, tensor name) per watched tensor
-    _versions: list[tuple[Any, int, int, str | None]] | tuple[()] = ()
+    _versions: list[tuple[VersionCounter, int, int, str | None]] | tuple[()] = ()
     needs_input_grad: tuple[bool, ...] = ()
 
-    def save_for_backward(self, *arrays: Any) -> None:
+    if TYPE_CHECKING:  # a forward keeps what its backward needs under names it chooses
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+    def save_for_backward(self, *arrays: Array | None) -> None:  # None: an input not given
         self._saved = arrays
 
     @property
-    def saved(self) -> tuple[Any, ...]:
+    def saved(self) -> tuple[Array, ...]:
         if self._saved is None:
             raise RuntimeError("saved arrays were freed (pass retain_graph=True to keep them)")
         return self._saved
 
-    def watch_versions(self, tensors: list[Any]) -> None:
+    def watch_versions(self, tensors: list[Tensor]) -> None:
         """Remember the version of every tensor (input or output) whose array the forward saved,
         as it is or as a numpy view of it (`x.reshape(-1, n)`).
 
@@ -109,9 +116,8 @@ class FunctionNode(Context, Node):
             )
         if self._versions:
             self.check_versions(self)
-        grads = self.function.backward(self, grad)
-        if type(grads) is not tuple:
-            grads = (grads,)
+        returned = self.function.backward(self, grad)  # one gradient may come bare
+        grads: tuple[Any, ...] = returned if type(returned) is tuple else (returned,)
         if len(grads) != len(self.next_nodes):
             raise RuntimeError(
                 f"{self.name}: backward returned {len(grads)} gradients but forward had "
@@ -184,11 +190,11 @@ class Function:
         cls.minigrads_own = cls.__module__.startswith("minigrad.engine.ops.")
 
     @staticmethod
-    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
     @staticmethod
-    def backward(ctx: Any, grad: Any) -> Any:
+    def backward(ctx: Context, grad: Array) -> Any:
         raise NotImplementedError
 
     @classmethod

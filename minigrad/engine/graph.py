@@ -59,7 +59,7 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     @property
-    def grad_shape(self) -> tuple[int, ...]:  # type: ignore[override]
+    def grad_shape(self) -> tuple[int, ...]:  # type: ignore[override]  # read from the leaf, not set
         return self.variable.data.shape
 
     def apply(self, grad: Any, owned: bool = False) -> tuple[Any, ...]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import kernels
+from minigrad.engine.arrays import Array, DType
 from minigrad.engine.checks import check_in_range
 
 
@@ -31,6 +32,10 @@ class RowSparse:
     """
 
     __slots__ = ("indices", "values", "shape", "coalesced")
+    indices: Array
+    values: Array
+    shape: tuple[int, ...]
+    coalesced: bool
     # `ndarray + RowSparse` must reach RowSparse.__radd__, not broadcast us as an object scalar
     __array_ufunc__ = None
 
@@ -64,7 +69,7 @@ class RowSparse:
         return cls(np.zeros(0, np.int64), np.zeros((0, *shape[1:]), dtype), shape, coalesced=True)
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> DType:
         return self.values.dtype
 
     @property
@@ -94,14 +99,14 @@ class RowSparse:
         unique, sums = kernels.segment_sums(self.indices, self.values)
         return RowSparse(unique, sums, self.shape, coalesced=True)
 
-    def to_dense(self) -> np.ndarray:
+    def to_dense(self) -> Array:
         """The full `shape` array (this is where the untouched rows' zeros get materialised)."""
         out = np.zeros(self.shape, dtype=self.values.dtype)
         c = self.coalesce()
         out[c.indices] = c.values  # unique ids after coalesce, so assignment is exact
         return out
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Array:
         # numpy would otherwise wrap us as a 0-d object array. Densifying here would hide the
         # cost the sparse layout exists to avoid (V rows, most of them zero), so ask for it.
         raise TypeError(
@@ -158,7 +163,7 @@ def add_grads(a: Any, b: Any) -> Any:
     return np.asarray(a + b)  # 0-d + 0-d is a numpy scalar: keep gradients arrays
 
 
-def add_into(total: np.ndarray, g: Any) -> None:
+def add_into(total: Array, g: Any) -> None:
     """total += g in place, for a dense `total` and a dense or RowSparse `g` of its shape."""
     if isinstance(g, RowSparse):
         rows = g.coalesce()
@@ -167,7 +172,7 @@ def add_into(total: np.ndarray, g: Any) -> None:
         total += g
 
 
-def _check_same_shape(a: tuple, b: tuple, a_kind: str, b_kind: str) -> None:
+def _check_same_shape(a: tuple[int, ...], b: tuple[int, ...], a_kind: str, b_kind: str) -> None:
     if tuple(a) != tuple(b):
         raise ValueError(f"cannot add a {a_kind} gradient of shape {tuple(a)} and a {b_kind} "
                          f"gradient of shape {tuple(b)}: gradients of one tensor share its shape")

@@ -14,7 +14,7 @@ file, and is mixed in:
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from minigrad.engine.random import as_generator
 from minigrad.engine.tensor_inplace import TensorInPlace
 from minigrad.engine.tensor_layout import Size, TensorLayout
 from minigrad.engine.tensor_maths import TensorMaths, broadcasting, promote
+
+if TYPE_CHECKING:
+    from minigrad.engine.function import Function
 
 
 def _infer_array(data: Any, dtype: Any = None) -> Array:
@@ -222,7 +225,7 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
             pair = promote(self, other, floating)  # floating: true division of ints gives floats
         return (pair[1], pair[0]) if reflected else pair
 
-    def _arithmetic(self, op: type[ops.Function], other: Any, reflected: bool = False,
+    def _arithmetic(self, op: type[Function], other: Any, reflected: bool = False,
                     floating: bool = False) -> Tensor:
         """op on (self, other), or (other, self) when reflected, promoted as `_operands` says.
         A half tensor meets a number (or a 0-d tensor) at float32 precision and only the result

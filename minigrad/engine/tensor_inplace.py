@@ -23,21 +23,22 @@ from minigrad.engine.checks import ShapeError, broadcasts_to
 from minigrad.engine.dtypes import can_cast, float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing's own from Python 3.11
+
     from minigrad.engine.function import Function
+    from minigrad.engine.graph import Node
     from minigrad.engine.tensor import Tensor
 
 
 class TensorInPlace(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
     # True when Function.apply found this tensor's array to be a view of an input's memory (as
     # numpy's .base says); a copy that numpy gives a .base of its own (y[:, [0, 2]]) is not one
     _views_input = False
 
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-        grad_fn: Any
+        grad_fn: Node | None
         _version: int
 
         def _new(self, array: Any) -> Tensor: ...
@@ -51,36 +52,36 @@ class TensorInPlace(ArrayHolder):
         @property
         def dtype(self) -> np.dtype[Any]: ...
 
-    def add_(self, other: Any, alpha: float = 1.0) -> Tensor:
+    def add_(self, other: Any, alpha: float = 1.0) -> Self:
         return self._add("add_", other, alpha)
 
-    def sub_(self, other: Any, alpha: float = 1.0) -> Tensor:
+    def sub_(self, other: Any, alpha: float = 1.0) -> Self:
         return self._add("sub_", other, -alpha)
 
-    def mul_(self, other: Any) -> Tensor:
+    def mul_(self, other: Any) -> Self:
         return self._scale("mul_", ops.Mul, np.multiply, other)
 
-    def div_(self, other: Any) -> Tensor:
+    def div_(self, other: Any) -> Self:
         return self._scale("div_", ops.Div, np.divide, other)
 
     # `w -= lr * w.grad` updates w itself, as in PyTorch (Python would otherwise rebind w to a
     # new tensor, without requires_grad): the same rules as add_, sub_, mul_ and div_
-    def __iadd__(self, other: Any) -> Tensor:
+    def __iadd__(self, other: Any) -> Self:
         return self._add("+=", other, 1.0)
 
-    def __isub__(self, other: Any) -> Tensor:
+    def __isub__(self, other: Any) -> Self:
         return self._add("-=", other, -1.0)
 
-    def __imul__(self, other: Any) -> Tensor:
+    def __imul__(self, other: Any) -> Self:
         return self._scale("*=", ops.Mul, np.multiply, other)
 
-    def __itruediv__(self, other: Any) -> Tensor:
+    def __itruediv__(self, other: Any) -> Self:
         return self._scale("/=", ops.Div, np.divide, other)
 
-    def zero_(self) -> Tensor:
+    def zero_(self) -> Self:
         return self._copy("zero_", np.zeros((), dtype=self.dtype))
 
-    def copy_(self, other: Any) -> Tensor:
+    def copy_(self, other: Any) -> Self:
         return self._copy("copy_", other)
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -93,7 +94,7 @@ class TensorInPlace(ArrayHolder):
             self.data[index] = self._plain(value)
         self._bumped()
 
-    def _add(self, op: str, other: Any, alpha: float) -> Tensor:
+    def _add(self, op: str, other: Any, alpha: float) -> Self:
         self._check_result_fits(op, other)
         with self._value_fits(op, other):
             if self._records_in_place(op, other):
@@ -108,7 +109,7 @@ class TensorInPlace(ArrayHolder):
                        casting="unsafe")
         return self._bumped()
 
-    def _scale(self, op: str, function: type[Function], ufunc: np.ufunc, other: Any) -> Tensor:
+    def _scale(self, op: str, function: type[Function], ufunc: np.ufunc, other: Any) -> Self:
         self._check_result_fits(op, other, floating=function is ops.Div)
         with self._value_fits(op, other):
             if self._records_in_place(op, other):  # Mul's and Div's backward read the old values: a copy
@@ -158,7 +159,7 @@ class TensorInPlace(ArrayHolder):
                 f"which gives a new tensor of dtype {result}"
             )
 
-    def _copy(self, op: str, source: Any) -> Tensor:
+    def _copy(self, op: str, source: Any) -> Self:
         with self._value_fits(op, source):
             if self._records_in_place(op, source):
                 return self._rebase(op, ops.Copy, self._history(copy=False), self._operand(source))
@@ -209,10 +210,10 @@ class TensorInPlace(ArrayHolder):
     def _plain(self, other: Any) -> Array:
         return np.asarray(as_array(other), dtype=self.dtype)
 
-    def _rebase(self, op: str, function: type[Function], *inputs: Any, **kwargs: Any) -> Tensor:
+    def _rebase(self, op: str, function: type[Function], *inputs: Any, **kwargs: Any) -> Self:
         return self._take(op, function.apply(*inputs, **kwargs))
 
-    def _take(self, op: str, result: Tensor) -> Tensor:
+    def _take(self, op: str, result: Tensor) -> Self:
         """Make `result`, computed from self's history, self's new value and history."""
         if result.shape != self.shape:
             raise ShapeError(
@@ -225,7 +226,7 @@ class TensorInPlace(ArrayHolder):
         self._remake_views()
         return self._bumped()
 
-    def _bumped(self) -> Tensor:
+    def _bumped(self) -> Self:
         self._version += 1
         return self
 

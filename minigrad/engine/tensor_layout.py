@@ -20,20 +20,21 @@ from minigrad.engine.arrays import ArrayHolder, as_array, index_array
 from minigrad.engine.checks import ShapeError, check_in_range
 
 if TYPE_CHECKING:
+    from typing_extensions import Self  # typing's own from Python 3.11
+
+    from minigrad.engine.graph import Node
     from minigrad.engine.tensor import Tensor
 
 
 class TensorLayout(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
-    _views: list[weakref.ref[Tensor]] | None = None
-    _base: Tensor | None = None
-    _from_base: Callable[[Tensor], Tensor] | None = None
+    _views: list[weakref.ref[TensorLayout]] | None = None
+    _base: TensorLayout | None = None
+    _from_base: Callable[[TensorLayout], Tensor] | None = None
 
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-        grad_fn: Any
+        grad_fn: Node | None
 
         def _new(self, array: Any) -> Tensor: ...
         def clone(self) -> Tensor: ...
@@ -263,43 +264,44 @@ class TensorLayout(ArrayHolder):
     def tolist(self) -> Any:
         return self.data.tolist()
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self) -> Self | Tensor:
         """This tensor if its array is C-contiguous, else a contiguous copy (with gradient)."""
-        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)  # type: ignore[return-value]
+        return self if self.data.flags.c_contiguous else ops.Clone.apply(self)
 
     # ---- remembering views -------------------------------------------------------------------
-    def _view(self, make: Callable[[Tensor], Tensor]) -> Tensor:
+    def _view(self, make: Callable[[TensorLayout], Tensor]) -> Tensor:
         """make(self), remembered as a view when it shares self's memory: an in-place op that
         rebases the base's history then remakes the view's node from the new history (as PyTorch
         regenerates a view's grad_fn), so reading the view never uses a stale graph."""
         out = make(self)
         if out.data.base is not None and np.may_share_memory(out.data, self.data):
-            if self._base is None:
-                out._base, out._from_base = self, make
+            root, parent = self._base, self._from_base  # both set when self is a view itself
+            if root is None or parent is None:
+                root = self
+                out._base, out._from_base = root, make
             else:  # a view of a view: remade from the first base, through both ops
-                parent = self._from_base
-                out._base, out._from_base = self._base, lambda base: make(parent(base))
-            views = out._base._views
+                out._base, out._from_base = root, lambda base: make(parent(base))
+            views = root._views
             if views is None:
-                views = out._base._views = []
+                views = root._views = []
             views.append(weakref.ref(out))
             if len(views) > 8:  # a base viewed every step (E.T): drop the views that are gone
-                views[:] = out._base._live_views()
+                views[:] = root._live_views()
         return out
 
-    def _live_views(self) -> list[weakref.ref]:
+    def _live_views(self) -> list[weakref.ref[TensorLayout]]:
         return [ref for ref in self._views or () if ref() is not None]
 
     def _remake_views(self) -> None:
         for ref in self._live_views():
             view = ref()
-            if view is not None:
+            if view is not None and view._from_base is not None:  # (set for every view)
                 remade = view._from_base(self)
                 view.grad_fn, view.requires_grad = remade.grad_fn, remade.requires_grad
 
 
     # ---- dtype conversions ------------------------------------------------------------------
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False) -> Tensor:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False) -> Self | Tensor:
         """This tensor in another dtype (`t.to(mg.float64)`, `t.to(other_tensor)`); devices other
         than "cpu" are refused. Float-to-float keeps the gradient; the same dtype returns self
         unless copy=True, as PyTorch."""
@@ -322,30 +324,30 @@ class TensorLayout(ArrayHolder):
         """With no argument the dtype's name (e.g. 'float32'); with one, `to(dtype)`."""
         return str(self.dtype) if dtype is None else self._cast(as_dtype("type", dtype), False)
 
-    def float(self) -> Tensor:
-        return self._cast(np.dtype(np.float32), False)
-
-    def double(self) -> Tensor:
-        return self._cast(np.dtype(np.float64), False)
-
-    def half(self) -> Tensor:
-        return self._cast(np.dtype(np.float16), False)
-
-    def long(self) -> Tensor:
-        return self._cast(np.dtype(np.int64), False)
-
-    def int(self) -> Tensor:
-        return self._cast(np.dtype(np.int32), False)
-
-    def bool(self) -> Tensor:
-        return self._cast(np.dtype(np.bool_), False)
-
-    def _cast(self, dtype: np.dtype[Any], copy: bool) -> Tensor:
+    def _cast(self, dtype: np.dtype[Any], copy: bool) -> Self | Tensor:
         if dtype == self.dtype:
             return self.clone() if copy else self
         if dtype.kind == "f" and self.dtype.kind == "f":
             return ops.Cast.apply(self, dtype=dtype)  # the gradient goes back as self's dtype
         return self._new(self.data.astype(dtype))  # to or from ints and bools: no gradient
+
+    def float(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float32), False)
+
+    def double(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float64), False)
+
+    def half(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.float16), False)
+
+    def long(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.int64), False)
+
+    def int(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.int32), False)
+
+    def bool(self) -> Self | Tensor:
+        return self._cast(np.dtype(np.bool_), False)
 
 
 

@@ -14,15 +14,16 @@ import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
-from minigrad.engine.arrays import ArrayHolder, arrays_in, as_array
+from minigrad.engine.arrays import Array, ArrayHolder, arrays_in, as_array, is_tensor
 from minigrad.engine.checks import ShapeError, check_broadcast
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
+    from minigrad.engine.function import Function
     from minigrad.engine.tensor import Tensor
 
 
-def broadcasting(op: Any, who: str, *operands: Any, **kwargs: Any) -> Any:
+def broadcasting(op: type[Function], who: str, *operands: Any, **kwargs: Any) -> Tensor:
     """op.apply(*operands, **kwargs) for an op whose operands broadcast: numpy's error for shapes
     that do not becomes a ShapeError naming `who` and the shapes, as PyTorch users catch it."""
     try:
@@ -44,7 +45,7 @@ def reduced_in_float32(op: Op) -> Op:
     lose a softmax's small probabilities. Gradients flow through the casts both ways."""
 
     def widened(x: Any) -> Any:
-        return x.float() if isinstance(x, ArrayHolder) and x.dtype == np.float16 else x
+        return x.float() if is_tensor(x) and x.dtype == np.float16 else x
 
     @functools.wraps(op)
     def run(x: Any, *args: Any, **kwargs: Any) -> Any:
@@ -53,17 +54,13 @@ def reduced_in_float32(op: Op) -> Op:
         result = op(widened(x), *map(widened, args), **{k: widened(v) for k, v in kwargs.items()})
         return result.half()
 
-    return run  # type: ignore[return-value]
+    return run  # type: ignore[return-value]  # wraps(op): run is called as op is
 
 
 class TensorMaths(ArrayHolder):
     """Mixed into Tensor."""
 
-    __slots__ = ()
-
     if TYPE_CHECKING:  # what the class this is mixed into provides
-        requires_grad: bool
-
         def _new(self, array: Any) -> Tensor: ...
         @property
         def shape(self) -> tuple[int, ...]: ...
@@ -72,14 +69,15 @@ class TensorMaths(ArrayHolder):
         @property
         def ndim(self) -> int: ...
         def item(self) -> Any: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
         def __neg__(self) -> Tensor: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.equal, other)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
         return self._compare(np.not_equal, other)
 
     def __lt__(self, other: Any) -> Tensor:
@@ -337,7 +335,7 @@ class TensorMaths(ArrayHolder):
         """The smaller of self and other, elementwise; at a tie each gets half the gradient."""
         return broadcasting(ops.Minimum, "minimum", *promote(self, _check_tensor_like("minimum", other)))
 
-    def pow(self, exponent: Any) -> Tensor:
+    def pow(self, exponent: float | Tensor | Array) -> Tensor:
         return self ** exponent
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
@@ -357,7 +355,7 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     tensor that needs no gradient; a tensor that requires grad is cast by an op, so its gradient
     still reaches it."""
     dtype = getattr(a, "dtype", None)
-    if dtype is not None and getattr(b, "dtype", None) is dtype and (dtype.kind == "f" or not floating):
+    if dtype is not None and (dtype.kind == "f" or not floating) and getattr(b, "dtype", None) is dtype:
         return a, b  # one dtype already: nothing to decide
     dtype = float_dtype(result_type(a, b)) if floating else result_type(a, b)
     return cast(a, dtype), cast(b, dtype)

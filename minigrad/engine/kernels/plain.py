@@ -70,7 +70,7 @@ def tanh(a: Array) -> Array:
     return np.tanh(a)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erf: Callable[[Array], Array] = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
 
@@ -109,7 +109,8 @@ def silu(a: Array) -> tuple[Array, Array]:
 
 def silu_backward(grad: Array, a: Array, s: Array) -> Array:
     """G (s + a s (1 - s)) = G s (1 + a (1 - s))."""
-    return grad * s * (1 + a * (1 - s))
+    dx: Array = grad * s * (1 + a * (1 - s))
+    return dx
 
 
 # ---- norms over the last axis -----------------------------------------------------------------
@@ -132,10 +133,12 @@ def layer_norm_backward(grad: Array, xhat: Array, rstd: Array, weight: Array | N
                         centred: bool = True) -> Array:
     """dx = r (g - mean(g) - xhat mean(g xhat)), g = G w (RMSNorm, centred=False: no mean(g) term)."""
     g = grad if weight is None else grad * weight
-    projection = xhat * (g * xhat).mean(axis=-1, keepdims=True)
+    projection: Array = xhat * (g * xhat).mean(axis=-1, keepdims=True)
     if centred:
-        return rstd * (g - g.mean(axis=-1, keepdims=True) - projection)
-    return rstd * (g - projection)
+        dx: Array = rstd * (g - g.mean(axis=-1, keepdims=True) - projection)
+    else:
+        dx = rstd * (g - projection)
+    return dx
 
 
 # ---- attention ----------------------------------------------------------------------------------
@@ -159,7 +162,7 @@ def attention(q: Array, k: Array, v: Array, scale: float, bias: Array | None,
 
 
 def attention_backward(grad: Array, q: Array, k: Array, v: Array, p: Array, keep: Array | None,
-                       scale: float, needs: tuple[bool, bool, bool, bool]
+                       scale: float, needs: tuple[bool, ...]
                        ) -> tuple[Array | None, Array | None, Array | None, Array | None]:
     """(dq, dk, dv, dS) for the needs (q, k, v, the mask). With P' = P keep:
         dv = P'^T G,  dP = (G v^T) keep,  dS = P (dP - sum(dP P)),  dq = dS k scale,  dk = dS^T q scale

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine.arrays import Array, Gradients
 from minigrad.engine.checks import ShapeError
 from minigrad.engine.function import Context, Function
 
 
-def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def unbroadcast(grad: Array, shape: tuple[int, ...]) -> Array:
     """Sum grad over the axes that broadcasting added or stretched, back to `shape`."""
     if grad.shape == shape:
         return grad
@@ -24,12 +25,12 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 class Add(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a + b
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a+b) = G, G
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d(a+b) = G, G
         need_a, need_b = ctx.needs_input_grad  # x + 1.0: no sum over the constant's axes
         return (unbroadcast(grad, ctx.a_shape) if need_a else None,
                 unbroadcast(grad, ctx.b_shape) if need_b else None)
@@ -37,12 +38,12 @@ class Add(Function):
 
 class Sub(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a - b
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a-b) = G, -G
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d(a-b) = G, -G
         need_a, need_b = ctx.needs_input_grad
         return (unbroadcast(grad, ctx.a_shape) if need_a else None,
                 unbroadcast(-grad, ctx.b_shape) if need_b else None)
@@ -50,12 +51,12 @@ class Sub(Function):
 
 class Mul(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.save_for_backward(a, b)
         return a * b
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(ab) = G b, G a
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d(ab) = G b, G a
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         return (unbroadcast(grad * b, a.shape) if need_a else None,
@@ -64,12 +65,12 @@ class Mul(Function):
 
 class Div(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.save_for_backward(a, b)
         return a / b
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d(a/b) = G/b, -G a/b^2
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d(a/b) = G/b, -G a/b^2
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad / b
@@ -79,38 +80,40 @@ class Div(Function):
 
 class Pow(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, exponent: float) -> np.ndarray:
+    def forward(ctx: Context, a: Array, exponent: float) -> Array:
         ctx.save_for_backward(a)
         ctx.exponent = exponent
-        return (a ** np.asarray(exponent, dtype=a.dtype)).astype(a.dtype, copy=False)  # bool too
+        out: Array = (a ** np.asarray(exponent, dtype=a.dtype)).astype(a.dtype, copy=False)  # bool too
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d(a^n) = G n a^(n-1)
+    def backward(ctx: Context, grad: Array) -> Array:  # d(a^n) = G n a^(n-1)
         (a,) = ctx.saved
         if ctx.exponent == 0:  # a^0 = 1 for every a: flat, also at 0 (where n a^(n-1) is 0 * inf)
             return np.zeros_like(grad)
         n = np.asarray(ctx.exponent, dtype=a.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):  # 0^(n-1) for n < 1: inf, as PyTorch
-            return grad * n * a ** (n - 1)
+            grad_a: Array = grad * n * a ** (n - 1)
+        return grad_a
 
 
 class Neg(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         return -a
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return -grad
 
 
 class Clone(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         return a.copy()
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return grad
 
 
@@ -119,12 +122,12 @@ class Copy(Function):
     so they get a zero gradient."""
 
     @staticmethod
-    def forward(ctx: Context, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, dst: Array, src: Array) -> Array:
         ctx.shapes = (dst.shape, np.shape(src))
         return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d dst = 0, d src = G (summed)
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d dst = 0, d src = G (summed)
         _, src_shape = ctx.shapes
         need_dst, need_src = ctx.needs_input_grad
         return (np.zeros_like(grad) if need_dst else None,
@@ -135,7 +138,7 @@ class MatMul(Function):
     """a @ b with numpy's rules: batch axes broadcast, a 1-D operand is a vector."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.save_for_backward(a, b)
         try:
             return a @ b
@@ -143,7 +146,7 @@ class MatMul(Function):
             raise ShapeError(_matmul_mismatch(np.shape(a), np.shape(b))) from None
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dA = G B^T,  dB = A^T G
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dA = G B^T,  dB = A^T G
         a, b = ctx.saved
         # treat a vector as a one-row (a) or one-column (b) matrix, then undo it
         a2 = a[None, :] if a.ndim == 1 else a

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from minigrad.engine import kernels
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
@@ -16,39 +17,39 @@ from minigrad.engine.ops.arithmetic import unbroadcast
 
 class Exp(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = np.exp(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d e^a = G e^a
+    def backward(ctx: Context, grad: Array) -> Array:  # d e^a = G e^a
         (out,) = ctx.saved
         return grad * out
 
 
 class Log(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         return np.log(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log a = G / a
+    def backward(ctx: Context, grad: Array) -> Array:  # d log a = G / a
         (a,) = ctx.saved
         return grad / a
 
 
 class Tanh(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = kernels.tanh(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d tanh a = G (1 - tanh^2 a)
+    def backward(ctx: Context, grad: Array) -> Array:  # d tanh a = G (1 - tanh^2 a)
         (out,) = ctx.saved
         slope = np.empty_like(out)  # one fresh buffer (an array even for 0-d), then in place
         np.multiply(out, out, out=slope)
@@ -59,15 +60,16 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = kernels.sigmoid(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d s(a) = G s (1 - s)
+    def backward(ctx: Context, grad: Array) -> Array:  # d s(a) = G s (1 - s)
         (out,) = ctx.saved
-        return grad * out * (1 - out)
+        grad_a: Array = grad * out * (1 - out)
+        return grad_a
 
 
 class LogSigmoid(Function):
@@ -78,25 +80,26 @@ class LogSigmoid(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
-        return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+        out: Array = (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+        return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log s(a) = G (1 - s(a)) = G s(-a)
+    def backward(ctx: Context, grad: Array) -> Array:  # d log s(a) = G (1 - s(a)) = G s(-a)
         (a,) = ctx.saved
         return grad * kernels.sigmoid(-a)
 
 
 class ReLU(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         ctx.save_for_backward(a)
         return np.maximum(a, 0)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G where a > 0 (0 at the kink)
+    def backward(ctx: Context, grad: Array) -> Array:  # G where a > 0 (0 at the kink)
         (a,) = ctx.saved
         return grad * ~(a <= 0)  # and at a NaN, whose relu is NaN, G passes (as PyTorch)
 
@@ -109,7 +112,7 @@ class GELU(Function):
     "tanh" the tanh fit."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, approximate: str = "none") -> np.ndarray:
+    def forward(ctx: Context, a: Array, approximate: str = "none") -> Array:
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         a = as_float(a)
@@ -117,58 +120,61 @@ class GELU(Function):
         if approximate == "tanh":
             ctx.save_for_backward(a, None, None)
             inner = _SQRT_2_OVER_PI * (a + 0.044715 * a**3)
-            return (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
+            out: Array = (0.5 * a * (1 + np.tanh(inner))).astype(a.dtype)
+            return out
         out, cdf, pdf = kernels.gelu(a)  # a Phi(a), Phi(a), and the density phi(a)
         ctx.save_for_backward(a, cdf, pdf)  # the slope below needs both
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         a, cdf, pdf = ctx.saved
         if ctx.approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a**3))
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a**2)
-            slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
+            slope: Array = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * d_inner
             return (grad * slope).astype(a.dtype)
         return kernels.gelu_backward(grad, a, cdf, pdf)  # G (Phi(a) + a phi(a))
 
 
 class Sqrt(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = np.sqrt(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sqrt(a) = G / (2 sqrt(a))
+    def backward(ctx: Context, grad: Array) -> Array:  # d sqrt(a) = G / (2 sqrt(a))
         (out,) = ctx.saved
-        return grad / (2 * out)
+        grad_a: Array = grad / (2 * out)
+        return grad_a
 
 
 class Abs(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         ctx.save_for_backward(a)
         return np.abs(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G sign(a), 0 at the kink (PyTorch)
+    def backward(ctx: Context, grad: Array) -> Array:  # G sign(a), 0 at the kink (PyTorch)
         (a,) = ctx.saved
-        return grad * np.sign(np.nan_to_num(a))  # sign(nan) taken as 0, as PyTorch's sign
+        grad_a: Array = grad * np.sign(np.nan_to_num(a))  # sign(nan) taken as 0, as PyTorch's sign
+        return grad_a
 
 
 class SiLU(Function):
     """a s(a), s the sigmoid (also called swish): the gate of Llama's SwiGLU feed-forward."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out, s = kernels.silu(a)  # a s(a), and s(a) for the backward
         ctx.save_for_backward(a, s)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a s(a) = G (s + a s (1 - s))
+    def backward(ctx: Context, grad: Array) -> Array:  # d a s(a) = G (s + a s (1 - s))
         a, s = ctx.saved
         return kernels.silu_backward(grad, a, s)
 
@@ -178,80 +184,83 @@ class SiLU(Function):
 
 class Sin(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         return np.sin(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d sin a = G cos a
+    def backward(ctx: Context, grad: Array) -> Array:  # d sin a = G cos a
         (a,) = ctx.saved
-        return grad * np.cos(a)
+        grad_a: Array = grad * np.cos(a)
+        return grad_a
 
 
 class Cos(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         return np.cos(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d cos a = -G sin a
+    def backward(ctx: Context, grad: Array) -> Array:  # d cos a = -G sin a
         (a,) = ctx.saved
-        return -grad * np.sin(a)
+        grad_a: Array = -grad * np.sin(a)
+        return grad_a
 
 
 class Erf(Function):
     """erf a = 2/sqrt(pi) * integral of e^(-t^2) from 0 to a (math.erf, one element at a time)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         return kernels.erf(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d erf a = G 2/sqrt(pi) e^(-a^2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d erf a = G 2/sqrt(pi) e^(-a^2)
         (a,) = ctx.saved
-        return grad * (2 / math.sqrt(math.pi)) * np.exp(-a * a)
+        grad_a: Array = grad * (2 / math.sqrt(math.pi)) * np.exp(-a * a)
+        return grad_a
 
 
 class Exp2(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = np.exp2(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d 2^a = G 2^a ln 2
+    def backward(ctx: Context, grad: Array) -> Array:  # d 2^a = G 2^a ln 2
         (out,) = ctx.saved
         return grad * out * math.log(2)
 
 
 class Log2(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         a = as_float(a)
         ctx.save_for_backward(a)
         return np.log2(a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d log2 a = G / (a ln 2)
+    def backward(ctx: Context, grad: Array) -> Array:  # d log2 a = G / (a ln 2)
         (a,) = ctx.saved
         return grad / (a * math.log(2))
 
 
 class Rsqrt(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         out = 1 / np.sqrt(as_float(a))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # d a^(-1/2) = -G a^(-3/2) / 2
+    def backward(ctx: Context, grad: Array) -> Array:  # d a^(-1/2) = -G a^(-3/2) / 2
         (out,) = ctx.saved
         return grad * -0.5 * out * out * out
 
@@ -260,7 +269,7 @@ class Softplus(Function):
     """log(1 + e^(beta a)) / beta; where beta a > threshold, a itself (as PyTorch: no overflow)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    def forward(ctx: Context, a: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
         a = as_float(a)
         scaled = a * np.asarray(beta, a.dtype)
         ctx.save_for_backward(scaled)
@@ -270,28 +279,29 @@ class Softplus(Function):
         return np.where(ctx.linear, a, smooth).astype(a.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G s(beta a), or G where linear
+    def backward(ctx: Context, grad: Array) -> Array:  # G s(beta a), or G where linear
         (scaled,) = ctx.saved
-        return grad * np.where(ctx.linear, np.ones((), scaled.dtype), kernels.sigmoid(scaled))
+        grad_a: Array = grad * np.where(ctx.linear, np.ones((), scaled.dtype), kernels.sigmoid(scaled))
+        return grad_a
 
 
 class LeakyReLU(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, negative_slope: float = 0.01) -> np.ndarray:
+    def forward(ctx: Context, a: Array, negative_slope: float = 0.01) -> Array:
         a = as_float(a)  # of ints: float32 (an int slope of 0.01 would be 0)
         ctx.save_for_backward(a)
         ctx.negative_slope = negative_slope
         return np.where(a > 0, a, a * np.asarray(negative_slope, a.dtype))
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G, or G slope where a <= 0
+    def backward(ctx: Context, grad: Array) -> Array:  # G, or G slope where a <= 0
         (a,) = ctx.saved
         return np.where(a > 0, grad, grad * np.asarray(ctx.negative_slope, grad.dtype))
 
 
 class Sign(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array) -> Array:
         if a.dtype == np.bool_:
             return a.copy()  # True and False are their own signs (PyTorch returns them)
         out = np.sign(a)
@@ -300,7 +310,7 @@ class Sign(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # flat everywhere: 0 (PyTorch)
+    def backward(ctx: Context, grad: Array) -> Array:  # flat everywhere: 0 (PyTorch)
         return np.zeros_like(grad)
 
 
@@ -311,17 +321,17 @@ class Clamp(Function):
     with NaN is false)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> np.ndarray:
+    def forward(ctx: Context, a: Array, low: Array | None, high: Array | None) -> Array:
         raised = a if low is None else np.maximum(a, low)
         took_high = np.zeros((), bool) if high is None else raised > high
         took_low = np.zeros((), bool) if low is None else (a < low) & ~took_high
         kept = np.logical_and(True if low is None else a >= low, True if high is None else a <= high)
         ctx.masks = (kept, took_low, took_high)
-        ctx.shapes = (np.shape(a), np.shape(low), np.shape(high))
+        ctx.shapes = (a.shape, () if low is None else low.shape, () if high is None else high.shape)
         return raised if high is None else np.minimum(raised, high)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         zero = np.zeros((), grad.dtype)
         grads = tuple(np.where(mask, grad, zero) for mask in ctx.masks)
         return tuple(unbroadcast(g, shape) if need else None
@@ -333,12 +343,12 @@ class Maximum(Function):
     NaN (the result too) both get G (as PyTorch)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.save_for_backward(a, b)
         return np.maximum(a, b)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         a, b = ctx.saved
         return _split_by(a < b, a > b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
 
@@ -348,22 +358,22 @@ class Minimum(Function):
     NaN (the result too) both get G (as PyTorch)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         ctx.save_for_backward(a, b)
         return np.minimum(a, b)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         a, b = ctx.saved
         return _split_by(a > b, a < b, a == b, grad, a.shape, b.shape, ctx.needs_input_grad)
 
 
-def _split_by(a_loses: np.ndarray, b_loses: np.ndarray, tie: np.ndarray, grad: np.ndarray,
-              a_shape: tuple, b_shape: tuple, needs: tuple[bool, ...]) -> tuple:
+def _split_by(a_loses: Array, b_loses: Array, tie: Array, grad: Array,
+              a_shape: tuple[int, ...], b_shape: tuple[int, ...], needs: tuple[bool, ...]) -> Gradients:
     """G to each side that did not lose: G / 2 to both at a tie, and G to both where a NaN made
     neither lose (as PyTorch); summed back to each shape."""
 
-    def share(loses: np.ndarray) -> np.ndarray:
+    def share(loses: Array) -> Array:
         return np.where(loses, 0.0, np.where(tie, 0.5, 1.0)).astype(grad.dtype)
 
     grad_a = unbroadcast(grad * share(a_loses), a_shape) if needs[0] else None
@@ -377,13 +387,13 @@ class PowTensor(Function):
     b >= 0 (both as PyTorch: the limits, not the 0 * inf that the formulas give there)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, a: Array, b: Array) -> Array:
         out = np.power(a, b)
         ctx.save_for_backward(a, b, out)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         a, b, out = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         zero = np.zeros((), out.dtype)
@@ -401,12 +411,12 @@ class Cast(Function):
     """a in another float dtype; the gradient goes back in a's dtype (float32 <-> float64)."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    def forward(ctx: Context, a: Array, dtype: DType) -> Array:
         ctx.in_dtype = a.dtype
         with np.errstate(over="ignore"):  # past float16's 65504 is inf, silently, as in PyTorch
             return a.astype(dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         with np.errstate(over="ignore"):
             return grad.astype(ctx.in_dtype)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad.engine.arrays import Array, Gradients
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.vocabulary import log_softmax
 
 
-def _reduce(per_position: np.ndarray, reduction: str, divisor: float) -> np.ndarray:
+def _reduce(per_position: Array, reduction: str, divisor: float) -> Array:
     if reduction == "none":
         return per_position
     total = per_position.sum()
@@ -30,12 +31,13 @@ def _reduce(per_position: np.ndarray, reduction: str, divisor: float) -> np.ndar
         return np.asarray(total / divisor if reduction == "mean" else total, dtype=per_position.dtype)
 
 
-def _spread(grad: np.ndarray, reduction: str, divisor: float) -> np.ndarray:
+def _spread(grad: Array, reduction: str, divisor: float) -> Array:
     """G as a factor for each position's row: (..., 1)."""
     if reduction == "none":
         return grad[..., None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return grad / np.asarray(divisor if reduction == "mean" else 1, grad.dtype)
+        factor: Array = grad / np.asarray(divisor if reduction == "mean" else 1, grad.dtype)
+    return factor
 
 
 class SoftTargetCrossEntropy(Function):
@@ -45,15 +47,15 @@ class SoftTargetCrossEntropy(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, logits: np.ndarray, coefficients: np.ndarray, reduction: str = "mean",
-                divisor: float = 1.0) -> np.ndarray:
+    def forward(ctx: Context, logits: Array, coefficients: Array, reduction: str = "mean",
+                divisor: float = 1.0) -> Array:
         log_p = log_softmax(logits)
         ctx.save_for_backward(log_p, coefficients)
         ctx.reduction, ctx.divisor = reduction, divisor
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # and dA = -G log p (soft targets learn too)
+    def backward(ctx: Context, grad: Array) -> Gradients:  # and dA = -G log p (soft targets learn too)
         log_p, coefficients = ctx.saved
         step = _spread(grad, ctx.reduction, ctx.divisor)
         dz = (coefficients.sum(axis=-1, keepdims=True) * np.exp(log_p) - coefficients) * step
@@ -64,14 +66,14 @@ class NLLLoss(Function):
     """-sum_c A_ic x_ic per position (x: log-probabilities), reduced; dx = -G A."""
 
     @staticmethod
-    def forward(ctx: Context, log_p: np.ndarray, coefficients: np.ndarray, reduction: str = "mean",
-                divisor: float = 1.0) -> np.ndarray:
+    def forward(ctx: Context, log_p: Array, coefficients: Array, reduction: str = "mean",
+                divisor: float = 1.0) -> Array:
         ctx.save_for_backward(log_p, coefficients)
         ctx.reduction, ctx.divisor = reduction, divisor
         return _reduce(-(coefficients * log_p).sum(axis=-1), reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = -G A (and dA = -G x)
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dx = -G A (and dA = -G x)
         log_p, coefficients = ctx.saved
         step = _spread(grad, ctx.reduction, ctx.divisor)
         return -coefficients * step, -log_p * step if ctx.needs_input_grad[1] else None
@@ -79,7 +81,7 @@ class NLLLoss(Function):
 
 # ---- binary cross-entropy: one probability (or logit) per entry --------------------------------
 
-def _reduced(per_entry: np.ndarray, reduction: str) -> np.ndarray:
+def _reduced(per_entry: Array, reduction: str) -> Array:
     """The entries' losses as they are ("none"), summed, or averaged over every entry."""
     if reduction == "none":
         return per_entry
@@ -87,7 +89,7 @@ def _reduced(per_entry: np.ndarray, reduction: str) -> np.ndarray:
     return np.asarray(total, dtype=per_entry.dtype)
 
 
-def _per_entry(grad: np.ndarray, reduction: str, size: int) -> np.ndarray:
+def _per_entry(grad: Array, reduction: str, size: int) -> Array:
     """What each entry's loss receives of G: G itself ("none", "sum"), or G / n for the mean."""
     return grad / np.asarray(size, grad.dtype) if reduction == "mean" else grad
 
@@ -101,8 +103,8 @@ class BCE(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, p: np.ndarray, y: np.ndarray, weight: np.ndarray,
-                reduction: str = "mean") -> np.ndarray:
+    def forward(ctx: Context, p: Array, y: Array, weight: Array,
+                reduction: str = "mean") -> Array:
         with np.errstate(divide="ignore"):
             log_p, log_q = np.maximum(np.log(p), -100), np.maximum(np.log1p(-p), -100)
         ctx.save_for_backward(p, y, weight)
@@ -110,7 +112,7 @@ class BCE(Function):
         return _reduced(-weight * (y * log_p + (1 - y) * log_q), reduction)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         p, y, weight = ctx.saved
         g = _per_entry(grad, ctx.reduction, p.size) * weight
         grad_p = g * (p - y) / np.maximum(p * (1 - p), np.asarray(1e-12, p.dtype))
@@ -128,8 +130,8 @@ class BCEWithLogits(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, y: np.ndarray, weight: np.ndarray, pos_weight: np.ndarray,
-                reduction: str = "mean") -> np.ndarray:
+    def forward(ctx: Context, x: Array, y: Array, weight: Array, pos_weight: Array,
+                reduction: str = "mean") -> Array:
         softplus_neg = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
         scale = 1 + (pos_weight - 1) * y
         ctx.save_for_backward(x, y, weight, pos_weight)
@@ -137,7 +139,7 @@ class BCEWithLogits(Function):
         return _reduced(weight * ((1 - y) * x + scale * softplus_neg), reduction)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         x, y, weight, pos_weight = ctx.saved
         g = _per_entry(grad, ctx.reduction, x.size) * weight
         with np.errstate(over="ignore"):  # e^x = inf for a large x: s(-x) = 0, as it should be

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.engine.arrays import Array, Gradients
 from minigrad.engine.checks import ShapeError
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
@@ -15,7 +16,7 @@ from minigrad.engine.ops.arithmetic import unbroadcast
 
 class Reshape(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, shape: tuple) -> np.ndarray:
+    def forward(ctx: Context, a: Array, shape: tuple[int, ...]) -> Array:
         ctx.in_shape = a.shape
         try:
             return a.reshape(shape)
@@ -24,18 +25,18 @@ class Reshape(Function):
                              f"into {shape}") from None
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return grad.reshape(ctx.in_shape)
 
 
 class Permute(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, dims: tuple) -> np.ndarray:
+    def forward(ctx: Context, a: Array, dims: tuple[int, ...]) -> Array:
         ctx.dims = dims
         return a.transpose(dims)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # undo the permutation
+    def backward(ctx: Context, grad: Array) -> Array:  # undo the permutation
         return grad.transpose(np.argsort(ctx.dims))
 
 
@@ -51,12 +52,13 @@ def own_index(index: Any) -> Any:
 
 class GetItem(Function):
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, index: Any) -> np.ndarray:
+    def forward(ctx: Context, a: Array, index: Any) -> Array | np.generic:
         ctx.in_shape, ctx.index = a.shape, own_index(index)
-        return a[index]
+        picked: Array | np.generic = a[index]  # one element: a numpy scalar (apply makes it 0-d)
+        return picked
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         np.add.at(out, ctx.index, grad)  # an index picked twice gets both gradients
         return out
@@ -66,14 +68,14 @@ class SetItem(Function):
     """a with a[index] = value: the positions written take value's gradient, the rest keep a's."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, value: np.ndarray, index: Any) -> np.ndarray:
+    def forward(ctx: Context, a: Array, value: Array, index: Any) -> Array:
         ctx.args = (own_index(index), np.shape(value))
         out = a.copy()
         out[index] = value
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # d a = G off the index, d value = G[index]
+    def backward(ctx: Context, grad: Array) -> Gradients:  # d a = G off the index, d value = G[index]
         index, value_shape = ctx.args
         need_a, need_value = ctx.needs_input_grad
         grad_a = grad_value = None
@@ -91,25 +93,25 @@ class SetItem(Function):
 
 class Concatenate(Function):
     @staticmethod
-    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+    def forward(ctx: Context, *arrays: Array, axis: int = 0) -> Array:
         ctx.axis = axis
         ctx.sizes = [a.shape[axis] for a in arrays]
         return np.concatenate(arrays, axis=axis)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # each input gets its slice of G
+    def backward(ctx: Context, grad: Array) -> Gradients:  # each input gets its slice of G
         cuts = np.cumsum(ctx.sizes)[:-1]
         return tuple(np.split(grad, cuts, axis=ctx.axis))
 
 
 class Stack(Function):
     @staticmethod
-    def forward(ctx: Context, *arrays: np.ndarray, axis: int = 0) -> np.ndarray:
+    def forward(ctx: Context, *arrays: Array, axis: int = 0) -> Array:
         ctx.axis = axis
         return np.stack(arrays, axis=axis)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         return tuple(np.moveaxis(grad, ctx.axis, 0))
 
 
@@ -118,13 +120,13 @@ class Narrow(Function):
     are several of these. The gradient is G in that slice and zero elsewhere."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+    def forward(ctx: Context, a: Array, axis: int, start: int, length: int) -> Array:
         ctx.shape = a.shape
-        ctx.index = (slice(None),) * axis + (slice(start, start + length),)
-        return a[ctx.index]
+        ctx.index = index = (slice(None),) * axis + (slice(start, start + length),)
+        return a[index]
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         out = np.zeros(ctx.shape, dtype=grad.dtype)
         out[ctx.index] = grad  # a basic slice names each element once: no np.add.at needed
         return out
@@ -135,12 +137,12 @@ class MaskedFill(Function):
     gradient: da = G where not mask, else 0."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, mask: np.ndarray, value: float = 0.0) -> np.ndarray:
+    def forward(ctx: Context, a: Array, mask: Array, value: float = 0.0) -> Array:
         ctx.mask = np.array(mask, dtype=bool)  # our own copy: the caller may change its mask
         return np.where(mask, np.asarray(value, dtype=a.dtype), a)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         return np.where(ctx.mask, np.zeros((), grad.dtype), grad), None
 
 
@@ -148,13 +150,13 @@ class Where(Function):
     """condition ? a : b, all three broadcast; da = G where condition, db = G elsewhere."""
 
     @staticmethod
-    def forward(ctx: Context, condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, condition: Array, a: Array, b: Array) -> Array:
         ctx.condition = np.array(condition, dtype=bool)  # our own copy, as MaskedFill's mask
         ctx.shapes = (np.shape(a), np.shape(b))
         return np.where(condition, a, b)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         zero = np.zeros((), grad.dtype)
         a_shape, b_shape = ctx.shapes
         _, need_a, need_b = ctx.needs_input_grad
@@ -168,12 +170,12 @@ class Flip(Function):
     """a reversed along the given axes; G reversed back the same way."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    def forward(ctx: Context, a: Array, axes: tuple[int, ...]) -> Array:
         ctx.axes = axes
         return np.flip(a, axes).copy()  # a copy, as torch.flip (not a view)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return np.flip(grad, ctx.axes)
 
 
@@ -182,12 +184,12 @@ class Expand(Function):
     G summed back over what was stretched or added."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    def forward(ctx: Context, a: Array, shape: tuple[int, ...]) -> Array:
         ctx.in_shape = a.shape
         return np.broadcast_to(a, shape)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         return unbroadcast(grad, ctx.in_shape)
 
 
@@ -197,17 +199,18 @@ class Repeat(Function):
     over the copies."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    def forward(ctx: Context, a: Array, repeats: tuple[int, ...]) -> Array:
         ctx.in_shape = a.shape
         ctx.shape = (1,) * (len(repeats) - a.ndim) + a.shape  # a with the new leading axes
         ctx.repeats = repeats
         return np.tile(a.reshape(ctx.shape), repeats)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:
+    def backward(ctx: Context, grad: Array) -> Array:
         # axis i of the result is (copy, entry) pairs: split it, then sum over the copies
         pairs = [n for copies, size in zip(ctx.repeats, ctx.shape) for n in (copies, size)]
-        return grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.in_shape)
+        grad_a: Array = grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(ctx.in_shape)
+        return grad_a
 
 
 class Gather(Function):
@@ -216,18 +219,19 @@ class Gather(Function):
     entry read sends its G back to where it was read; an entry read twice gets both."""
 
     @staticmethod
-    def forward(ctx: Context, a: np.ndarray, index: np.ndarray = None, axis: int = 0) -> np.ndarray:
+    def forward(ctx: Context, a: Array, index: Array, axis: int = 0) -> Array:
         ctx.in_shape, ctx.picks = a.shape, _along_axis(index.copy(), axis)  # our copy: see Embedding
-        return a[ctx.picks]
+        gathered: Array = a[ctx.picks]
+        return gathered
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # G added back where each was read
+    def backward(ctx: Context, grad: Array) -> Array:  # G added back where each was read
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         np.add.at(out, ctx.picks, grad)
         return out
 
 
-def _along_axis(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+def _along_axis(index: Array, axis: int) -> tuple[Array, ...]:
     """The numpy index that reads, for each entry of `index`, the entry of that position with
     `axis` replaced by the index's value (torch.gather's rule)."""
     positions = np.indices(index.shape, sparse=True)

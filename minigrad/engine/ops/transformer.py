@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from minigrad.engine import kernels
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.function import Context, Function
 from minigrad.engine.ops.arithmetic import unbroadcast
 
@@ -21,14 +22,14 @@ class LayerNorm(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
-                bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:
+    def forward(ctx: Context, x: Array, weight: Array | None = None,
+                bias: Array | None = None, eps: float = 1e-5) -> Array:
         out, xhat, rstd = kernels.layer_norm(x, weight, bias, eps)
         ctx.save_for_backward(xhat, rstd, weight)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         xhat, rstd, weight = ctx.saved
         need_x, need_w, need_b = ctx.needs_input_grad
         rows = grad.reshape(-1, grad.shape[-1])  # dw and db sum over every position
@@ -48,14 +49,14 @@ class RMSNorm(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray | None = None,
-                eps: float = 1e-6) -> np.ndarray:
+    def forward(ctx: Context, x: Array, weight: Array | None = None,
+                eps: float = 1e-6) -> Array:
         out, xhat, rstd = kernels.layer_norm(x, weight, None, eps, centred=False)
         ctx.save_for_backward(xhat, rstd, weight)
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         xhat, rstd, weight = ctx.saved
         need_x, need_w = ctx.needs_input_grad
         rows = grad.reshape(-1, grad.shape[-1])  # dw sums over every position
@@ -79,19 +80,19 @@ class Rotary(Function):
     styles = ("halves", "pairs")
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, cos: np.ndarray, sin: np.ndarray,
-                style: str = "halves") -> np.ndarray:
+    def forward(ctx: Context, x: Array, cos: Array, sin: Array,
+                style: str = "halves") -> Array:
         ctx.save_for_backward(cos, sin)
         ctx.style = style
         return rotate_pairs(x, cos, sin, style)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         cos, sin = ctx.saved
         return rotate_pairs(grad, cos, -sin, ctx.style), None, None
 
 
-def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
+def rotate_pairs(x: Array, cos: Array, sin: Array, style: str) -> Array:
     """x with each pair of its last axis (see Rotary for which) turned by the angle (cos, sin)."""
     if style not in Rotary.styles:
         raise ValueError(f"rotary: style must be one of {Rotary.styles}, got {style!r}")
@@ -105,8 +106,8 @@ def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) ->
     return out
 
 
-def attention_bias(attn_mask: np.ndarray | None, is_causal: bool, L: int, S: int,
-                   dtype: np.dtype) -> np.ndarray | None:
+def attention_bias(attn_mask: Array | None, is_causal: bool, L: int, S: int,
+                   dtype: DType) -> Array | None:
     """What attention adds to its scores: 0 where query i may see key j, -inf where not, or the
     float mask itself; None when nothing is masked.
 
@@ -137,9 +138,9 @@ class ScaledDotProductAttention(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, q: np.ndarray, k: np.ndarray, v: np.ndarray,
-                attn_mask: np.ndarray | None = None, dropout_p: float = 0.0, is_causal: bool = False,
-                scale: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+    def forward(ctx: Context, q: Array, k: Array, v: Array,
+                attn_mask: Array | None = None, dropout_p: float = 0.0, is_causal: bool = False,
+                scale: float | None = None, rng: np.random.Generator | None = None) -> Array:
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
         bias = attention_bias(attn_mask, is_causal, q.shape[-2], k.shape[-2], q.dtype)
         keep = None  # dropout: the weights kept, scaled by 1/(1 - p)
@@ -154,7 +155,7 @@ class ScaledDotProductAttention(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:
+    def backward(ctx: Context, grad: Array) -> Gradients:
         q, k, v, p, keep = ctx.saved
         n_inputs = len(ctx.needs_input_grad)  # q, k, v, and attn_mask when it was passed
         needs = (*ctx.needs_input_grad, False)[:4]

@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.engine import kernels
-from minigrad.engine.arrays import Array
+from minigrad.engine.arrays import Array, DType, Gradients
 from minigrad.engine.dtypes import as_float
 from minigrad.engine.function import Context, Function
 from minigrad.engine.sparse import RowSparse
 
 
-def shifted_exp(z: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def shifted_exp(z: Array, axis: int = -1) -> tuple[Array, Array, Array]:
     """The one softmax helper: (e, s, shifted) with shifted = z - max z, e = exp(shifted), and
     s = sum(e) along `axis` (kept as a size-1 axis). p = e / s and log p = shifted - log s.
     Subtracting the max first means exp never overflows, even for logits around 1e4."""
@@ -38,15 +38,15 @@ class Embedding(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, weight: np.ndarray, ids: np.ndarray, sparse: bool = True,
-                padding_idx: int | None = None) -> np.ndarray:
+    def forward(ctx: Context, weight: Array, ids: Array, sparse: bool = True,
+                padding_idx: int | None = None) -> Array:
         # keep our own copy of the ids: the caller may reuse its buffer before backward
         ctx.weight_shape, ctx.ids = weight.shape, ids.copy()
         ctx.sparse, ctx.padding_idx = sparse, padding_idx
         return weight[ids]
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dE[v] = sum of G[b,t] where ids[b,t] = v
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dE[v] = sum of G[b,t] where ids[b,t] = v
         ids = ctx.ids.reshape(-1)
         rows = grad.reshape(ids.size, *ctx.weight_shape[1:])  # one row of G per position
         if ctx.padding_idx is not None:  # the padding row learns nothing (as in PyTorch)
@@ -64,13 +64,13 @@ class Linear(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None
-                ) -> np.ndarray:
+    def forward(ctx: Context, x: Array, weight: Array, bias: Array | None = None
+                ) -> Array:
         ctx.save_for_backward(x, weight)
         return kernels.linear(x, weight, bias)  # x W^T + b
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dx = G W, dW = G^T x, db = sum G
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dx = G W, dW = G^T x, db = sum G
         x, weight = ctx.saved
         # every leading axis of x is a batch axis: dW sums G^T x over all positions, which is
         # one product of the positions stacked as rows (the clearest way to write the sum)
@@ -82,39 +82,42 @@ class Linear(Function):
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
 
 
-def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+def log_softmax(z: Array, axis: int = -1) -> Array:
     """log p = (z - max z) - log sum exp(z - max z)."""
     _, total, shifted = shifted_exp(z, axis)
     with np.errstate(divide="ignore"):  # an empty axis sums to 0: no entries, so nothing is -inf
-        return shifted - np.log(total)
+        log_p: Array = shifted - np.log(total)
+    return log_p
 
 
 class Softmax(Function):
     @staticmethod
-    def forward(ctx: Context, z: np.ndarray, axis: int = -1) -> np.ndarray:
+    def forward(ctx: Context, z: Array, axis: int = -1) -> Array:
         p = np.exp(log_softmax(z, axis))
         ctx.save_for_backward(p)
         ctx.axis = axis
         return p
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # dz = p * (G - sum(G p))
+    def backward(ctx: Context, grad: Array) -> Array:  # dz = p * (G - sum(G p))
         (p,) = ctx.saved
-        return p * (grad - (grad * p).sum(axis=ctx.axis, keepdims=True))
+        dz: Array = p * (grad - (grad * p).sum(axis=ctx.axis, keepdims=True))
+        return dz
 
 
 class LogSoftmax(Function):
     @staticmethod
-    def forward(ctx: Context, z: np.ndarray, axis: int = -1) -> np.ndarray:
+    def forward(ctx: Context, z: Array, axis: int = -1) -> Array:
         out = log_softmax(z, axis)
         ctx.save_for_backward(out)
         ctx.axis = axis
         return out
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> np.ndarray:  # dz = G - p * sum(G)
+    def backward(ctx: Context, grad: Array) -> Array:  # dz = G - p * sum(G)
         (log_p,) = ctx.saved
-        return grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
+        dz: Array = grad - np.exp(log_p) * grad.sum(axis=ctx.axis, keepdims=True)
+        return dz
 
 
 class CrossEntropy(Function):
@@ -126,8 +129,8 @@ class CrossEntropy(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, logits: np.ndarray, targets: np.ndarray,
-                reduction: str = "mean") -> np.ndarray:
+    def forward(ctx: Context, logits: Array, targets: Array,
+                reduction: str = "mean") -> Array:
         z, y = as_float(logits).reshape(-1, logits.shape[-1]), targets.reshape(-1, 1)
         scale = mean_or_sum_scale(y.size, reduction, z.dtype)
         dz = kernels.buffer("cross_entropy", z.shape, z.dtype)  # written whole by the next line
@@ -138,12 +141,12 @@ class CrossEntropy(Function):
         return np.asarray(loss, dtype=z.dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # dz = G scale (p - onehot(y))
+    def backward(ctx: Context, grad: Array) -> Gradients:  # dz = G scale (p - onehot(y))
         (dz,) = ctx.saved
         return (dz if grad == 1 else dz * grad.astype(dz.dtype)).reshape(ctx.logits_shape), None
 
 
-def mean_or_sum_scale(n: int, reduction: str, dtype: np.dtype) -> Array:
+def mean_or_sum_scale(n: int, reduction: str, dtype: DType) -> Array:
     """1/n for reduction="mean" (NaN for no positions: the mean of nothing, as PyTorch), 1 for "sum"."""
     return np.asarray((1.0 / n if n else np.nan) if reduction == "mean" else 1.0, dtype=dtype)
 
@@ -158,8 +161,8 @@ class LinearCrossEntropy(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
-                targets: np.ndarray, reduction: str = "mean") -> np.ndarray:
+    def forward(ctx: Context, x: Array, weight: Array, bias: Array | None,
+                targets: Array, reduction: str = "mean") -> Array:
         rows, y = x.reshape(targets.size, x.shape[-1]), targets.reshape(-1, 1)
         dtype = np.result_type(x, weight)
         scale = mean_or_sum_scale(y.size, reduction, dtype)
@@ -171,7 +174,7 @@ class LinearCrossEntropy(Function):
         return np.asarray(loss, dtype=dtype)
 
     @staticmethod
-    def backward(ctx: Context, grad: np.ndarray) -> tuple:  # G dz W, G dz^T x, G sum dz
+    def backward(ctx: Context, grad: Array) -> Gradients:  # G dz W, G dz^T x, G sum dz
         rows, weight, dz = ctx.saved
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         grads = [dz @ weight if need_x else None, dz.T @ rows if need_w else None,

@@ -105,7 +105,7 @@ def notebook_setup(number: int, out_dir: str | Path = ".", exercises: str | None
     _find_exercises(exercises)
     if not figures.in_notebook():
         return lesson_path
-    from IPython import get_ipython  # type: ignore[import-not-found]
+    from IPython import get_ipython
 
     shell = get_ipython()
     folder = Path(out_dir)

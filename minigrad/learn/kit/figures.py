@@ -39,7 +39,7 @@ def show_file(path: str | Path) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"show_file: {path} does not exist (write the figure first)")
     if in_notebook():
-        from IPython.display import SVG, Image, display  # type: ignore[import-not-found]
+        from IPython.display import SVG, Image, display
 
         display(SVG(filename=str(path)) if path.suffix == ".svg" else Image(filename=str(path)))
         SHOWN.add(path.resolve())
