@@ -27,7 +27,7 @@ from minigrad.engine.graph import AccumulateGrad, Node
 from minigrad.engine.random import as_generator
 from minigrad.engine.tensor_inplace import TensorInPlace
 from minigrad.engine.tensor_layout import Size, TensorLayout
-from minigrad.engine.tensor_maths import TensorMaths, broadcasting, promote
+from minigrad.engine.tensor_maths import TensorMaths, promote, raise_shape_error
 
 if TYPE_CHECKING:
     from minigrad.engine.function import Function
@@ -231,9 +231,14 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
         A half tensor meets a number (or a 0-d tensor) at float32 precision and only the result
         is rounded, as in PyTorch: for x = 0.001, x * 1e5 is 100.06, where rounding 1e5 to
         float16 first (65504 is its largest) would give inf."""
-        if self.data.dtype == np.float16 and np.ndim(other) == 0:
+        if self.data.dtype.char == "e" and np.ndim(other) == 0:  # "e": float16, either byte order
             return self.float()._arithmetic(op, other, reflected, floating).half()
-        return broadcasting(op, op.__name__.lower(), *self._operands(other, reflected, floating))
+        operands = self._operands(other, reflected, floating)
+        try:  # broadcasting(op, ...) written out: this runs for every `a * b`, one call fewer
+            return op.apply(*operands)
+        except ValueError as error:
+            raise_shape_error(error, op.__name__.lower(), operands)
+            raise
 
     def __add__(self, other: Any) -> Tensor:
         return self._arithmetic(ops.Add, other)

@@ -29,9 +29,15 @@ def broadcasting(op: type[Function], who: str, *operands: Any, **kwargs: Any) ->
     try:
         return op.apply(*operands, **kwargs)
     except ValueError as error:
-        if not isinstance(error, ShapeError):
-            check_broadcast(who, *(np.shape(x) for x in operands if x is not None))
+        raise_shape_error(error, who, operands)
         raise
+
+
+def raise_shape_error(error: ValueError, who: str, operands: tuple[Any, ...]) -> None:
+    """Raise a ShapeError naming `who` and the operands' shapes when they do not broadcast (what
+    numpy's ValueError `error` most likely said); return if `error` was something else."""
+    if not isinstance(error, ShapeError):
+        check_broadcast(who, *(np.shape(x) for x in operands if x is not None))
 
 
 Op = TypeVar("Op", bound=Callable[..., Any])
