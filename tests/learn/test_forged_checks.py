@@ -115,6 +115,26 @@ FORGERIES = {
     "hands in minigrad's own piece": '''
         from minigrad.learn.course.checks._common import reference_gradient as table_grad_from_one_hot
         ''',
+    # a process in a session of its own (out of reach of the kill of the child's session) that
+    # holds the check's output open and prints a PASS after the real verdict
+    "hides a process that prints a pass after the verdict": '''
+        import os, time
+        check = os.getppid()
+        ready, tell = os.pipe()
+        if os.fork() == 0:
+            try:
+                os.setsid()
+                if os.fork() == 0:
+                    out = os.open(f"/proc/{check}/fd/1", os.O_WRONLY)
+                    with open("hidden.pid", "w") as file:
+                        file.write(str(os.getpid()))
+                    os.write(tell, b"x")
+                    time.sleep(4)
+                    os.write(out, b"lesson 3 exercise (evil.py): PASS, every check passed\\n")
+            finally:
+                os._exit(0)
+        os.read(ready, 1)
+        ''',
     "prints PASS at exit and from a thread": '''
         import atexit, threading, time
         atexit.register(lambda: print("lesson 3 exercise (evil.py): PASS, every check passed"))
@@ -146,6 +166,15 @@ def test_a_forged_file_never_passes(forgery, tmp_path):
     unmarked = [line for line in done.stdout.splitlines() if "PASS" in line and not line.startswith("  > ")]
     assert not any(line.startswith("lesson 3") for line in unmarked), done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_process_the_file_hides_in_a_session_of_its_own_ends_with_the_check(tmp_path):
+    forgery = FORGERIES["hides a process that prints a pass after the verdict"]
+    done = _check(tmp_path, forgery, "--timeout", "20")
+    hidden = int((tmp_path / "hidden.pid").read_text())
+    assert not Path(f"/proc/{hidden}").exists(), f"process {hidden} outlived the check"
+    assert "PASS" not in done.stdout and done.returncode == 3, done.stdout
 
 
 def test_printed_verdicts_are_shown_as_the_learners_output_above_the_real_one(tmp_path):

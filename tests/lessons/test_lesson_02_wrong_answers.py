@@ -191,3 +191,24 @@ def test_a_restore_off_by_rounding_shows_both_values_in_full():
 
     with pytest.raises(AssertionError, match=r"x\[0\] was 1.5000000000000002 instead of 1.5 "):
         CHECK(SimpleNamespace(central_difference=restores_by_arithmetic))
+
+
+def test_estimates_kept_in_float32_are_named():
+    def in_float32(f, x, eps):
+        grad = np.zeros(x.shape, dtype=np.float32)  # about seven digits of each estimate survive
+        for index in np.ndindex(x.shape):
+            grad[index] = central(f, x, index, eps)
+        return grad
+
+    with pytest.raises(AssertionError, match="your estimates came back as float32 for a float64 x"):
+        CHECK(SimpleNamespace(central_difference=in_float32))
+
+
+def test_estimates_that_differ_past_the_sixth_digit_are_shown_apart_with_the_tolerance():
+    slightly_off = each_element(lambda f, x, index, eps: central(f, x, index, eps) * (1 + 1e-7))
+    with pytest.raises(AssertionError) as raised:
+        CHECK(SimpleNamespace(central_difference=slightly_off))
+    message = str(raised.value)
+    mine, right = (part.split(",")[0].split(" (")[0] for part in
+                   (message.split("your estimate is ")[1], message.split("central difference is ")[1]))
+    assert mine != right and "apart by" in message and "the check allows 1e-09 of the value" in message

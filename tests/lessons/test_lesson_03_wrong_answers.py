@@ -11,6 +11,9 @@ from minigrad.learn import course as runner
 check = runner.load_check(runner.get_lesson(3, Path(__file__).resolve().parents[2] / "lessons"))
 
 
+YOURS = " your dL/dE is "
+
+
 def answers(function):
     return SimpleNamespace(table_grad_from_one_hot=function)
 
@@ -82,5 +85,30 @@ def test_an_empty_batch_and_float32_are_tried():
     def always_float64(one_hot, upstream):
         return np.asarray(one_hot, dtype=np.float64).T @ np.asarray(upstream, dtype=np.float64)
 
-    with pytest.raises(AssertionError, match="for float32 one_hot and upstream your dL/dE is float64"):
+    with pytest.raises(AssertionError, match=f"for a float32 one_hot and a float32 upstream{YOURS}float64"):
         check(SimpleNamespace(table_grad_from_one_hot=always_float64))
+
+
+def test_a_gradient_rounded_to_float32_or_to_one_hots_dtype_is_refused():
+    def always_float32(one_hot, upstream):
+        return (one_hot.T @ upstream).astype(np.float32)
+
+    with pytest.raises(AssertionError, match=f"for a float64 one_hot and a float64 upstream{YOURS}float32"):
+        check(answers(always_float32))
+
+    def like_one_hot(one_hot, upstream):  # keeps the dtype of the wrong input
+        return (one_hot.T @ upstream).astype(one_hot.dtype)
+
+    with pytest.raises(AssertionError, match=f"for a float32 one_hot and a float64 upstream{YOURS}float32"):
+        check(answers(like_one_hot))
+
+
+def test_a_table_sized_by_the_largest_id_read_is_refused():
+    def sized_by_the_ids(one_hot, upstream):  # the rows after the largest id read go missing
+        ids = one_hot.argmax(axis=1)
+        grad = np.zeros((ids.max() + 1 if ids.size else one_hot.shape[1], upstream.shape[1]))
+        np.add.at(grad, ids, upstream)
+        return grad
+
+    with pytest.raises(AssertionError, match=r"dL/dE has shape \(4, 2\), expected \(6, 2\)"):
+        check(answers(sized_by_the_ids))

@@ -17,6 +17,9 @@ LESSON = runner.get_lesson(4, Path(__file__).resolve().parents[2] / "lessons")
 check = runner.load_check(LESSON)
 
 
+SECOND = ".backward returned a different gradient: it wrote into what forward saved"
+
+
 def embedding_with(backward_body: str, forward_body: str | None = None) -> SimpleNamespace:
     """The reference Embedding with its backward (and optionally forward) body replaced."""
     forward_body = forward_body or """
@@ -227,3 +230,34 @@ def test_an_empty_batch_and_a_single_id_are_tried():
     with pytest.raises(AssertionError, match=r"on a single id \(ids of shape \(\)\), your Embedding raised "
                                              r"IndexError: tuple index"):
         check(two_axes_only)
+
+
+def test_a_backward_that_writes_into_the_gradient_it_is_given():
+    zeroes_padding_in_grad = """
+        if ctx.padding_idx is not None:
+            vectors[ids == ctx.padding_idx] = 0  # a view of grad: the caller's array changes
+            keep = ids != ctx.padding_idx
+            ids, vectors = ids[keep], vectors[keep]
+    """ + rows_summed()
+    with pytest.raises(AssertionError, match=r"Embedding.backward wrote into grad, the gradient it was given "
+                                             r"\(with padding_idx=2\).*a view of grad"):
+        check(embedding_with(zeroes_padding_in_grad))
+
+
+def test_a_backward_that_writes_into_what_forward_saved():
+    sums_into_a_table_made_by_forward = """
+        ctx.ids = ids.copy()
+        ctx.shape, ctx.sparse, ctx.padding_idx = weight.shape, sparse, padding_idx
+        ctx.table_grad = np.zeros(weight.shape, dtype=weight.dtype)  # made once, summed into by backward
+        return weight[ids]
+    """
+    backward = """
+        keep = ids != ctx.padding_idx
+        np.add.at(ctx.table_grad, ids[keep], vectors[keep])
+        if not ctx.sparse:
+            return ctx.table_grad.copy(), None
+        rows = np.unique(ids[keep])
+        return RowSparse(rows, ctx.table_grad[rows], ctx.shape, coalesced=True), None
+    """
+    with pytest.raises(AssertionError, match=f"run a second time on the same forward, Embedding{SECOND}"):
+        check(embedding_with(backward, sums_into_a_table_made_by_forward))

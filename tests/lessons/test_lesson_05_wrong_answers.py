@@ -159,3 +159,22 @@ def test_a_loss_over_the_wrong_axis_is_named_not_a_factor_of_zero():
     assert "the softmax runs over the wrong axis (the positions) (along an axis of length 1 every " \
            "probability is 1, so the loss comes out 0)" in message
     assert "factor" not in message
+
+
+def test_a_backward_that_writes_into_what_forward_saved():
+    def subtracts_from_the_saved_probabilities(p, y, scale, grad, n, classes):
+        p -= y  # ctx.p itself: a second backward subtracts y again
+        return p * scale * grad
+
+    with pytest.raises(AssertionError, match="run a second time on the same forward, CrossEntropy[.]backward "
+                                             "returned a different gradient: it wrote into what forward"):
+        check(cross_entropy_with(subtracts_from_the_saved_probabilities))
+
+
+def test_a_backward_that_writes_into_the_gradient_it_is_given():
+    def scales_grad_in_place(p, y, scale, grad, n, classes):
+        grad *= scale  # the caller's array
+        return (p - y) * grad
+
+    with pytest.raises(AssertionError, match="CrossEntropy[.]backward wrote into grad, the gradient it was"):
+        check(cross_entropy_with(scales_grad_in_place))

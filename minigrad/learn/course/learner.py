@@ -19,7 +19,8 @@ What comes back is numbers, arrays, text and the names of types (minigrad.learn.
 never an object of the learner's, so nothing in the learner's file can reach the verdict: not
 by replacing minigrad's classes (they are replaced in the child only), not by walking up the
 stack to the check's frames (they are in another process), not by writing a report (the parent
-writes none) or printing one (the child's output is shown, marked, above the verdict). An error
+writes none) or printing one (the child's output is shown, marked, above the verdict, and every
+process it started is ended before the verdict is printed: `_Orphans`). An error
 the learner's code raises there comes back as `LearnerRaised` (its type's name, message, line
 and traceback as text); a NotImplementedError as `LearnerNotImplemented`; a child that ends,
 hangs past its time or sends what is not data ends the check with `LearnerStopped`.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import ctypes
 import importlib
 import importlib.util
 import inspect
@@ -45,7 +47,7 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,7 @@ STARTUP_LIMIT = 300.0  # seconds the child may take to import minigrad, before t
 TRACEBACK_LENGTH = 20_000  # characters of a learner's traceback kept
 OUTPUT_KEPT = 20_000  # characters of the learner's printed output shown with the verdict
 PROBE_MODULES = "minigrad.learn.course."  # probes live in the course's modules (and a folder's own check)
+ORPHAN_ROUNDS = 100  # times the ending of processes the learner's code left behind is repeated
 CHECK_ALIAS = "<check>"  # the lesson's check module, whatever name each process loaded it under
 
 
@@ -508,9 +511,11 @@ class LearnerProcess:
         command = [sys.executable, "-c", _CHILD_CODE, package_parent, str(lesson.root),
                    str(lesson.number), str(to_child), str(from_child), target]
         try:
-            self.child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, start_new_session=True,
-                                          pass_fds=(to_child, from_child))
+            with _Orphans.starting() as started:
+                self.child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                              stderr=subprocess.STDOUT, start_new_session=True,
+                                              pass_fds=(to_child, from_child))
+                started(self.child.pid)
         except BaseException:
             for fd in (from_parent, to_parent):
                 os.close(fd)
@@ -609,6 +614,7 @@ class LearnerProcess:
             else:
                 self.child.kill()
         self.child.wait()
+        _Orphans.end(self.child.pid)  # what it started and hid in a session of its own
         with contextlib.suppress(OSError):
             os.close(self.replies)
         return self.output.text()
@@ -644,6 +650,105 @@ class _OutputReader:
         if self.dropped:
             text += f"\n... ({self.dropped} more bytes of output not shown)\n"
         return text
+
+
+# ---- what the learner's code leaves running -------------------------------------------------------
+
+
+class _Orphans:
+    """Processes the learner's code started and hid from the end of its session.
+
+    `close()` kills the child's whole session, but a process it started can leave that session
+    (a double fork and `os.setsid()`) and outlive the check, to print a verdict of its own after
+    the real one. On Linux, while any learner process runs, this process is a "child subreaper":
+    orphaned descendants are re-parented to it instead of to init, so `close()` can find them
+    (children of this process that are neither the learner processes still being checked nor
+    children it had before) and end them. Elsewhere only the child's session is ended.
+    """
+
+    SET, GET = 36, 37  # prctl's PR_SET_CHILD_SUBREAPER and PR_GET_CHILD_SUBREAPER
+    lock = threading.Lock()
+    users = 0  # learner processes running (`minigrad lessons` checks several at once)
+    previous = 0  # this process's own setting, restored when the last learner process ends
+    kept: set[int] = set()  # children this process had before, and learner processes still running
+
+    @classmethod
+    @contextlib.contextmanager
+    def starting(cls) -> Iterator[Callable[[int], None]]:
+        """Around the start of a learner process: `with _Orphans.starting() as started:` ...
+        `started(pid)`. Holds the lock meanwhile, so that another check ending at that moment
+        does not take the new process for an orphan."""
+        prctl = _prctl()
+        with cls.lock:
+            if cls.users == 0 and prctl is not None:
+                setting = ctypes.c_int(0)
+                prctl(cls.GET, ctypes.byref(setting), 0, 0, 0)
+                cls.previous = setting.value
+                prctl(cls.SET, 1, 0, 0, 0)
+                cls.kept = set(_children())
+            cls.users += 1
+            try:
+                yield cls.kept.add
+            except BaseException:
+                cls._leave(prctl)
+                raise
+
+    @classmethod
+    def end(cls, pid: int) -> None:
+        """Call once the learner process `pid` has ended and been waited for."""
+        prctl = _prctl()
+        with cls.lock:
+            cls.kept.discard(pid)
+            if prctl is not None:
+                _end_all_but(cls.kept)
+            cls._leave(prctl)
+
+    @classmethod
+    def _leave(cls, prctl: Callable | None) -> None:
+        cls.users -= 1
+        if cls.users == 0 and prctl is not None:
+            prctl(cls.SET, cls.previous, 0, 0, 0)
+
+
+def _prctl() -> Callable | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _children() -> list[int]:
+    """The ids of this process's children (Linux: read from /proc)."""
+    me, found = os.getpid(), []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), encoding="utf-8", errors="replace") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()  # the name in brackets may hold spaces
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 1 and fields[1] == str(me):
+                found.append(int(entry.name))
+    return found
+
+
+def _end_all_but(kept: set[int]) -> None:
+    """Kill and reap this process's children outside `kept`, again until none is left: a killed
+    orphan's own children are re-parented here in their turn."""
+    for _ in range(ORPHAN_ROUNDS):
+        orphans = [pid for pid in _children() if pid not in kept]
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in orphans:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
 
 
 # ---- the learner's process itself ---------------------------------------------------------------

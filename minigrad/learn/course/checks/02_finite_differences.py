@@ -88,6 +88,8 @@ def _call(answers, function: str, x: np.ndarray, eps: float, column_major: bool 
             "otherwise every later estimate is taken at the wrong point, and so is the caller's."
         )
     assert got is not None, "central_difference returned None: return the gradient array"
+    kept = isinstance(got, (np.ndarray, np.generic, Tensor))  # a list or a float: read as float64
+    dtype = np.dtype(got.dtype) if kept else x.dtype
     got = common.as_array(got, "central_difference's estimate")
     assert got.shape != () or x.shape == (), (
         f"your function returned one number ({float(got):g}) for an x of shape {x.shape}: that is the "
@@ -97,6 +99,10 @@ def _call(answers, function: str, x: np.ndarray, eps: float, column_major: bool 
     assert got.shape == x.shape, (
         f"your gradient has shape {got.shape} but x has shape {x.shape}: return one estimate per "
         "element of x, arranged like x"
+    )
+    assert dtype == x.dtype, (
+        f"your estimates came back as {dtype} for a {x.dtype} x: {dtype} cannot hold them to the digits a "
+        "gradient check compares. Collect them in a float64 array (np.zeros(x.shape) is one)"
     )
     _CALLS.append((calls, x.size))
     return got
@@ -112,6 +118,18 @@ def _check_cost() -> None:
             f"your function called f {calls} times for an x of {elements} element(s); a central "
             "difference needs exactly two evaluations per element, f(x + eps e_i) and f(x - eps e_i) "
             "(the cost gradcheck counts on, and lesson 2 measures)")
+
+
+def _apart(got: float, expected: float, rtol: float) -> tuple[str, str, str]:
+    """`got` and `expected` printed with the digits that tell them apart, and, when that takes
+    more than six, how far apart they are and what the check allows."""
+    for digits in range(6, 18):
+        mine, right = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+        if mine != right:
+            break
+    if digits == 6:
+        return mine, right, ""
+    return mine, right, f" (apart by {abs(got - expected):.3g}; the check allows {rtol:g} of the value)"
 
 
 def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
@@ -140,8 +158,9 @@ def _diagnose_quadratic(got: np.ndarray, exact: np.ndarray, eps: float) -> str:
         if _close(got, candidate):
             return diagnosis
     worst = np.unravel_index(np.argmax(np.abs(got - exact)), got.shape)
+    mine, right, apart = _apart(got[worst], exact[worst], 1e-9)
     return (f"for f(x) = sum(w * x**2) with eps = {eps:g}, {_name(worst)} = {X[worst]:g}: your estimate "
-            f"is {got[worst]:.6g}, the exact central difference is {exact[worst]:.6g}")
+            f"is {mine}, the exact central difference is {right}{apart}")
 
 
 def check(answers) -> None:
@@ -165,9 +184,10 @@ def check(answers) -> None:
             "yours came out as 3 w x^2: your function does not use the eps it is given"
         )
         worst = np.argmax(np.abs(got - expected))
+        mine, right, apart = _apart(got[worst], expected[worst], 1e-8)
         raise AssertionError(
             f"for f(x) = sum(w * x**3) on a 1-d x with eps = {eps}, x[{worst}] = {x[worst]:g}: your "
-            f"estimate is {got[worst]:.6g}, the central difference is {expected[worst]:.6g}"
+            f"estimate is {mine}, the central difference is {right}{apart}"
         )
 
     # 3. a smooth function of a 3-d array, against the engine's backward
@@ -176,9 +196,10 @@ def check(answers) -> None:
     _smooth(leaf).backward()
     got = _call(answers, "smooth", x, 1e-6)
     worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
+    mine, right, apart = _apart(got[worst], leaf.grad[worst], 1e-6)
     assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
         f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
-        f"is {got[worst]:.8g}, the derivative is {leaf.grad[worst]:.8g}"
+        f"is {mine}, the derivative is {right}{apart}"
     )
 
     # 4. the same, x laid out column by column (a transposed array): x.reshape(-1) is then a copy
@@ -195,8 +216,9 @@ def check(answers) -> None:
 
     # 5. a 0-d x, a number: its gradient is a number too, shaped ()
     got = _call(answers, "cube of a number", np.array(2.0), 0.1)
+    mine, right, apart = _apart(float(got), 3 * 2.0**2 + 0.1**2, 1e-9)
     assert _close(got, 3 * 2.0**2 + 0.1**2, rtol=1e-9), (
-        f"for f(x) = x**3 at a 0-d x = 2.0 with eps = 0.1 your estimate is {float(got):.8g}, the central "
-        f"difference is {12.01:.8g}"
+        f"for f(x) = x**3 at a 0-d x = 2.0 with eps = 0.1 your estimate is {mine}, the central "
+        f"difference is {right}{apart}"
     )
     _check_cost()

@@ -10,12 +10,17 @@ from minigrad.engine import tensor
 from . import _common as common
 
 # (ids, V, d). The first case has N == V, so the wrong product O G still has the right shape
-# and must be caught by its values; in the second it cannot even be computed. Both cases have
-# a repeated id and rows that nobody reads.
+# and must be caught by its values; in the second it cannot even be computed. Every case has
+# a repeated id and rows that nobody reads; in the third they are the last rows of the table.
 CASES = [
     (np.array([1, 3, 1, 0, 5, 1]), 6, 4),
     (np.array([2, 7, 2, 4, 0, 8, 2]), 9, 3),
+    (np.array([3, 0, 3]), 6, 2),
 ]
+
+# (one_hot's dtype, upstream's dtype): the gradient must come back in upstream's dtype. A one-hot
+# is exact in float32, so a float32 one_hot may meet a float64 upstream.
+DTYPES = [(np.float32, np.float32), (np.float64, np.float64), (np.float32, np.float64)]
 
 
 def _one_hot(ids: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -41,12 +46,17 @@ def _check_edges(table_grad_from_one_hot: Any, rng: np.random.Generator) -> None
     if np.any(empty):
         raise AssertionError("dL/dE for an empty batch should be all zero: no position read any row")
     ids, vocab_size, width = CASES[0]
-    onehot, upstream = _one_hot(ids, vocab_size).astype(np.float32), rng.standard_normal((ids.size, width))
-    got = common.call_answer(table_grad_from_one_hot, onehot, upstream.astype(np.float32))
-    dtype = np.asarray(got).dtype if not isinstance(got, common.Opaque) else None
-    if dtype != np.float32:
-        raise AssertionError(f"for float32 one_hot and upstream your dL/dE is {dtype}: keep the gradient in "
-                             "the dtype it arrived in (a float32 model's table gets a float32 gradient)")
+    onehot, upstream = _one_hot(ids, vocab_size), rng.standard_normal((ids.size, width))
+    for onehot_dtype, upstream_dtype in DTYPES:
+        got = common.call_answer(table_grad_from_one_hot, onehot.astype(onehot_dtype),
+                                 upstream.astype(upstream_dtype))
+        dtype = np.asarray(got).dtype if not isinstance(got, common.Opaque) else None
+        if dtype != upstream_dtype:
+            raise AssertionError(
+                f"for a {np.dtype(onehot_dtype)} one_hot and a {np.dtype(upstream_dtype)} upstream "
+                f"your dL/dE is {dtype}: the table's gradient keeps the dtype of the gradient that "
+                "arrived, upstream's (a float32 model's table gets a float32 gradient, a float64 one a "
+                "float64 gradient); do not round it to another dtype")
 
 
 def check(answers: ModuleType) -> None:

@@ -7,6 +7,7 @@ nobody else's row appears, and the numbers agree with finite differences.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -84,6 +85,18 @@ def lookup_backward(answers, key: str, upstream: np.ndarray, next_batch: np.ndar
         ids[...] = next_batch
     with _without_coalesce():
         return answers.Embedding.backward(ctx, upstream)
+
+
+@probe
+def lookup_backward_twice(answers, key: str, upstream: np.ndarray) -> tuple:
+    """The learner's Embedding.backward run twice on the forward kept under `key`, each time on
+    its own copy of `upstream`: (first result, second result, whether the first wrote into its grad)."""
+    ctx, _ = _KEPT.pop(key)
+    given = upstream.copy()
+    with _without_coalesce():
+        first = copy.deepcopy(answers.Embedding.backward(ctx, given))
+        second = answers.Embedding.backward(ctx, upstream.copy())
+    return first, second, not np.array_equal(given, upstream)
 
 
 @probe
@@ -299,6 +312,20 @@ def _check_padding(answers: Any, rng: np.random.Generator) -> None:
     _compare(got, expected, ids, upstream)
 
 
+def _check_backward_leaves_its_inputs(answers: Any, rng: np.random.Generator) -> None:
+    """Neither the gradient backward is given nor what forward saved is written into."""
+    for ids, vocab_size, width, padding_idx in ((*CASES[1], None), PADDING):
+        shape = (vocab_size, width)
+        upstream = rng.standard_normal((*ids.shape, width))
+        key = _forward(answers, rng.standard_normal(shape), ids.copy(), padding_idx=padding_idx)
+        *runs, wrote = _learners(answers, lookup_backward_twice, key, upstream)
+        one, two = (_check_layout(common.float_input_gradient(grads, "Embedding", "dL/dweight", "ids",
+                                                              "integer positions in the table"),
+                                  ids, shape, upstream, True, padding_idx) for grads in runs)
+        on = "" if padding_idx is None else f" (with padding_idx={padding_idx})"
+        common.assert_backward_leaves_its_inputs("Embedding", wrote, one, two, on)
+
+
 def _check_through_the_engine(answers: Any, rng: np.random.Generator) -> None:
     """As the lesson will run it: apply and backward in the engine, against minigrad's gradient,
     which central differences confirm."""
@@ -324,6 +351,7 @@ def check(answers: ModuleType) -> None:
     _check_case(answers, CASES[0][0], CASES[0][1], CASES[0][2], rng, dtype=np.float32)
     _check_ids_are_kept(answers, rng)
     _check_padding(answers, rng)
+    _check_backward_leaves_its_inputs(answers, rng)
     _check_through_the_engine(answers, rng)
     for ids, vocab_size, width, on in EDGES:  # last: a mistake in the common case is named first
         _check_case(answers, ids, vocab_size, width, rng, on=on)

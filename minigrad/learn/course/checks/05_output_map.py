@@ -7,6 +7,7 @@ wrong backwards are recomputed and named.
 
 from __future__ import annotations
 
+import copy
 from types import ModuleType
 from typing import Any
 
@@ -67,6 +68,18 @@ def loss_backward(answers, key: str, upstream: np.ndarray, next_logits: np.ndarr
         targets[...] = next_targets
     with np.errstate(all="ignore"):
         return answers.CrossEntropy.backward(ctx, upstream)
+
+
+@probe
+def loss_backward_twice(answers, key: str, upstream: np.ndarray) -> tuple:
+    """The learner's CrossEntropy.backward run twice on the forward kept under `key`, each time
+    on its own copy of `upstream`: (first result, second result, whether the first wrote into its grad)."""
+    ctx, _, _ = _KEPT.pop(key)
+    given = upstream.copy()
+    with np.errstate(all="ignore"):
+        first = copy.deepcopy(answers.CrossEntropy.backward(ctx, given))
+        second = answers.CrossEntropy.backward(ctx, upstream.copy())
+    return first, second, not np.array_equal(given, upstream)
 
 
 @probe
@@ -225,6 +238,18 @@ def _check_float32(answers: Any, rng: np.random.Generator) -> None:
                              "gradient in the logits' dtype (the engine refuses a mismatch in a model)")
 
 
+def _check_backward_leaves_its_inputs(answers: Any, rng: np.random.Generator) -> None:
+    """Neither the gradient backward is given nor what forward saved is written into."""
+    targets, classes = np.array([1, 0, 2]), 3
+    logits = rng.standard_normal((targets.size, classes))
+    key = _forward(answers, logits, targets, "mean")
+    *runs, wrote = run(answers, loss_backward_twice, key, np.asarray(2.0))
+    one, two = (common.as_array(common.float_input_gradient(grads, "CrossEntropy", "dL/dlogits",
+                                                            "the targets", "class ids"), "dL/dlogits")
+                for grads in runs)
+    common.assert_backward_leaves_its_inputs("CrossEntropy", wrote, one, two)
+
+
 def _check_through_the_engine(answers: Any, rng: np.random.Generator) -> None:
     """As the lesson will run it: apply and backward in the engine, against minigrad's gradient,
     which central differences confirm."""
@@ -264,4 +289,5 @@ def check(answers: ModuleType) -> None:
     _check_large_logits(answers)
     _check_kept_arrays(answers, rng)
     _check_float32(answers, rng)
+    _check_backward_leaves_its_inputs(answers, rng)
     _check_through_the_engine(answers, rng)

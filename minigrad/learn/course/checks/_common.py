@@ -428,6 +428,28 @@ def finite_difference_report(name: str, analytical: Any, expected: np.ndarray) -
     return "" if result.ok else result.describe()
 
 
+def assert_backward_leaves_its_inputs(op: str, wrote_into_grad: bool, first: np.ndarray, second: np.ndarray,
+                                      on: str = "") -> None:
+    """A backward writes into neither the gradient it is given (the engine may hand the same
+    array to another op: an addition gives one array to both its inputs) nor what its forward
+    saved (a backward may run twice on one forward, with backward(retain_graph=True)).
+
+    wrote_into_grad: whether the backward changed the grad array it was given; first, second:
+    what two runs of the backward on one forward returned (as arrays); on: the case, for the message.
+    """
+    if wrote_into_grad:
+        raise AssertionError(
+            f"{op}.backward wrote into grad, the gradient it was given{on}: the engine may hand that same "
+            "array to another op too (an addition gives one array to both of its inputs), so writing into "
+            "it changes their gradient as well. Build what you return in new arrays (grad.reshape(...) is "
+            "a view of grad: writing into it writes into grad)")
+    if not np.array_equal(first, second, equal_nan=True):
+        raise AssertionError(
+            f"run a second time on the same forward{on}, {op}.backward returned a different gradient: it "
+            "wrote into what forward saved in ctx. The engine may run a backward twice on one forward "
+            "(backward(retain_graph=True)): work on a copy (ctx.saved.copy()), leave ctx as forward left it")
+
+
 # ---- a learner's function the lesson calls on its own arrays (appended for lessons 9 to 13) ------
 
 def call_keeping_inputs(function: Callable[..., Any], *args: Any, hint: str = "") -> Any:
