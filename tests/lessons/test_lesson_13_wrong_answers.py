@@ -151,6 +151,27 @@ def test_a_loss_summed_over_the_pairs_is_named():
         check(answers(loss=Summed))
 
 
+def test_a_backward_that_writes_into_its_grad_is_named():
+    class IntoGrad(loss_with()):
+        @staticmethod
+        def backward(ctx, grad):
+            grad /= ctx.B  # the mean's 1/B written into the array the engine gave
+            dz = ctx.slope * ctx.sign * grad
+            return np.einsum("bk,bkd->bd", dz, ctx.u), dz[:, :, None] * ctx.v[:, None, :]
+    with pytest.raises(AssertionError, match=r"NegativeSamplingLoss.backward wrote into grad"):
+        check(answers(loss=IntoGrad))
+
+
+def test_a_backward_that_changes_what_forward_saved_is_named():
+    class IntoCtx(loss_with()):
+        @staticmethod
+        def backward(ctx, grad):
+            ctx.slope *= ctx.sign * grad / ctx.B  # the saved slopes turned into dL/dz in place
+            return np.einsum("bk,bkd->bd", ctx.slope, ctx.u), ctx.slope[:, :, None] * ctx.v[:, None, :]
+    with pytest.raises(AssertionError, match=r"run a second time on the same forward, NegativeSamplingLoss"):
+        check(answers(loss=IntoCtx))
+
+
 def test_a_function_that_is_not_a_minigrad_function_is_refused():
     with pytest.raises(AssertionError, match=r"NegativeSamplingLoss must be a class that subclasses"):
         check(answers(loss=lambda v, u: 0.0))

@@ -12,6 +12,7 @@ is gradchecked there.
 
 from __future__ import annotations
 
+import copy
 from types import ModuleType
 from typing import Any
 
@@ -198,6 +199,19 @@ def loss_backward(answers, key: str, upstream: np.ndarray, next_v: Any = None, n
 
 
 @probe
+def loss_backward_twice(answers, key: str, upstream: np.ndarray) -> tuple:
+    """The learner's NegativeSamplingLoss.backward run twice on the forward kept under `key`, each
+    time on its own copy of `upstream`: (first result, second result, whether the first wrote
+    into its grad)."""
+    ctx, _, _ = _KEPT.pop(key)
+    given = upstream.copy()
+    with np.errstate(all="ignore"):
+        first = copy.deepcopy(answers.NegativeSamplingLoss.backward(ctx, given))
+        second = answers.NegativeSamplingLoss.backward(ctx, upstream.copy())
+    return first, second, not np.array_equal(given, upstream)
+
+
+@probe
 def loss_in_the_engine(answers, tables: list, centres: np.ndarray, contexts: np.ndarray,
                        negatives: np.ndarray) -> tuple:
     """(loss, each table's .grad) of skip-gram's loss with the learner's Function on the rows
@@ -315,11 +329,22 @@ def _check_in_the_engine(answers: Any, rng: np.random.Generator) -> None:
     _backward(answers, key, 1.0, v32, u32, "float32 rows")
 
 
+def _check_backward_leaves_its_inputs(answers: Any, rng: np.random.Generator) -> None:
+    """Neither the gradient backward is given nor what forward saved is written into."""
+    v, u = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 3))
+    key = _forward(answers, v, u, "a backward run twice")
+    *runs, wrote = run(answers, loss_backward_twice, key, np.asarray(2.0))
+    one, two = (np.concatenate([common.as_array(g, f"NegativeSamplingLoss.backward: dL/d{name}").ravel()
+                                for g, name in zip(grads, "vu")]) for grads in runs)
+    common.assert_backward_leaves_its_inputs("NegativeSamplingLoss", wrote, one, two)
+
+
 def _check_loss(answers: Any) -> None:
     rng = np.random.default_rng(13)
     for B, K, d in SHAPES:
         _check_case(answers, B, K, d, rng)
     _check_kept_inputs(answers, rng)
+    _check_backward_leaves_its_inputs(answers, rng)
     _check_large_scores(answers)
     _check_in_the_engine(answers, rng)
 
