@@ -3,6 +3,7 @@ embeddings, unembeddings and weight tying really learn."""
 
 from minigrad import nn, optim
 from minigrad.engine import (
+    ArgumentError,
     Function,
     RowSparse,
     ShapeError,
@@ -12,10 +13,12 @@ from minigrad.engine import (
     detect_anomaly,
     dtype_names,
     enable_grad,
+    eye,
     full,
     full_like,
     is_grad_enabled,
     kernels,
+    linspace,
     manual_seed,
     no_grad,
     ones,
@@ -36,8 +39,11 @@ from minigrad.nn.functional import (
     flip,
     logsumexp,
     maximum,
+    meshgrid,
     minimum,
     stack,
+    std_mean,
+    var_mean,
     where,
 )
 from minigrad.tools.gradcheck import GradcheckError, GradcheckReport, gradcheck
@@ -87,11 +93,13 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES) | set(dtype_names.__all__))
 
 __all__ = [
-    "Function", "GradcheckError", "kernels", "GradcheckReport", "RowSparse", "ShapeError", "Tensor", "arange",
+    "ArgumentError", "Function", "GradcheckError", "kernels", "GradcheckReport", "RowSparse", "ShapeError",
+    "Tensor", "arange",
     "detect_anomaly", "enable_grad", "gradcheck", "is_grad_enabled", "nn", "no_grad", "ones", "optim",
     "randn", "tensor", "unbroadcast", "use", "zeros",
     "Ledger", "draw", "ledger",
     "CheckpointError", "load", "load_into", "save", "cat", "concatenate", "stack", "where", "check",
     "count_dependencies", "whose", "manual_seed", "clamp", "clip", "flip", "logsumexp", "maximum",
-    "minimum", "full", "full_like", "ones_like", "zeros_like", *dtype_names.__all__,
+    "minimum", "full", "full_like", "ones_like", "zeros_like", "eye", "linspace", "meshgrid",
+    "std_mean", "var_mean", *dtype_names.__all__,
 ]

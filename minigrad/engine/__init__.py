@@ -11,7 +11,14 @@ can be rearranged without touching the layers above.
 from minigrad.engine.function import Context, Function, FunctionNode  # isort: skip
 from minigrad.engine import dtype_names, kernels, ops, seam
 from minigrad.engine.arrays import Array, as_array
-from minigrad.engine.checks import ShapeError, broadcasts_to, check_broadcast, check_in_range, positive_int
+from minigrad.engine.checks import (
+    ArgumentError,
+    ShapeError,
+    broadcasts_to,
+    check_broadcast,
+    check_in_range,
+    positive_int,
+)
 from minigrad.engine.dtypes import result_type
 from minigrad.engine.grad_mode import detect_anomaly, enable_grad, is_grad_enabled, no_grad, recording
 from minigrad.engine.graph import AccumulateGrad, Node, count_dependencies
@@ -22,8 +29,10 @@ from minigrad.engine.sparse import RowSparse, add_grads, to_dense, zeroed
 from minigrad.engine.tensor import (
     Tensor,
     arange,
+    eye,
     full,
     full_like,
+    linspace,
     ones,
     ones_like,
     randn,
@@ -34,11 +43,11 @@ from minigrad.engine.tensor import (
 from minigrad.engine.tensor_maths import broadcasting, cast, promote, reduced_in_float32
 
 __all__ = [
-    "AccumulateGrad", "Array", "Context", "Function", "FunctionNode", "Node", "RowSparse", "ShapeError",
-    "Tensor", "add_grads", "arange", "as_array", "as_generator", "broadcasting", "broadcasts_to",
-    "cast", "check_broadcast", "check_in_range", "count_dependencies", "detect_anomaly", "dtype_names",
-    "enable_grad", "full", "full_like", "is_grad_enabled", "kernels", "manual_seed", "no_grad", "ones",
-    "ones_like", "ops", "positive_int", "promote", "randn", "recording", "reduced_in_float32",
-    "result_type", "seam", "tensor", "to_dense", "unbroadcast", "use", "whose", "zeroed", "zeros",
-    "zeros_like",
+    "AccumulateGrad", "ArgumentError", "Array", "Context", "Function", "FunctionNode", "Node",
+    "RowSparse", "ShapeError", "Tensor", "add_grads", "arange", "as_array", "as_generator",
+    "broadcasting", "broadcasts_to", "cast", "check_broadcast", "check_in_range", "count_dependencies",
+    "detect_anomaly", "dtype_names", "enable_grad", "eye", "full", "full_like", "linspace",
+    "is_grad_enabled", "kernels", "manual_seed", "no_grad", "ones", "ones_like", "ops", "positive_int",
+    "promote", "randn", "recording", "reduced_in_float32", "result_type", "seam", "tensor", "to_dense",
+    "unbroadcast", "use", "whose", "zeroed", "zeros", "zeros_like",
 ]

@@ -9,7 +9,13 @@ import numpy as np
 from minigrad.engine.arrays import Array
 
 
-class ShapeError(ValueError, RuntimeError):
+class ArgumentError(ValueError, RuntimeError):
+    """An argument PyTorch refuses with RuntimeError where numpy's habit is ValueError (an integer
+    tensor to a negative integer power, attn_mask together with is_causal=True); code written for
+    either catches it."""
+
+
+class ShapeError(ArgumentError):
     """Shapes that do not fit an op (a product, a reshape, a loss's targets).
 
     numpy's habit is ValueError and PyTorch's RuntimeError; code written for either catches it.

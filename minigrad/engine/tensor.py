@@ -21,7 +21,7 @@ import numpy as np
 from minigrad.engine import graph, ops
 from minigrad.engine.arguments import check_can_require_grad
 from minigrad.engine.arrays import Array, as_array
-from minigrad.engine.checks import ShapeError
+from minigrad.engine.checks import ArgumentError, ShapeError
 from minigrad.engine.dtypes import is_number, result_type
 from minigrad.engine.graph import AccumulateGrad, Node
 from minigrad.engine.random import as_generator
@@ -264,10 +264,28 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
     def __rtruediv__(self, other: Any) -> Tensor:
         return self._arithmetic(ops.Div, other, reflected=True, floating=True)
 
+    def __floordiv__(self, other: Any) -> Tensor:
+        """self / other rounded down (Python's //); no gradient flows through it (G 0)."""
+        return self._arithmetic(ops.RoundedDivide, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.RoundedDivide, other, reflected=True)
+
+    def __mod__(self, other: Any) -> Tensor:
+        """The remainder of //, with other's sign (Python's %, torch.remainder)."""
+        return self._arithmetic(ops.Remainder, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return self._arithmetic(ops.Remainder, other, reflected=True)
+
     def __pow__(self, exponent: Any) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
             return self._pow_tensor(exponent)  # tensor ** tensor (tensor_maths.py)
         base, n = self._operands(exponent)  # an int tensor ** 0.5 is float32; ** 2 stays an int
+        if base.dtype.kind in "biu" and exponent < 0:  # an int exponent (a float made base float)
+            raise ArgumentError(f"pow: an integer tensor ({self.dtype}) to a negative integer power "
+                                f"({exponent}) is not allowed (as PyTorch); use a float tensor, "
+                                f"e.g. x.float() ** {exponent}")
         return ops.Pow.apply(base, exponent=n.item())
 
     def __matmul__(self, other: Any) -> Tensor:
@@ -350,6 +368,26 @@ def randn(*shape: Any, rng: Any = None, dtype: Any = np.float32, requires_grad: 
     generator = as_generator(rng, "randn")
     values = generator.standard_normal(_shape(shape, "randn")).astype(dtype)
     return Tensor(values, requires_grad=requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = np.float32, requires_grad: bool = False) -> Tensor:
+    """The n x m identity matrix (n x n when m is None): ones on the main diagonal (torch.eye)."""
+    m = n if m is None else m
+    for name, size in (("n", n), ("m", m)):
+        if int(size) < 0:
+            raise ArgumentError(f"eye: {name} must be >= 0, got {size}")
+    return Tensor(np.eye(int(n), int(m), dtype=dtype), requires_grad=requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = np.float32,
+             requires_grad: bool = False) -> Tensor:
+    """`steps` evenly spaced numbers from start to end, both included (torch.linspace); an
+    integer dtype truncates each towards 0, as PyTorch's does."""
+    if int(steps) < 0:
+        raise ArgumentError(f"linspace: steps must be >= 0, got {steps}")
+    if np.dtype(dtype) == np.bool_:
+        raise ArgumentError("linspace: dtype bool is not supported (as PyTorch); use a number dtype")
+    return Tensor(np.linspace(start, end, int(steps)).astype(dtype), requires_grad=requires_grad)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,

@@ -8,22 +8,41 @@ view's grad_fn the same way): reading the view never uses a stale graph.
 
 from __future__ import annotations
 
+import typing
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
 from minigrad.engine.arrays import ArrayHolder, as_array, index_array
-from minigrad.engine.checks import ShapeError, check_in_range
+from minigrad.engine.checks import ArgumentError, ShapeError, check_in_range
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing's own from Python 3.11
 
     from minigrad.engine.graph import Node
     from minigrad.engine.tensor import Tensor
+
+
+class Sorted(NamedTuple):
+    """What sort and topk return: the values and where each was (as torch.return_types)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _sort_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The stable order along `axis`, NaN last (first when descending). Descending: sort the
+    reversed array, then reverse the order, so equal entries still keep their first-come order."""
+    if not descending:
+        ascending: np.ndarray = np.argsort(a, axis=axis, kind="stable")
+        return ascending
+    order = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
+    descending_order: np.ndarray = a.shape[axis] - 1 - order
+    return descending_order
 
 
 class TensorLayout(ArrayHolder):
@@ -254,6 +273,146 @@ class TensorLayout(ArrayHolder):
         check_in_range(idx, self.shape[dim], who="gather", item="index", name="index",
                        range_of=f"dim {dim} of size {self.shape[dim]}")
         return ops.Gather.apply(self, index=idx, axis=dim)
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
+        """Each entry `repeats` times in a row along `dim` (of the flattened tensor when None), as
+        torch's: [a, b] with 2 is [a, a, b, b] (repeat tiles instead: [a, b, a, b]). repeats: an
+        int, or one count per entry along dim. The gradient sums over each entry's copies."""
+        if dim is None or self.ndim == 0:
+            return self.reshape(-1).repeat_interleave(repeats, 0)
+        dim = check_dim("repeat_interleave", dim, self.shape)
+        counts = np.asarray(as_array(repeats))
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"repeat_interleave(): repeats must be an int or ints, got dtype {counts.dtype}")
+        if counts.ndim > 1 or counts.ndim == 1 and counts.shape[0] != self.shape[dim]:
+            raise ShapeError(f"repeat_interleave(): repeats has shape {counts.shape}; expected an int or "
+                             f"one count per entry along dim {dim} ({self.shape[dim]})")
+        if (counts < 0).any():
+            raise ValueError(f"repeat_interleave(): repeats must not be negative, got {counts.tolist()}")
+        picks = np.repeat(np.arange(self.shape[dim]), counts)
+        return self[(slice(None),) * dim + (picks,)]
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """Entries moved `shifts` places along `dims`, those pushed off the end coming back at the
+        start (torch.roll); with dims None, along the flattened tensor, then reshaped back."""
+        if dims is None:
+            flat_shift = shifts if np.ndim(shifts) == 0 else tuple(shifts)
+            if np.ndim(flat_shift) and len(flat_shift) != 1:
+                raise ArgumentError(f"roll(): shifts {flat_shift} with dims None must be one number")
+            return self.reshape(-1).roll(flat_shift, 0).reshape(self.shape)
+        shifts, dims = np.atleast_1d(shifts).tolist(), np.atleast_1d(dims).tolist()
+        if len(shifts) != len(dims):
+            raise ArgumentError(f"roll(): shifts {shifts} and dims {dims} must have the same length")
+        out = typing.cast("Tensor", self)
+        for shift, d in zip(shifts, dims):
+            d = check_dim("roll", d, self.shape)
+            size = self.shape[d]
+            if size:
+                out = out[(slice(None),) * d + ((np.arange(size) - shift) % size,)]
+        return out
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
+        """(values, indices) along `dim`, smallest first (largest with descending), as torch.sort.
+        Equal entries keep their order (a stable sort, whatever `stable` says); NaN counts as the
+        largest. The values are self.gather(dim, indices): G goes back to where each came from."""
+        dim = check_dim("sort", dim, self.shape or (1,))
+        order = _sort_order(self.data if self.ndim else self.data.reshape(1), dim, descending)
+        if self.ndim == 0:
+            order = order.reshape(())
+        return Sorted(self.gather(dim, order), self._new(order))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """The indices that sort along `dim` (sort()'s second part)."""
+        return self.sort(dim, descending, stable).indices
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:
+        """(values, indices) of the k largest entries along `dim` (smallest with largest=False),
+        in order, as torch.topk; the values pass G back to where they came from."""
+        dim = check_dim("topk", dim, self.shape or (1,))
+        size = self.shape[dim] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise ArgumentError(f"topk(): k={k} is out of range for dim {dim} of size {size} "
+                                f"(shape {self.shape})")
+        values, indices = self.sort(dim, descending=largest)
+        if self.ndim == 0:
+            return Sorted(values, indices)
+        return Sorted(values.narrow(dim, 0, k), indices.narrow(dim, 0, k))
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The entries (i, i + offset) of the dim1 x dim2 matrices, on a new last axis, as
+        torch.diagonal (offset > 0: above the main diagonal); G goes back to the diagonal."""
+        dim1, dim2 = check_dim("diagonal", dim1, self.shape), check_dim("diagonal", dim2, self.shape)
+        if dim1 == dim2:
+            raise ArgumentError(f"diagonal(): dim1 and dim2 are both axis {dim1}; they must differ")
+        rows, cols = self.shape[dim1], self.shape[dim2]
+        count = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+        steps = np.arange(count)
+        index: list[Any] = [slice(None)] * self.ndim
+        index[dim1], index[dim2] = steps - min(offset, 0), steps + max(offset, 0)
+        kept = [d for d in range(self.ndim) if d not in (dim1, dim2)]
+        # moving both axes last first keeps the two index arrays together: their axis goes last
+        return self.permute(*kept, dim1, dim2)[(..., index[dim1], index[dim2])]
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A 1-D tensor's entries on the `diagonal`-th diagonal of a square matrix (zeros elsewhere),
+        or a matrix's diagonal as a 1-D tensor, as torch.diag."""
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        if self.ndim != 1:
+            raise ShapeError(f"diag(): the tensor has shape {self.shape}; it must be 1-D or 2-D")
+        size = self.shape[0] + abs(diagonal)
+        picks = np.arange(self.shape[0])
+        rows, cols = picks - min(diagonal, 0), picks + max(diagonal, 0)
+        where_on = np.zeros((size, size), dtype=np.int64) - 1
+        where_on[rows, cols] = picks  # each diagonal place: the entry it holds
+        on = where_on >= 0
+        return self.reshape(-1)[np.where(on, where_on, 0)] * on
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where `mask` (broadcast with the tensor) is True, as a 1-D tensor."""
+        keep = np.asarray(as_array(mask))
+        if keep.dtype != np.bool_:
+            raise TypeError(f"masked_select(): mask must be a bool tensor, got dtype {keep.dtype}")
+        shape = broadcast_shape(self.shape, keep.shape)
+        if shape is None:
+            raise ShapeError(f"masked_select(): mask of shape {keep.shape} does not broadcast with the "
+                             f"tensor's shape {self.shape}")
+        return self.expand(shape)[np.broadcast_to(keep, shape)]
+
+    def nonzero(self, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero entries: an int64 (count, ndim) tensor, or with as_tuple one
+        1-D tensor per axis (numpy's nonzero)."""
+        if self.ndim == 0:  # one entry and no axes: (1, 0) or (0, 0), as PyTorch
+            found = self.reshape(1).nonzero(as_tuple)
+            return found if as_tuple else self._new(np.zeros((found.shape[0], 0), np.int64))
+        found = np.nonzero(self.data)
+        if as_tuple:
+            return tuple(self._new(axis.astype(np.int64)) for axis in found)
+        return self._new(np.stack(found, axis=1).astype(np.int64))
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        """A copy of self with each src[i][j][k] added at [index[i][j][k]][j][k] (for dim 0; as
+        torch.scatter_add): gather run backwards. self gets G, src gets G read back at index."""
+        dim = check_dim("scatter_add", dim, self.shape or (1,))
+        idx = np.asarray(as_array(index))
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"scatter_add(): index must hold integers, got dtype {idx.dtype}")
+        src_shape = np.shape(as_array(src))
+        sizes = enumerate(zip(idx.shape, src_shape, self.shape))
+        fits = idx.ndim == self.ndim == len(src_shape) and all(
+            n <= m and (d == dim or n <= k) for d, (n, m, k) in sizes)
+        if not fits:
+            raise ShapeError(f"scatter_add(): index has shape {idx.shape}, which does not fit src's shape "
+                             f"{src_shape} and the tensor's {self.shape} (the same number of axes, none "
+                             f"larger than src's, nor than the tensor's off dim {dim})")
+        check_in_range(idx, self.shape[dim], who="scatter_add", item="index", name="index",
+                       range_of=f"dim {dim} of size {self.shape[dim]}")
+        if not isinstance(src, ArrayHolder):
+            src = np.asarray(src, dtype=self.dtype)
+        elif src.data.dtype != self.dtype:
+            raise ArgumentError(f"scatter_add(): src has dtype {src.data.dtype}, the tensor {self.dtype}; "
+                                "they must be the same (as PyTorch)")
+        return ops.ScatterAdd.apply(self, src, index=idx, axis=dim)
 
     def dim(self) -> int:
         return self.data.ndim

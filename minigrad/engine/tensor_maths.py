@@ -15,7 +15,7 @@ import numpy as np
 from minigrad.engine import ops
 from minigrad.engine.arguments import axis_args, check_dim, softmax_axis
 from minigrad.engine.arrays import Array, ArrayHolder, arrays_in, as_array, is_tensor
-from minigrad.engine.checks import ShapeError, check_broadcast
+from minigrad.engine.checks import ArgumentError, ShapeError, check_broadcast
 from minigrad.engine.dtypes import float_dtype, is_number, result_type
 
 if TYPE_CHECKING:
@@ -78,6 +78,15 @@ class TensorMaths(ArrayHolder):
         def reshape(self, *shape: Any) -> Tensor: ...
         def __pow__(self, exponent: Any) -> Tensor: ...
         def __neg__(self) -> Tensor: ...
+        def __add__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def _operands(self, other: Any, reflected: bool = False,
+                      floating: bool = False) -> tuple[Any, Any]: ...
 
     # ---- comparisons and logic: bool tensors that never require grad ----------------------
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]  # elementwise, not a bool
@@ -148,7 +157,11 @@ class TensorMaths(ArrayHolder):
 
     # ---- reductions -------------------------------------------------------------------------
     def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-            keepdim: bool | None = None) -> Tensor:
+            keepdim: bool | None = None, dtype: Any = None) -> Tensor:
+        """The sum over `axis` (or `dim`); `dtype` casts first, as PyTorch's (float64 sums of
+        float32 entries, say)."""
+        if dtype is not None:
+            return self.to(dtype).sum(axis, keepdims, dim=dim, keepdim=keepdim)
         axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=axis, keepdims=keepdims)
 
@@ -177,8 +190,11 @@ class TensorMaths(ArrayHolder):
 
     # PyTorch's dim=/keepdim= first; numpy's axis=/keepdims= too, by keyword (as sum's)
     def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
-             keepdims: bool = False) -> Tensor:
-        """The product of all entries, or along one `dim`; exact gradients where entries are 0."""
+             keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """The product of all entries, or along one `dim`; exact gradients where entries are 0.
+        `dtype` casts first."""
+        if dtype is not None:
+            return self.to(dtype).prod(dim, keepdim, axis=axis, keepdims=keepdims)
         dim, keepdims = axis_args("prod", axis, keepdims, dim, keepdim)
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): dim must be one int (as PyTorch), got {dim!r}")
@@ -206,6 +222,20 @@ class TensorMaths(ArrayHolder):
         """The square root of `var` (same arguments)."""
         dim, keepdims = axis_args("std", axis, keepdims, dim, keepdim)
         return self.var(dim, unbiased, keepdims, correction=correction).sqrt()
+
+    def var_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(var, mean) over `dim`, as torch.var_mean (var's arguments)."""
+        dim, keepdims = axis_args("var_mean", axis, keepdims, dim, keepdim)
+        return self.var(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
+
+    def std_mean(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+                 correction: float | None = None, axis: Any = None, keepdims: bool = False
+                 ) -> tuple[Tensor, Tensor]:
+        """(std, mean) over `dim`, as torch.std_mean."""
+        dim, keepdims = axis_args("std_mean", axis, keepdims, dim, keepdim)
+        return self.std(dim, unbiased, keepdims, correction=correction), self.mean(dim=dim, keepdim=keepdims)
 
     def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool = False) -> Tensor:
@@ -304,6 +334,73 @@ class TensorMaths(ArrayHolder):
     def rsqrt(self) -> Tensor:
         return ops.Rsqrt.apply(self)
 
+    def tan(self) -> Tensor:
+        return ops.Tan.apply(self)
+
+    def sinh(self) -> Tensor:
+        return ops.Sinh.apply(self)
+
+    def cosh(self) -> Tensor:
+        return ops.Cosh.apply(self)
+
+    def asin(self) -> Tensor:
+        return ops.Asin.apply(self)
+
+    def acos(self) -> Tensor:
+        return ops.Acos.apply(self)
+
+    def atan(self) -> Tensor:
+        return ops.Atan.apply(self)
+
+    def asinh(self) -> Tensor:
+        return ops.Asinh.apply(self)
+
+    def acosh(self) -> Tensor:
+        return ops.Acosh.apply(self)
+
+    def atanh(self) -> Tensor:
+        return ops.Atanh.apply(self)
+
+    def log10(self) -> Tensor:
+        return ops.Log10.apply(self)
+
+    def floor(self) -> Tensor:
+        """The largest whole number <= each entry; its gradient is 0 (a step function)."""
+        return ops.Round.apply(self, how="floor")
+
+    def ceil(self) -> Tensor:
+        return ops.Round.apply(self, how="ceil")
+
+    def trunc(self) -> Tensor:
+        """Each entry with its fraction dropped (towards 0)."""
+        return ops.Round.apply(self, how="trunc")
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Each entry to `decimals` places, a half to the even neighbour (2.5 -> 2), as PyTorch."""
+        return ops.Round.apply(self, how="round", decimals=int(decimals))
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """self + weight (end - self): weight 0 gives self, 1 gives end (torch.lerp)."""
+        moved: Tensor = self + weight * (end - self)
+        return moved
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """log(e^self + e^other), without overflow: both are shifted by the larger one first (the
+        shift is a constant, so the gradient is e^self / (e^self + e^other), as without it)."""
+        a, b = (x if isinstance(x, ArrayHolder) else self._new(x)
+                for x in promote(self, _check_tensor_like("logaddexp", other), floating=True))
+        with np.errstate(invalid="ignore"):
+            shift = np.fmax(a.data, b.data)
+        shift = np.where(np.isfinite(shift), shift, 0).astype(shift.dtype)  # inf - inf would be NaN
+        total: Tensor = ((a - shift).exp() + (b - shift).exp()).log() + shift
+        return total
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        """|self - other| <= atol + rtol |other|, entry by entry (a bool tensor, no gradient)."""
+        return self._new(np.asarray(np.isclose(self.data, np.asarray(as_array(other)), rtol=rtol,
+                                               atol=atol, equal_nan=equal_nan)))
+
     def sign(self) -> Tensor:
         return ops.Sign.apply(self)
 
@@ -343,6 +440,32 @@ class TensorMaths(ArrayHolder):
 
     def pow(self, exponent: float | Tensor | Array) -> Tensor:
         return self ** exponent
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """self / other; rounding_mode "floor" rounds the quotient down (as //) and "trunc" towards
+        0, both with gradient 0 (as PyTorch) and in the operands' dtype (ints stay ints)."""
+        if rounding_mode is None:
+            quotient: Tensor = self / other
+            return quotient
+        if rounding_mode not in ("floor", "trunc"):
+            raise ArgumentError(f"div(): rounding_mode must be None, 'floor' or 'trunc', "
+                                f"got {rounding_mode!r}")
+        return broadcasting(ops.RoundedDivide, "div", *self._operands(other), rounding=rounding_mode)
+
+    divide = div
+
+    def floor_divide(self, other: Any) -> Tensor:
+        quotient: Tensor = self // other
+        return quotient
+
+    def remainder(self, other: Any) -> Tensor:
+        left: Tensor = self % other
+        return left
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of division rounded towards 0, with self's sign (C's fmod): a gets G, b
+        gets -G trunc(a / b)."""
+        return broadcasting(ops.Remainder, "fmod", *self._operands(other), how="fmod")
 
     def _pow_tensor(self, exponent: Any) -> Tensor:
         """self ** exponent for an exponent that is a tensor or an array (tensor ** tensor)."""

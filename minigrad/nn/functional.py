@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.engine import (
+    ArgumentError,
     ShapeError,
     Tensor,
     as_array,
@@ -15,6 +16,7 @@ from minigrad.engine import (
     broadcasts_to,
     cast,
     check_in_range,
+    full,
     ops,
     promote,
     reduced_in_float32,
@@ -73,6 +75,111 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """x where x > 0, negative_slope x elsewhere."""
     return ops.LeakyReLU.apply(x, negative_slope=float(negative_slope))
+
+
+# ---- more activations, each written with the ops above (their gradients follow from those) ----
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """x where x > 0, alpha (e^x - 1) elsewhere. e^x is taken of min(x, 0): a large x would give
+    e^x = inf, and inf times the zero gradient of the branch not taken is NaN."""
+    return x.relu() + alpha * (x.clamp(max=0).exp() - 1)
+
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(x: Tensor) -> Tensor:
+    """SELU_SCALE * elu(x, SELU_ALPHA): the constants keep activations near mean 0, variance 1."""
+    return SELU_SCALE * elu(x, SELU_ALPHA)
+
+
+def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """x where x > 0, alpha (e^(x / alpha) - 1) elsewhere."""
+    if alpha == 0:
+        raise ArgumentError("celu: alpha must be nonzero (it divides), got 0")
+    return x.relu() + alpha * ((x.clamp(max=0) / alpha).exp() - 1)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """x clipped to [min_val, max_val]. The gradient is G strictly inside and 0 at and beyond the
+    bounds (PyTorch's; clamp passes G at a bound), so the clipped side is a constant."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    inside = (x.data > min_val) & (x.data < max_val)
+    return where(inside, x, np.clip(x.data, min_val, max_val))
+
+
+def relu6(x: Tensor) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+def hardsigmoid(x: Tensor) -> Tensor:
+    """relu6(x + 3) / 6: a straight-line sigmoid, 0 below -3 and 1 above 3."""
+    return relu6(x + 3) / 6
+
+
+def hardswish(x: Tensor) -> Tensor:
+    """x hardsigmoid(x)."""
+    return x * hardsigmoid(x)
+
+
+def softsign(x: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return x / (1 + x.abs())
+
+
+def mish(x: Tensor) -> Tensor:
+    """x tanh(softplus(x))."""
+    return x * softplus(x).tanh()
+
+
+@reduced_in_float32
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`: each slice scaled to length 1 (cosine similarity is the
+    dot product of two normalized vectors). A slice of zeros stays zeros with a finite gradient:
+    its norm's own gradient (0 / 0) is taken as 0, as PyTorch. p=0 counts the nonzero entries
+    (a count, with no gradient); p=inf takes the largest |x|."""
+    if p == 0:
+        norm = (x != 0).sum(dim, keepdim=True).to(x.dtype)
+    elif p == float("inf"):
+        norm = x.abs().amax(dim, keepdim=True)
+    else:
+        powered = (x.abs() ** p).sum(dim, keepdim=True)
+        zero = powered.data == 0
+        norm = where(zero, 0.0, where(zero, 1.0, powered) ** (1 / p))
+    return x / norm.clamp(min=eps)
+
+
+def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """x with `value` added around it: pad = (left, right) for the last axis, then (left, right)
+    for the one before it, and so on (torch's order); a negative amount crops instead. Only
+    mode="constant"."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported; only 'constant'")
+    amounts = [int(n) for n in pad]
+    if len(amounts) % 2:
+        raise ArgumentError(f"pad: pad has {len(amounts)} entries; it needs pairs (left, right) per axis")
+    if len(amounts) > 2 * x.ndim:
+        raise ArgumentError(f"pad: pad has {len(amounts)} entries, more than 2 per axis of the "
+                            f"tensor's shape {x.shape}")
+    for i in range(len(amounts) // 2):
+        x = _pad_axis(x, x.ndim - 1 - i, amounts[2 * i], amounts[2 * i + 1], value)
+    return x
+
+
+def _pad_axis(x: Tensor, axis: int, before: int, after: int, value: float) -> Tensor:
+    size = x.shape[axis] + min(before, 0) + min(after, 0)
+    if size < 0:
+        raise ShapeError(f"pad: cropping {-min(before, 0)} and {-min(after, 0)} from axis {axis} of "
+                         f"shape {x.shape} leaves a negative size")
+    x = x.narrow(axis, -min(before, 0), size)  # the crop (the whole axis when nothing is cropped)
+
+    def block(n: int) -> list[Tensor]:
+        return [full((*x.shape[:axis], n, *x.shape[axis + 1:]), value, dtype=x.dtype)] if n > 0 else []
+
+    parts = block(before) + [x] + block(after)
+    return cat(parts, dim=axis) if len(parts) > 1 else x
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -136,6 +243,40 @@ def cat(tensors: list[Tensor], dim: int = 0) -> Tensor:
 def stack(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join along a new axis (`axis` or PyTorch's `dim`, default 0)."""
     return _join("stack", ops.Stack, tensors, _join_axis("stack", axis, dim))
+
+
+def std_mean(x: Tensor, dim: Any = None, *, correction: float | None = None,
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(std, mean) of x over `dim` (torch.std_mean)."""
+    return x.std_mean(dim, correction=correction, keepdim=keepdim)
+
+
+def var_mean(x: Tensor, dim: Any = None, *, correction: float | None = None,
+             keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """(var, mean) of x over `dim` (torch.var_mean)."""
+    return x.var_mean(dim, correction=correction, keepdim=keepdim)
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Grids from 1-D tensors (torch.meshgrid): with indexing="ij", the i-th output has shape
+    (len(t0), len(t1), ...) and holds t_i's entry at position i; "xy" swaps the first two axes
+    (x along columns, as in plotting). Views that broadcast each tensor, so G sums back."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    vectors = [_as_vector("meshgrid", t) for t in tensors]
+    order = [1, 0, *range(2, len(vectors))] if indexing == "xy" and len(vectors) >= 2 else range(len(vectors))
+    shape = tuple(vectors[i].shape[0] for i in order)  # "xy": the second tensor's axis comes first
+    grids = {i: vectors[i].reshape(*(-1 if d == axis else 1 for d in range(len(shape)))).expand(*shape)
+             for axis, i in enumerate(order)}
+    return tuple(grids[i] for i in range(len(vectors)))
+
+
+def _as_vector(who: str, t: Any) -> Tensor:
+    if np.ndim(as_array(t)) > 1:
+        raise ShapeError(f"{who}: each tensor must be 0-d or 1-D, got shape {np.shape(as_array(t))}")
+    return t.reshape(-1) if isinstance(t, Tensor) else Tensor(np.asarray(t).reshape(-1))
 
 
 def _join(who: str, op: type[ops.Function], tensors: list[Tensor], axis: int) -> Tensor:
@@ -515,7 +656,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, rng: Any = None) -
 @reduced_in_float32
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
-                                 scale: float | None = None, *, rng: Any = None) -> Tensor:
+                                 scale: float | None = None, enable_gqa: bool = False, *,
+                                 rng: Any = None) -> Tensor:
     """softmax(q k^T * scale + mask) v, scale = 1/sqrt(e) by default, as in PyTorch.
 
     q: (..., L, e), k: (..., S, e), v: (..., S, ev) -> (..., L, ev), any number of leading axes
@@ -524,9 +666,27 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
     is_causal: query i sees keys j <= i (not together with attn_mask, as in PyTorch). A query
     that may see no key gets zeros. dropout_p drops attention weights (training only: pass 0 in
     eval); rng seeds it. The same as `(q @ k.transpose(-2, -1) * scale + mask).softmax(-1) @ v`,
-    in one op.
+    in one op. enable_gqa: k and v may have fewer heads (axis -3) than q, each then shared by a
+    group of q's heads (grouped-query attention, as PyTorch: k's head i serves q's heads
+    i * g ... i * g + g - 1).
     """
     who = "scaled_dot_product_attention"
+    if enable_gqa and q.ndim >= 3:
+        k, v = (_heads_shared(who, name, t, q.shape[-3]) for name, t in (("k", k), ("v", v)))
+    _check_attention_shapes(who, q, k, v)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{who}: dropout_p must be a probability in [0, 1], got {dropout_p!r}")
+    if attn_mask is not None:
+        if is_causal:
+            raise ArgumentError(f"{who}: pass attn_mask or is_causal=True, not both (as PyTorch); for "
+                             "a causal mask combined with your own, put both in attn_mask")
+        attn_mask = _check_attention_mask(who, attn_mask, (*q.shape[:-1], k.shape[-2]))
+    generator = as_generator(rng, who) if dropout_p > 0 else None
+    return ops.ScaledDotProductAttention.apply(q, k, v, attn_mask, dropout_p=float(dropout_p),
+                                               is_causal=bool(is_causal), scale=scale, rng=generator)
+
+
+def _check_attention_shapes(who: str, q: Tensor, k: Tensor, v: Tensor) -> None:
     if len(q.shape) < 2 or len(k.shape) != len(q.shape) or len(v.shape) != len(q.shape):
         raise ShapeError(f"{who}: q, k, v must have the same rank >= 2, got shapes {q.shape}, "
                          f"{k.shape}, {v.shape}")
@@ -534,16 +694,15 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any
             or k.shape[:-2] != v.shape[:-2]:
         raise ShapeError(f"{who}: shapes q {q.shape}, k {k.shape}, v {v.shape} do not fit "
                          "(expected (..., L, e), (..., S, e), (..., S, ev))")
-    if not 0.0 <= dropout_p <= 1.0:
-        raise ValueError(f"{who}: dropout_p must be a probability in [0, 1], got {dropout_p!r}")
-    if attn_mask is not None:
-        if is_causal:
-            raise ValueError(f"{who}: pass attn_mask or is_causal=True, not both (as PyTorch); for "
-                             "a causal mask combined with your own, put both in attn_mask")
-        attn_mask = _check_attention_mask(who, attn_mask, (*q.shape[:-1], k.shape[-2]))
-    generator = as_generator(rng, who) if dropout_p > 0 else None
-    return ops.ScaledDotProductAttention.apply(q, k, v, attn_mask, dropout_p=float(dropout_p),
-                                               is_causal=bool(is_causal), scale=scale, rng=generator)
+
+
+def _heads_shared(who: str, name: str, t: Tensor, query_heads: int) -> Tensor:
+    """k or v with each of its heads repeated for the group of query heads it serves."""
+    heads = t.shape[-3] if t.ndim >= 3 else 0
+    if heads == 0 or query_heads % heads:
+        raise ShapeError(f"{who}: with enable_gqa, {name}'s {heads} heads (axis -3 of shape {t.shape}) "
+                         f"must divide q's {query_heads} heads")
+    return t.repeat_interleave(query_heads // heads, dim=-3)
 
 
 def _check_attention_mask(who: str, attn_mask: Any, scores_shape: tuple[int, ...]) -> Any:

@@ -28,7 +28,7 @@ from minigrad.nn import functional as F
 CHECKOUT_VARIABLE = "MINIGRAD_TINYGRAD"
 
 
-def test_ops_path() -> Path | None:
+def tinygrad_test_file() -> Path | None:
     root = os.environ.get(CHECKOUT_VARIABLE)
     if not root:
         return None
@@ -88,6 +88,9 @@ class Tensor(metaclass=_TensorClassNames):
     randn = staticmethod(lambda *shape, dtype=np.float32, **_: mg.randn(*shape, dtype=dtype))
     stack = staticmethod(lambda *tensors, dim=0: mg.stack(_listed(tensors), dim=dim))
     cat = staticmethod(lambda *tensors, dim=0: mg.cat(_listed(tensors), dim=dim))
+    eye = staticmethod(lambda n, m=None, dtype=np.float32, **_: mg.eye(n, m, dtype=dtype))
+    linspace = staticmethod(lambda start, stop, steps, dtype=np.float32, **_:
+                            mg.linspace(start, stop, steps, dtype=dtype))
 
     @staticmethod
     def realize(*tensors: Any) -> Any:
@@ -117,7 +120,7 @@ METHODS = {
     "add": lambda self, other: self + other,
     "sub": lambda self, other: self - other,
     "mul": lambda self, other: self * other,
-    "div": lambda self, other: self / other,
+    "mod": lambda self, other: self % other,
     "cross_entropy": lambda self, y, reduction="mean", label_smoothing=0.0:
         F.cross_entropy(self, y, reduction=reduction, label_smoothing=label_smoothing),
     "sparse_categorical_crossentropy": lambda self, y, ignore_index=-1, label_smoothing=0.0, reduction="mean":
@@ -126,6 +129,18 @@ METHODS = {
     "nll_loss": lambda self, y, weight=None, ignore_index=None, reduction="mean":
         F.nll_loss(self, y, weight, ignore_index=-100 if ignore_index is None else ignore_index,
                    reduction=reduction),
+    "elu": lambda self, alpha=1.0: F.elu(self, alpha),
+    "celu": lambda self, alpha=1.0: F.celu(self, alpha),
+    "selu": lambda self: F.selu(self),
+    "relu6": lambda self: F.relu6(self),
+    "hardtanh": lambda self, min_val=-1, max_val=1: F.hardtanh(self, min_val, max_val),
+    "hardsigmoid": lambda self: F.hardsigmoid(self),
+    "hardswish": lambda self: F.hardswish(self),
+    "softsign": lambda self: F.softsign(self),
+    "mish": lambda self: F.mish(self),
+    "normalize": lambda self, p=2.0, dim=1, eps=1e-12: F.normalize(self, p, dim, eps),
+    "pad": lambda self, padding, mode="constant", value=0.0: F.pad(self, padding, mode, value),
+    "meshgrid": lambda self, *others, indexing="ij": mg.meshgrid(self, *others, indexing=indexing),
     "binary_crossentropy": lambda self, y, reduction="mean":
         F.binary_cross_entropy(self, y, reduction=reduction),
     "binary_crossentropy_logits": lambda self, y, reduction="mean", pos_weight=None:

@@ -1,13 +1,15 @@
 """The differentiable ops, one `Function` each: forward and backward side by side, by family.
 
     vocabulary.py   Embedding, Linear, Softmax, LogSoftmax, CrossEntropy (lessons 3-6: read first)
-    arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`
+    arithmetic.py   Add, Sub, Mul, Div, Pow, Neg, Clone, Copy, MatMul, and `unbroadcast`;
+                    RoundedDivide, Remainder
     reductions.py   Sum, Mean, Max; Min, Prod, LogSumExp, Var, Cumsum
     elementwise.py  Exp, Log, Tanh, Sigmoid, LogSigmoid, ReLU, GELU, Sqrt, Abs, SiLU; Sin, Cos, Erf,
                     Exp2, Log2, Rsqrt, Softplus, LeakyReLU, Sign, Clamp, Maximum, Minimum,
-                    PowTensor, Cast
+                    PowTensor, Cast; Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh,
+                    Log10, Round
     shape.py        Reshape, Permute, GetItem, SetItem, Concatenate, Stack, Narrow, MaskedFill, Where,
-                    Flip, Expand, Repeat, Gather
+                    Flip, Expand, Repeat, Gather, ScatterAdd
     transformer.py  LayerNorm, ScaledDotProductAttention, RMSNorm, Rotary
     losses.py       SoftTargetCrossEntropy, NLLLoss (cross-entropy's PyTorch options),
                     BCE, BCEWithLogits
@@ -36,6 +38,8 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Clone                     a copy of a                 G                                             -
     Copy                      src copied into a new array 0, G (summed back to src)                     -
     MatMul                    A @ B                       G B^T, A^T G                                  3
+    RoundedDivide             a // b, or a / b to 0       0, 0 (flat between the steps)                 -
+    Remainder                 a - b q, q = a // b or to 0 G, -G q                                       -
     Sum                       sum over axes               G spread back over the axes                   1
     Mean                      mean over axes              G / n spread back over the axes               1
     Max                       max over axes               G to the maximum (ties share it)              4
@@ -68,6 +72,17 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Minimum                   the smaller of a and b      G to the winner, G / 2 each at a tie          -
     PowTensor                 a^b, both tensors           G b a^(b-1), G a^b log a                      -
     Cast                      a as another float dtype    G in a's dtype                                -
+    Tan                       tan a                       G (1 + tan^2 a)                               -
+    Sinh                      sinh a                      G cosh a                                      -
+    Cosh                      cosh a                      G sinh a                                      -
+    Asin                      asin a                      G / sqrt(1 - a^2)                             -
+    Acos                      acos a                      -G / sqrt(1 - a^2)                            -
+    Atan                      atan a                      G / (1 + a^2)                                 -
+    Asinh                     asinh a                     G / sqrt(a^2 + 1)                             -
+    Acosh                     acosh a                     G / sqrt(a^2 - 1)                             -
+    Atanh                     atanh a                     G / (1 - a^2)                                 -
+    Log10                     log10 a                     G / (a ln 10)                                 -
+    Round                     floor/ceil/trunc/round a    0 (flat between the steps)                    -
     Reshape                   a in another shape          G reshaped back                               4
     Permute                   a's axes reordered          G permuted back                               4
     GetItem                   a[index]                    G scattered back (a repeated index gets both) 4
@@ -81,6 +96,7 @@ runs every op named here, but not the subject of a lesson). `print(ops.rules_tab
     Expand                    a broadcast to a shape      G summed back                                 -
     Repeat                    a tiled along each axis     G summed over the copies                      -
     Gather                    a[index] along an axis      G added back where read                       -
+    ScatterAdd                a, src added at index       G, G read at index                            -
     Embedding                 E[ids]                      RowSparse: G's rows summed per id             3, 4
     Linear                    x W^T + b                   G W, G^T x, sum G                             5, 6
     Softmax                   p = e^z / sum e^z           p (G - sum(G p))                              5
@@ -101,31 +117,55 @@ gradients, 5 the output map, 6 tying the two maps, 13 skip-gram with negative sa
 """
 
 from minigrad.engine.function import Function
-from minigrad.engine.ops.arithmetic import Add, Clone, Copy, Div, MatMul, Mul, Neg, Pow, Sub, unbroadcast
+from minigrad.engine.ops.arithmetic import (
+    Add,
+    Clone,
+    Copy,
+    Div,
+    MatMul,
+    Mul,
+    Neg,
+    Pow,
+    Remainder,
+    RoundedDivide,
+    Sub,
+    unbroadcast,
+)
 from minigrad.engine.ops.elementwise import (
     GELU,
     Abs,
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atanh,
     Cast,
     Clamp,
     Cos,
+    Cosh,
     Erf,
     Exp,
     Exp2,
     LeakyReLU,
     Log,
     Log2,
+    Log10,
     LogSigmoid,
     Maximum,
     Minimum,
     PowTensor,
     ReLU,
+    Round,
     Rsqrt,
     Sigmoid,
     Sign,
     SiLU,
     Sin,
+    Sinh,
     Softplus,
     Sqrt,
+    Tan,
     Tanh,
 )
 from minigrad.engine.ops.losses import (
@@ -146,6 +186,7 @@ from minigrad.engine.ops.shape import (
     Permute,
     Repeat,
     Reshape,
+    ScatterAdd,
     SetItem,
     Stack,
     Where,
@@ -174,6 +215,8 @@ __all__ = [
     "SoftTargetCrossEntropy", "Var",
     # issue 33: more of PyTorch's
     "BCE", "BCEWithLogits", "Cumsum", "Gather", "Repeat",
+    "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Log10", "Round", "Sinh", "Tan",
+    "ScatterAdd", "RoundedDivide", "Remainder",
 ]
 
 # op: (forward, what each input receives, lesson)
@@ -187,6 +230,8 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Clone: ("a copy of a", "G", "-"),
     Copy: ("src copied into a new array", "0, G (summed back to src)", "-"),
     MatMul: ("A @ B", "G B^T, A^T G", "3"),
+    RoundedDivide: ("a // b, or a / b to 0", "0, 0 (flat between the steps)", "-"),
+    Remainder: ("a - b q, q = a // b or to 0", "G, -G q", "-"),
     Sum: ("sum over axes", "G spread back over the axes", "1"),
     Mean: ("mean over axes", "G / n spread back over the axes", "1"),
     Max: ("max over axes", "G to the maximum (ties share it)", "4"),
@@ -219,6 +264,17 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Minimum: ("the smaller of a and b", "G to the winner, G / 2 each at a tie", "-"),
     PowTensor: ("a^b, both tensors", "G b a^(b-1), G a^b log a", "-"),
     Cast: ("a as another float dtype", "G in a's dtype", "-"),
+    Tan: ("tan a", "G (1 + tan^2 a)", "-"),
+    Sinh: ("sinh a", "G cosh a", "-"),
+    Cosh: ("cosh a", "G sinh a", "-"),
+    Asin: ("asin a", "G / sqrt(1 - a^2)", "-"),
+    Acos: ("acos a", "-G / sqrt(1 - a^2)", "-"),
+    Atan: ("atan a", "G / (1 + a^2)", "-"),
+    Asinh: ("asinh a", "G / sqrt(a^2 + 1)", "-"),
+    Acosh: ("acosh a", "G / sqrt(a^2 - 1)", "-"),
+    Atanh: ("atanh a", "G / (1 - a^2)", "-"),
+    Log10: ("log10 a", "G / (a ln 10)", "-"),
+    Round: ("floor/ceil/trunc/round a", "0 (flat between the steps)", "-"),
     Reshape: ("a in another shape", "G reshaped back", "4"),
     Permute: ("a's axes reordered", "G permuted back", "4"),
     GetItem: ("a[index]", "G scattered back (a repeated index gets both)", "4"),
@@ -232,6 +288,7 @@ RULES: dict[type[Function], tuple[str, str, str]] = {
     Expand: ("a broadcast to a shape", "G summed back", "-"),
     Repeat: ("a tiled along each axis", "G summed over the copies", "-"),
     Gather: ("a[index] along an axis", "G added back where read", "-"),
+    ScatterAdd: ("a, src added at index", "G, G read at index", "-"),
     Embedding: ("E[ids]", "RowSparse: G's rows summed per id", "3, 4"),
     Linear: ("x W^T + b", "G W, G^T x, sum G", "5, 6"),
     Softmax: ("p = e^z / sum e^z", "p (G - sum(G p))", "5"),

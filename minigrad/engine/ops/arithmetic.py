@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.engine.arrays import Array, Gradients
-from minigrad.engine.checks import ShapeError
+from minigrad.engine.checks import ArgumentError, ShapeError
 from minigrad.engine.function import Context, Function
 
 
@@ -76,6 +76,57 @@ class Div(Function):
         grad_a = grad / b
         return (unbroadcast(grad_a, a.shape) if need_a else None,
                 unbroadcast(-grad_a * a / b, b.shape) if need_b else None)
+
+
+def rounded_quotient(a: Array, b: Array, rounding: str) -> Array:
+    """a / b rounded down ("floor", Python's //) or towards 0 ("trunc"), in a's and b's dtype.
+    Integers divided by 0 are refused (PyTorch raises; numpy would answer 0)."""
+    if a.dtype.kind in "biu" and b.dtype.kind in "biu":
+        if not np.all(b):
+            raise ArgumentError("integer division by zero (in //, %, fmod or div with rounding_mode), "
+                                "as PyTorch refuses it")
+        down: Array = np.floor_divide(a, b)
+        rounded_away_from_0 = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return down if rounding == "floor" else down + rounded_away_from_0
+    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or NaN, as PyTorch
+        quotient: Array = np.floor_divide(a, b) if rounding == "floor" else np.trunc(a / b)
+    return quotient
+
+
+class RoundedDivide(Function):
+    """a // b ("floor") or a / b rounded towards 0 ("trunc"). A step function of both: each input
+    receives G 0 (PyTorch's div with rounding_mode; its // has no backward at all)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Array, b: Array, rounding: str = "floor") -> Array:
+        ctx.shapes = a.shape, b.shape
+        return rounded_quotient(a, b, rounding)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Gradients:
+        return tuple(np.zeros(shape, grad.dtype) for shape in ctx.shapes)
+
+
+class Remainder(Function):
+    """a - b q: with q = a // b ("remainder", Python's %, the sign of b) or q = trunc(a / b)
+    ("fmod", C's, the sign of a). q is flat between its steps, so a gets G and b gets -G q."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Array, b: Array, how: str = "remainder") -> Array:
+        ctx.save_for_backward(a, b)
+        ctx.rounding = "floor" if how == "remainder" else "trunc"
+        if a.dtype.kind in "biu" and b.dtype.kind in "biu" and not np.all(b):
+            raise ArgumentError(f"integer {how} by zero, as PyTorch refuses it")
+        with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0: NaN, as PyTorch
+            left: Array = np.remainder(a, b) if how == "remainder" else np.fmod(a, b)
+        return left
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Gradients:
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, a.shape) if need_a else None,
+                unbroadcast(-grad * rounded_quotient(a, b, ctx.rounding), b.shape) if need_b else None)
 
 
 class Pow(Function):

@@ -420,3 +420,179 @@ class Cast(Function):
     def backward(ctx: Context, grad: Array) -> Array:
         with np.errstate(over="ignore"):
             return grad.astype(ctx.in_dtype)
+
+
+# ---- more of PyTorch's: tan, the hyperbolic and inverse functions, log10, and the rounding ones -----
+
+class Tan(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        out = np.tan(as_float(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d tan a = G (1 + tan^2 a)
+        (out,) = ctx.saved
+        grad_a: Array = grad * (1 + out * out)
+        return grad_a
+
+
+class Sinh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        out: Array = np.sinh(a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d sinh a = G cosh a
+        (a,) = ctx.saved
+        grad_a: Array = grad * np.cosh(a)
+        return grad_a
+
+
+class Cosh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        out: Array = np.cosh(a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d cosh a = G sinh a
+        (a,) = ctx.saved
+        grad_a: Array = grad * np.sinh(a)
+        return grad_a
+
+
+class Asin(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            out: Array = np.arcsin(a)
+            return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d asin a = G / sqrt(1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):  # at |a| >= 1: inf or NaN, as PyTorch
+            grad_a: Array = grad / np.sqrt(1 - a * a)
+            return grad_a
+
+
+class Acos(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            out: Array = np.arccos(a)
+            return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d acos a = -G / sqrt(1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_a: Array = -grad / np.sqrt(1 - a * a)
+            return grad_a
+
+
+class Atan(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        out: Array = np.arctan(a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d atan a = G / (1 + a^2)
+        (a,) = ctx.saved
+        grad_a: Array = grad / (1 + a * a)
+        return grad_a
+
+
+class Asinh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        out: Array = np.arcsinh(a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d asinh a = G / sqrt(a^2 + 1)
+        (a,) = ctx.saved
+        grad_a: Array = grad / np.sqrt(a * a + 1)
+        return grad_a
+
+
+class Acosh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(invalid="ignore"):  # outside the domain: NaN, as PyTorch (no warning)
+            out: Array = np.arccosh(a)
+            return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d acosh a = G / sqrt(a^2 - 1)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore", invalid="ignore"):  # below 1: NaN, as PyTorch
+            grad_a: Array = grad / np.sqrt(a * a - 1)
+            return grad_a
+
+
+class Atanh(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        with np.errstate(divide="ignore", invalid="ignore"):  # +-1: +-inf; beyond: NaN (PyTorch's)
+            out: Array = np.arctanh(a)
+            return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d atanh a = G / (1 - a^2)
+        (a,) = ctx.saved
+        with np.errstate(divide="ignore"):
+            grad_a: Array = grad / (1 - a * a)
+            return grad_a
+
+
+class Log10(Function):
+    @staticmethod
+    def forward(ctx: Context, a: Array) -> Array:
+        a = as_float(a)
+        ctx.save_for_backward(a)
+        out: Array = np.log10(a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:  # d log10 a = G / (a ln 10)
+        (a,) = ctx.saved
+        grad_a: Array = grad / (a * math.log(10))
+        return grad_a
+
+
+class Round(Function):
+    """floor, ceil, trunc or round (half to even, as PyTorch), by `how`. A step function: flat
+    between its jumps, so every input receives G 0 (PyTorch's choice at the jumps too). Integer
+    inputs are whole already and keep their dtype."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Array, how: str = "round", decimals: int = 0) -> Array:
+        if a.dtype.kind in "biu":
+            return a.copy()
+        rounded: Array = np.round(a, decimals) if how == "round" else getattr(np, how)(a)
+        return rounded
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Array:
+        return np.zeros_like(grad)

@@ -237,3 +237,24 @@ def _along_axis(index: Array, axis: int) -> tuple[Array, ...]:
     positions = np.indices(index.shape, sparse=True)
     return tuple(index if d == axis else positions[d] for d in range(index.ndim))
 
+
+class ScatterAdd(Function):
+    """out = a, then src[i][j][k] added at [index[i][j][k]][j][k] for axis 0 (torch.scatter_add):
+    Gather's transpose. a receives G; each src entry the G of the place it was added to (the
+    part of src that index covers; the rest of src got no place, so no gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Array, src: Array, index: Array,
+                axis: int = 0) -> Array:
+        ctx.src_shape, ctx.picks = src.shape, _along_axis(index.copy(), axis)  # our copy: see Embedding
+        covered = tuple(slice(0, n) for n in index.shape)
+        out = a.copy()
+        np.add.at(out, ctx.picks, src[covered])
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad: Array) -> Gradients:
+        src_grad = np.zeros(ctx.src_shape, dtype=grad.dtype)
+        read = grad[ctx.picks]
+        src_grad[tuple(slice(0, n) for n in read.shape)] = read
+        return grad, src_grad
