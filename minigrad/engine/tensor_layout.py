@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad.engine import ops
 from minigrad.engine.arguments import as_dtype, broadcast_shape, check_dim
-from minigrad.engine.arrays import ArrayHolder, as_array, index_array
+from minigrad.engine.arrays import Array, ArrayHolder, as_array, index_array
 from minigrad.engine.checks import ArgumentError, ShapeError, check_in_range
 
 if TYPE_CHECKING:
@@ -34,14 +34,14 @@ class Sorted(NamedTuple):
     indices: Tensor
 
 
-def _sort_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+def _sort_order(a: Array, axis: int, descending: bool) -> Array:
     """The stable order along `axis`, NaN last (first when descending). Descending: sort the
     reversed array, then reverse the order, so equal entries still keep their first-come order."""
     if not descending:
-        ascending: np.ndarray = np.argsort(a, axis=axis, kind="stable")
+        ascending: Array = np.argsort(a, axis=axis, kind="stable")
         return ascending
     order = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
-    descending_order: np.ndarray = a.shape[axis] - 1 - order
+    descending_order: Array = a.shape[axis] - 1 - order
     return descending_order
 
 

@@ -113,7 +113,7 @@ def learn_merges(counts: Mapping[tuple, int], merges: int) -> list[tuple]:
     heap = [(-n, _Greater(pair)) for pair, n in pairs.counts.items()]
     heapq.heapify(heap)
     pairs.moved()
-    learned = []
+    learned: list[tuple] = []
     while len(learned) < merges and heap:
         minus_n, entry = heapq.heappop(heap)
         if pairs.counts.get(entry.pair) != -minus_n:

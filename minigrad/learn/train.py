@@ -93,7 +93,8 @@ def split_windows(token_ids: np.ndarray, context: int, valid_fraction: float = 0
     pieces = positive_int("split_windows", "pieces", pieces)
     tokens = np.asarray(token_ids)
     bounds = np.linspace(0, len(tokens), pieces + 1).round().astype(int)
-    train_parts, valid_parts = [], []
+    train_parts: list[Windows] = []
+    valid_parts: list[Windows] = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         cut = start + int(round((stop - start) * (1.0 - valid_fraction)))
         for part, (lo, hi) in ((train_parts, (start, cut)), (valid_parts, (cut, stop))):

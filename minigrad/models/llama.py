@@ -63,10 +63,10 @@ class LlamaConfig:
         if self.head_dim is None and self.hidden_size % self.num_attention_heads:
             raise ValueError(f"LlamaConfig: hidden_size={self.hidden_size} is not divisible by "
                              f"num_attention_heads={self.num_attention_heads} (or pass head_dim)")
-        if self.head_dim is None:
-            object.__setattr__(self, "head_dim", self.hidden_size // self.num_attention_heads)
-        if self.head_dim % 2:
-            raise ValueError(f"LlamaConfig: head_dim={self.head_dim} must be even (rotary turns pairs)")
+        head_dim = self.hidden_size // self.num_attention_heads if self.head_dim is None else self.head_dim
+        object.__setattr__(self, "head_dim", head_dim)
+        if head_dim % 2:
+            raise ValueError(f"LlamaConfig: head_dim={head_dim} must be even (rotary turns pairs)")
         if self.intermediate_size is None:
             object.__setattr__(self, "intermediate_size", 64 * math.ceil(8 * self.hidden_size / 3 / 64))
         positive_int("LlamaConfig", "intermediate_size", self.intermediate_size)
@@ -102,6 +102,7 @@ class LlamaBlock(Module):
     def __init__(self, config: LlamaConfig, dtype: Any = np.float32, rng: Any = None):
         super().__init__()
         c, g = config, as_generator(rng, "LlamaBlock")
+        assert c.head_dim is not None and c.intermediate_size is not None  # set by __post_init__
         self.self_attn = CausalSelfAttention(c.hidden_size, c.num_attention_heads, head_dim=c.head_dim,
                                              rotary=RotaryEmbedding(c.head_dim, c.rope_theta, c.rope_style),
                                              dtype=dtype, rng=g)
@@ -186,6 +187,7 @@ class Llama(Module):
         if style not in ("halves", "pairs"):
             raise ValueError(f"Llama.with_rope_style: style must be 'halves' or 'pairs', got {style!r}")
         c = self.config
+        assert c.head_dim is not None  # set by LlamaConfig.__post_init__
         other = Llama(replace(c, rope_style=style), dtype=self.lm_head.weight.dtype)
         state = {name: array.copy() for name, array in self.state_dict().items()}
         if style != c.rope_style:

@@ -8,6 +8,7 @@ import numpy as np
 
 from minigrad.engine import (
     ArgumentError,
+    Function,
     ShapeError,
     Tensor,
     as_array,
@@ -227,7 +228,8 @@ def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -
 def _join_axis(op: str, axis: int | None, dim: int | None) -> int:
     if axis is not None and dim is not None:
         raise TypeError(f"{op}(): got both axis={axis!r} and dim={dim!r}; they are one argument")
-    return 0 if axis is None and dim is None else (dim if axis is None else axis)
+    chosen = dim if axis is None else axis
+    return 0 if chosen is None else chosen
 
 
 def concatenate(tensors: list[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
@@ -279,7 +281,7 @@ def _as_vector(who: str, t: Any) -> Tensor:
     return t.reshape(-1) if isinstance(t, Tensor) else Tensor(np.asarray(t).reshape(-1))
 
 
-def _join(who: str, op: type[ops.Function], tensors: list[Tensor], axis: int) -> Tensor:
+def _join(who: str, op: type[Function], tensors: list[Tensor], axis: int) -> Tensor:
     """op on the tensors, in the dtype PyTorch's promotion gives them (numpy's would make float32
     and int64 float64); shapes that do not fit raise a ShapeError naming them all."""
     if len({np.asarray(as_array(t)).dtype for t in tensors}) > 1:

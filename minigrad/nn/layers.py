@@ -62,6 +62,13 @@ class Embedding(Module):
 
 # ---- transformer layers (TinyGPT) ----------------------------------------------------------------
 
+def _shape_tuple(normalized_shape: int | tuple[int, ...]) -> tuple[int, ...]:
+    """A norm's normalized_shape as a tuple: 8 -> (8,), as torch takes either."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(normalized_shape)
+
+
 class LayerNorm(Module):
     """Normalise each position's last `normalized_shape` axes; weight (ones) and bias (zeros) learn.
 
@@ -71,8 +78,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True, dtype: Any = np.float32):
         super().__init__()
-        single = isinstance(normalized_shape, (int, np.integer))
-        self.normalized_shape = (int(normalized_shape),) if single else tuple(normalized_shape)
+        self.normalized_shape = _shape_tuple(normalized_shape)
         for n in self.normalized_shape:
             positive_int("LayerNorm", "normalized_shape", n)
         self.eps = eps
@@ -131,8 +137,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
                  elementwise_affine: bool = True, dtype: Any = np.float32):
         super().__init__()
-        single = isinstance(normalized_shape, (int, np.integer))
-        self.normalized_shape = (int(normalized_shape),) if single else tuple(normalized_shape)
+        self.normalized_shape = _shape_tuple(normalized_shape)
         for n in self.normalized_shape:
             positive_int("RMSNorm", "normalized_shape", n)
         if eps is not None and not eps > 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,11 @@ class Module:
     (one AccumulateGrad node, one `.grad`). Every walk below goes depth-first in registration
     order, as PyTorch's does, so the first name of a shared parameter is the same in both.
     """
+
+    # set in __init__ with object.__setattr__, as __setattr__ below needs them to exist
+    _parameters: dict[str, Parameter]
+    _modules: dict[str, Module]
+    training: bool
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
@@ -360,6 +365,11 @@ class ModuleDict(Module):
 
     def items(self) -> Iterable[tuple[str, Module]]:
         return self._modules.items()
+
+    if TYPE_CHECKING:
+        # `d.wte` is an attribute set by add_module; which kind of module it is, only the
+        # code that filled the dict knows (TinyGPT's transformer.wte is an Embedding)
+        def __getattr__(self, name: str) -> Any: ...
 
 
 class Sequential(ModuleList):

@@ -33,6 +33,8 @@ import numpy as np
 
 from minigrad.engine import positive_int
 
+LrLambda = Callable[[int], float]  # LambdaLR's factor for an epoch
+
 
 def warmup_cosine(step: int, total: int, peak: float = 1.0, *, floor: float = 0.1,
                   warmup: int | None = None) -> float:
@@ -146,7 +148,7 @@ class LRScheduler:
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch); one function, or one per parameter group."""
 
-    def __init__(self, optimizer: Any, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+    def __init__(self, optimizer: Any, lr_lambda: LrLambda | list[LrLambda] | tuple[LrLambda, ...],
                  last_epoch: int = -1):
         groups = len(optimizer.param_groups)
         lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups

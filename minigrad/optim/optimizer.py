@@ -260,7 +260,7 @@ def _param_list(params: Any, name: str, index: int) -> list[Tensor]:
         if not p.requires_grad:
             raise ValueError(f"{name}: {label} does not require grad, so it never gets a gradient "
                              "to step with")
-        if not p.is_leaf:
+        if p.grad_fn is not None:  # not a leaf
             raise ValueError(f"{name}: {label} is not a leaf: it was computed by {p.grad_fn.name}; "
                              "optimize the Parameters it was computed from")
     return params

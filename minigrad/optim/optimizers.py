@@ -77,7 +77,7 @@ class Adam(RowOptimizer):
     `torch.optim.SparseAdam` (whose eps sits at sqrt(v) + eps before the bias correction).
     """
 
-    decay_modes = ("dense", "touched")
+    decay_modes: tuple[str, ...] = ("dense", "touched")
     decays_in_update = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),

@@ -19,6 +19,7 @@ import math
 import sys
 import warnings
 from pathlib import Path
+from types import EllipsisType, FrameType
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,10 @@ class StepRows:
     decay:   a factor the update multiplies every row of p by before its step, or None
     """
 
+    present: np.ndarray | EllipsisType
+    rows: np.ndarray | EllipsisType
+    present_in_rows: np.ndarray | EllipsisType
+    grad: np.ndarray
     decay: float | None = None
 
     def __init__(self, grad: np.ndarray | RowSparse, lazy: bool):
@@ -280,7 +285,8 @@ _OPTIM_DIR = Path(__file__).resolve().parent
 def _caller_outside_optim() -> int:
     """The stacklevel of the first frame outside minigrad/optim, so a warning points at the
     user's line however deep the constructor chain (AdamW -> Adam -> Optimizer -> add_param_group)."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and Path(frame.f_code.co_filename).resolve().parent == _OPTIM_DIR:
         frame, level = frame.f_back, level + 1
     return level

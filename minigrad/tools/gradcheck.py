@@ -235,7 +235,9 @@ class _EdgeCheck:
 
     def __call__(self, sender: Any, receiver: Any, grad: Any) -> None:
         i = self.position.get(id(getattr(receiver, "variable", None)))
-        problem = None if i is None else _gradient_problem(grad, self.leaves[i])
+        if i is None:  # not an input this check compares
+            return
+        problem = _gradient_problem(grad, self.leaves[i])
         if problem:
             slots = [j for j, node in enumerate(sender.next_nodes) if node is receiver]
             slot = " or ".join(str(j) for j in slots)

@@ -59,13 +59,16 @@ import struct
 import warnings
 from collections import Counter
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from minigrad.engine import Tensor
 from minigrad.nn.module import Module
 from minigrad.tools.checkpoint_tree import flatten, is_flat_state, unflatten
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
 
 METADATA_KEY = "minigrad"
 
@@ -209,7 +212,7 @@ def _digest(array: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _is_file_object(f: Any, method: str) -> bool:
+def _is_file_object(f: Target, method: str) -> TypeIs[IO[bytes]]:
     return not isinstance(f, str | bytes | os.PathLike) and callable(getattr(f, method, None))
 
 

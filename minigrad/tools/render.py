@@ -23,7 +23,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minigrad.tools.install_hint import install_packages
 
@@ -154,6 +154,13 @@ class InProcessRendering:
     """`render`, `pipe` and `view` with graphviz's signatures, going through `render()` above, and
     inline display in Jupyter. Mixed into a `graphviz.Digraph` (it reads `source`, `filename`,
     `directory`, `format` and `engine` from it)."""
+
+    if TYPE_CHECKING:  # what the Digraph it is mixed into provides
+        source: str
+        filename: str | os.PathLike
+        directory: str | os.PathLike
+        format: str
+        engine: str
 
     def render(self, filename: str | os.PathLike | None = None, directory: str | os.PathLike | None = None,
                view: bool = False, cleanup: bool = False, format: str | None = None,

@@ -301,7 +301,7 @@ class _Builder:
         for k, child in enumerate(children):
             attrs: dict[str, str] = {}
             carried = self._carried(last, child, children[:k].count(child), children.count(child))
-            if carried is not None:
+            if carried is not None and isinstance(child, AccumulateGrad):  # an edge into a parameter
                 color = SPARSE_COLOR if isinstance(carried, RowSparse) else DENSE_COLOR
                 lines = [describe_layout(carried), *self.norm_lines(carried, self.row_of(child.variable))]
                 attrs = {"label": "\\n".join(lines), "color": color, "fontcolor": color, "penwidth": "2"}

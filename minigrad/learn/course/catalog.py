@@ -168,7 +168,8 @@ def get_lesson(number: int, root: Path | None = None) -> Lesson:
 def parse_cells(text: str) -> list[Cell]:
     """Split a percent-format script into cells; text before the first marker is a code cell."""
     cells: list[Cell] = []
-    kind, start, body = "code", 1, []
+    kind, start = "code", 1
+    body: list[str] = []
 
     def close() -> None:
         while body and not body[-1].strip():

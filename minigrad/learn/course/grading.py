@@ -115,11 +115,12 @@ def _minigrads_own(lesson: Lesson, answers: learner.Answers) -> str | None:
 def _learners_error(exc: BaseException) -> learner.LearnerRaised | None:
     """The learner's error that `exc` is or wraps (a check wraps it in its diagnosis), if any."""
     seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        if isinstance(exc, learner.LearnerRaised):
-            return exc
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and link not in seen:
+        if isinstance(link, learner.LearnerRaised):
+            return link
+        seen.append(link)
+        link = link.__cause__ or link.__context__
     return None
 
 
@@ -210,7 +211,7 @@ def check_answers(lesson: Lesson, file: Path | str | None = None, answers: Any =
     def check_there(remote: learner.Answers) -> None:
         module.check(remote)
 
-    check_there.module_name = module.__name__
+    check_there.module_name = module.__name__  # type: ignore[attr-defined]  # _mark reads it with getattr
     process = learner.LearnerProcess(lesson, program, timeout)
     try:
         result = _mark(lesson, check_there, process, path)
@@ -301,8 +302,8 @@ def _write_in_folder(target: Path, content: bytes, replace: bool) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not replace:
-            with open(target, "xb") as file:
-                file.write(content)
+            with open(target, "xb") as created:
+                created.write(content)
             return
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", delete=False) as file:
             file.write(content)

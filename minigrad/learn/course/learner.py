@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -105,7 +106,7 @@ def _raised_from(data: dict) -> LearnerRaised:
 def probe(function: Callable) -> Callable:
     """Mark a check module's function as a probe: it runs in the learner's process, takes the
     learner's module first, and returns data. Only marked functions are run there."""
-    function.is_probe = True
+    function.is_probe = True  # type: ignore[attr-defined]  # a mark read back with getattr
     return function
 
 
@@ -260,7 +261,7 @@ def _probe_named(module: str, name: str, check: types.ModuleType | None) -> Call
     else:
         raise LookupError(f"probes live in the course's modules, not in {module!r}")
     function = getattr(owner, name, None)
-    if not getattr(function, "is_probe", False):
+    if function is None or not getattr(function, "is_probe", False):
         raise LookupError(f"{module}.{name} is not a probe")
     return function
 
@@ -276,22 +277,23 @@ def describe_raised(exc: BaseException, where_of: Callable[[str, int, str], str 
 
     where = ""
     for link in _exception_chain(exc):
-        found = [where_of(frame.f_code.co_filename, line, frame.f_code.co_name)
-                 for frame, line in traceback.walk_tb(link.__traceback__)]
-        found = [w for w in found if w]
+        places = [where_of(frame.f_code.co_filename, line, frame.f_code.co_name)
+                  for frame, line in traceback.walk_tb(link.__traceback__)]
+        found = [w for w in places if w]
         if found:
             where = found[-1]
             break
     return {"kind": type(exc).__name__, "message": text(lambda: str(exc), 4000), "where": where,
             "traceback": text(lambda: "".join(traceback.format_exception(exc)), TRACEBACK_LENGTH),
-            "args": [text(lambda a=a: repr(a), 200) for a in getattr(exc, "args", ())[:8]]}
+            "args": [text(functools.partial(repr, a), 200) for a in getattr(exc, "args", ())[:8]]}
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
     return chain
 
 
@@ -318,8 +320,9 @@ def notebook_program(answers: Any, wanted: list[str] | None = None) -> Program:
     expression), each imported module or function as its import, each number, string or array
     as data, together with the globals those definitions read. What they need that cannot be
     sent is listed in `skipped`."""
-    if isinstance(answers, types.ModuleType) and getattr(answers, "__file__", None):
-        return Program(file=Path(answers.__file__))
+    file = getattr(answers, "__file__", None) if isinstance(answers, types.ModuleType) else None
+    if file:
+        return Program(file=Path(file))
     namespace = dict(answers if isinstance(answers, dict) else vars(answers))
     if wanted is None:
         wanted = [name for name in namespace if not name.startswith("_") and name not in _NOTEBOOK_NAMES]
@@ -380,9 +383,10 @@ def _source_of(value: Any) -> tuple[str, int, str] | None:
     filename = value.__code__.co_filename if isinstance(value, types.FunctionType) else inspect.getfile(value)
     source = textwrap.dedent("".join(lines))
     if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>":
-        source = _lambda_expression(source, value.__code__)
-        if source is None:
+        expression = _lambda_expression(source, value.__code__)
+        if expression is None:
             return None
+        source = expression
     return filename, max(first, 1), source
 
 
@@ -446,9 +450,12 @@ def _import_line(name: str, value: Any) -> str | None:
     if not module or module in ("__main__", "builtins") or module.startswith("minigrad_answers_"):
         return None
     owner = sys.modules.get(module)
-    if owner is None or getattr(owner, value.__qualname__, None) is not value:
+    if owner is None:
         return None
-    return f"from {module} import {value.__qualname__} as {name}"
+    qualname = value.__qualname__
+    if getattr(owner, qualname, None) is not value:
+        return None
+    return f"from {module} import {qualname} as {name}"
 
 
 # ---- loading files as modules: the learner's answers, a lessons folder's own check --------------

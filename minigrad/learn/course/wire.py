@@ -283,6 +283,6 @@ def _wait(fd: int, deadline: float | None, write: bool) -> None:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             raise TimeoutError("the other side did not answer in time")
-        wanted = ([], [fd], []) if write else ([fd], [], [])
+        wanted: tuple[list[int], list[int], list[int]] = ([], [fd], []) if write else ([fd], [], [])
         if any(select.select(*wanted, left)):
             return

@@ -172,7 +172,9 @@ def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tu
     row is present, summed over its coordinates, / its squared mean gradient, summed likewise.
     A gradient g (1 + s z) with z standard normal has noise s. The squared mean is corrected for
     the mean's own sampling error (variance / n); a row whose mean is lost in it gets inf."""
-    total = squares = seen = None
+    total: np.ndarray | None = None
+    squares: np.ndarray  # made with total, at the first gradient
+    seen: np.ndarray
     for grad in gradients:
         if not isinstance(grad, RowSparse) or len(grad.shape) != 2:
             raise TypeError(f"row_gradient_noise: expected RowSparse gradients of a (V, d) table, got "

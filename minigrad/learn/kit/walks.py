@@ -33,15 +33,16 @@ def watching(seen: Callable[[Node, Any, tuple], None]) -> Iterator[None]:
         return apply
 
     for kind, original in originals.items():
-        kind.apply = watched(original)
+        kind.apply = watched(original)  # type: ignore[method-assign]  # watched for this block only
     try:
         yield
     finally:
         for kind, original in originals.items():
-            kind.apply = original
+            kind.apply = original  # type: ignore[method-assign]  # the method back as it was
 
 
-def walk_order(walk: Callable[[Node, np.ndarray], None], output: Tensor, grad: Any = None) -> list[Node]:
+def walk_order(walk: Callable[[Node | None, np.ndarray], None], output: Tensor,
+               grad: Any = None) -> list[Node]:
     """Run `walk(output.grad_fn, grad)` (grad: ones like the output by default) and return the
     nodes in the order they ran, a node as often as it ran."""
     ran: list[Node] = []

@@ -128,9 +128,9 @@ def typical_mistakes(setup: audit.AuditSetup, table: str, parts: dict[str, np.nd
     target, token = setup.vocab[setup.target], setup.vocab[setup.token]
     no_y = {"classifier": np.outer(p, h), "lookup": np.zeros_like(n["E"])}
     no_y["lookup"][setup.token] = p @ W
-    lookup, classifier = parts.get("lookup"), parts.get("classifier")
-    mistakes = []
+    mistakes: list[tuple[np.ndarray | None, str]] = []
     if setup.tied:
+        lookup, classifier = parts["lookup"], parts["classifier"]  # a tied row gets both paths
         mistakes += [
             (classifier, f"you have only the classifier path: the row of {token!r} is also read by the "
                          "lookup, which adds W^T (p - y) to it"),
@@ -168,7 +168,7 @@ def check(body: Mapping[str, Any]) -> dict[str, Any]:
     if row is None:  # the whole table: the checks' row-by-row report, each row's paths named
         labels = list(setup.vocab)
         path_parts = {r: [(f"the {k} path", v[r]) for k, v in parts.items()] for r in range(len(labels))}
-        options = dict(by_rows=True, parts=path_parts, kind="path", labels=labels)
+        options: dict[str, Any] = dict(by_rows=True, parts=path_parts, kind="path", labels=labels)
     else:
         got = got.reshape(-1) if got.ndim == 2 and 1 in got.shape else got
         expected = expected[row]

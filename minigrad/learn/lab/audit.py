@@ -78,6 +78,7 @@ def read_setup(body: Mapping[str, Any]) -> AuditSetup:
     """Validate the audit's controls (raises BadRequest naming the field)."""
     body = P.as_mapping(body)
     kind = P.choice(body, "vocab", VOCABS, "tour")
+    vocab: tuple[str, ...]
     if kind == "tour":
         vocab = tour.VOCAB
     else:

@@ -88,12 +88,12 @@ def integer(body: Mapping[str, Any], name: str, default: int, low: int, high: in
         number = value  # exact: float() of a long integer overflows
     elif isinstance(value, (float, str)):
         try:
-            number = float(value)
+            written = float(value)
         except ValueError:
             raise BadRequest(expected) from None
-        if not math.isfinite(number) or number != int(number):
+        if not math.isfinite(written) or written != int(written):
             raise BadRequest(expected)
-        number = int(number)
+        number = int(written)
     else:
         raise BadRequest(expected)
     if not low <= number <= high:

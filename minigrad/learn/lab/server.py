@@ -77,6 +77,7 @@ class LabState:
 
 class LabHandler(BaseHTTPRequestHandler):
     server: LabServer
+    compute_ms: float | None  # the last route's time, sent once as Server-Timing (set when one ran)
     server_version = "minigrad-lab"
     sys_version = ""
     timeout = 30  # seconds a client may take to send its request (then 408 and the connection closes)
@@ -236,7 +237,8 @@ class LabHandler(BaseHTTPRequestHandler):
         self._send_json(int(status), {"error": message})
 
     def _send_static(self, name: str, content_type: str) -> None:
-        data = resources.files("minigrad.learn.lab").joinpath("static", name).read_bytes()
+        # one part per joinpath: Python 3.10's resources take only one
+        data = resources.files("minigrad.learn.lab").joinpath("static").joinpath(name).read_bytes()
         self._send(HTTPStatus.OK, data, content_type)
 
 

@@ -132,7 +132,7 @@ def labels(root: Node) -> dict[Node, str]:
                 stack.append(child)
     names = [f"{node.variable.name}'s AccumulateGrad" if isinstance(node, AccumulateGrad) else node.name
              for node in order]
-    counts, numbered = Counter(names), Counter()
+    counts, numbered = Counter(names), Counter[str]()
     result = {}
     for node, name in zip(order, names):
         numbered[name] += 1

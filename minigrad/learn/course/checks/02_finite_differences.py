@@ -24,7 +24,7 @@ WEIGHTS = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 1.5]])
 BIG_EPS = 0.25  # a power of two: x +- eps is exact in binary, so the quadratic probe is exact
 
 
-def _close(a: np.ndarray, b: np.ndarray, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+def _close(a: np.ndarray, b: np.ndarray | float, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
     return bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
@@ -195,10 +195,10 @@ def check(answers) -> None:
     leaf = tensor(x, requires_grad=True)
     _smooth(leaf).backward()
     got = _call(answers, "smooth", x, 1e-6)
-    worst = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
-    mine, right, apart = _apart(got[worst], leaf.grad[worst], 1e-6)
+    farthest = np.unravel_index(np.argmax(np.abs(got - leaf.grad)), x.shape)
+    mine, right, apart = _apart(got[farthest], leaf.grad[farthest], 1e-6)
     assert _close(got, leaf.grad, rtol=1e-6, atol=1e-8), (
-        f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(worst)}: your estimate "
+        f"for f(x) = sum(tanh(x) * exp(x / 2)) on a 3-d x with eps = 1e-6, {_name(farthest)}: your estimate "
         f"is {mine}, the derivative is {right}{apart}"
     )
 

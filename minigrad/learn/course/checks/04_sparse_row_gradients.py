@@ -53,11 +53,11 @@ def _without_coalesce() -> Iterator[None]:
             "which sums the repeated rows for you: that sum is this exercise. Work out, with numpy, "
             "which rows were read and the sum of each row's vectors")
 
-    RowSparse.coalesce = refused
+    RowSparse.coalesce = refused  # type: ignore[method-assign]  # for this block only (see finally)
     try:
         yield
     finally:
-        RowSparse.coalesce = original
+        RowSparse.coalesce = original  # type: ignore[method-assign]  # the method back as it was
 
 
 # ---- in the learner's process: their Embedding on the check's inputs --------------------------

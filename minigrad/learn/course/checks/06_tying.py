@@ -53,7 +53,7 @@ def tie_and_backward(answers, name: str) -> dict:
     untied_count = sum(p.size for p in model.parameters())
     returned = answers.tie_weights(model)
     report = {"returned": _described(returned, model), "untied_count": untied_count}
-    tied = returned if isinstance(returned, Module) else model
+    tied: Any = returned if isinstance(returned, Module) else model  # a TinyLM or TinyGPT: it has .loss
     table, head = table_of(tied).weight, head_of(tied).weight
     params = list(tied.parameters())
     report.update(

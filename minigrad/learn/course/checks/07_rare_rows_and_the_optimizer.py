@@ -265,7 +265,7 @@ def _check_lazy_adamw_rows(function: Any, rng: np.random.Generator) -> None:
 
 
 def _call_lazy_adamw_rows(function: Any, given: dict[str, Any], what: str, lr: float, weight_decay: float,
-                          decay: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          decay: str) -> tuple[np.ndarray, ...]:
     """The learner's (rows, m, v) after the step, each read as an (n, D) array."""
     n = len(given["rows"])
     hint = f"Here rows, m, v and g have shape ({n}, {D}), last_present = {given['last_present'].tolist()}"
