@@ -40,7 +40,7 @@ def byte_pair_ladder(words: Sequence[str], rungs: Sequence[int], merge_step: Mer
     merge_step: the learner's one merge (lesson 11), used for the rungs of at most `yours_up_to`
     merges, provided its merges equal minigrad's; when they do not, minigrad's are used and the
     line says where the two first part."""
-    minigrads = BytePairs.train(list(words), max(rungs)).merges
+    minigrads: list[tuple[str, str]] = [(a, b) for a, b in BytePairs.train(list(words), max(rungs)).merges]
     merges = {rung: minigrads[:rung] for rung in rungs}
     small = [rung for rung in rungs if rung <= yours_up_to]
     whose = "every rung learned by minigrad's trainer"

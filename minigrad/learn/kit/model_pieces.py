@@ -73,7 +73,8 @@ class ModelPieces:
 
     def use(self) -> contextlib.AbstractContextManager:
         """A block in which the learner's ops run wherever minigrad's would (nothing when none is theirs)."""
-        return use(**self.ops) if self.ops else contextlib.nullcontext()
+        ops: dict[str, Any] = dict(self.ops)
+        return use(**ops) if ops else contextlib.nullcontext()
 
     def build(self, model: Any, tied: bool) -> Any:
         """`model`, built untied, tied with `tie_weights` when `tied` (else as it is)."""

@@ -101,6 +101,8 @@ class RowAdamW(Optimizer):
         state = self._state_of(p)
         state["step"] += 1
         t, values = state["step"], _as_rows(p.data)
+        rows: np.ndarray | slice
+        g: np.ndarray | RowSparse
         if isinstance(grad, RowSparse) and group["lazy"]:
             rows, g, decay = grad.indices, grad.values, group["decay"]
         elif group["lazy"]:  # a dense gradient names every row: rows absent before settle what they owe

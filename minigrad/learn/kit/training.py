@@ -121,6 +121,7 @@ def tied_share_curve(model: Any, windows: Windows, *, batch_size: int, steps: in
             with ledger(names=model) if recording else contextlib.nullcontext() as led:
                 loss.backward()
             if recording:
+                assert led is not None  # recorded under the ledger just above
                 paths = split(led, table)
             optimizer.step()
             if not recording:

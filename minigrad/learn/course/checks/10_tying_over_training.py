@@ -169,7 +169,9 @@ def _check_case(answers: Any, index: int) -> None:
     table = model.input_table
     got = _learners_parts(answers, index, table)
     expected = _sides(led, table)
-    tolerance = dict(rtol=1e-5, atol=1e-7) if table.dtype == np.float32 else dict(rtol=1e-9, atol=1e-12)
+    tolerance: dict[str, Any] = dict(rtol=1e-9, atol=1e-12)
+    if table.dtype == np.float32:
+        tolerance = dict(rtol=1e-5, atol=1e-7)
     if not np.allclose(expected["classifier"] + expected["lookup"], to_dense(table.grad), **tolerance):
         raise RuntimeError(f"check 10: the ledger's paths do not add up to the table's .grad ({where}); "
                            "this is a bug in minigrad or in the check, not in your answer")

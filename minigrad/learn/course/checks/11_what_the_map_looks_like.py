@@ -193,6 +193,7 @@ def _check_merge_case(merge_step: Any, what: str, words: dict[tuple, int]) -> No
         raise AssertionError(f"merge_step ({what}) must return a pair (pair, merged), got {result!r}")
     pair, merged = result
     expected_pair, expected = _reference_step(words)
+    assert expected_pair is not None, "every case of the check has a pair to merge"
     _check_pair(pair, expected_pair, words, what)
     _check_merged(merged, expected, expected_pair, words, what)
 

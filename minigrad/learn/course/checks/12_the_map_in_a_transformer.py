@@ -61,8 +61,7 @@ def check(answers: ModuleType) -> None:
             got = -got  # the other sign is just as right
         mistakes = [(sign * wrong, diagnosis) for wrong, diagnosis in _mistakes(table, expected)
                     for sign in (1, -1)]
-        tolerance = dict(rtol=1e-4, atol=1e-5) if table.dtype == np.float32 else {}
-        if tolerance and np.allclose(got, expected, **tolerance):
+        if table.dtype == np.float32 and np.allclose(got, expected, rtol=1e-4, atol=1e-5):
             continue  # float32 rows: the same scores to float32's precision
         common.assert_matches(got, expected, what, mistakes, by_rows=False)
 

@@ -30,7 +30,7 @@ from . import _common as common
 def _tables() -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Rows of very unequal lengths (so scaling matters), each table asked several questions; one
     table with an all-zero row (a word never learned); one in float32, as a model's."""
-    cases = []
+    cases: list[tuple[str, np.ndarray, np.ndarray]] = []
     for seed in (11, 12):
         rng = np.random.default_rng(seed)
         table = rng.standard_normal((9, 3)) * rng.uniform(0.2, 4.0, (9, 1))
@@ -218,7 +218,7 @@ def loss_in_the_engine(answers, tables: list, centres: np.ndarray, contexts: np.
     read, run by the engine as lesson 13's model runs it."""
     inputs = [tensor(tables[0], requires_grad=True, name="input"),
               tensor(tables[1], requires_grad=True, name="output")]
-    loss = negative_sampling_loss(*inputs, centres, contexts, negatives,
+    loss = negative_sampling_loss(inputs[0], inputs[1], centres, contexts, negatives,
                                   on_rows=answers.NegativeSamplingLoss.apply)
     loss.backward()
     return loss.data, [table.grad for table in inputs]
