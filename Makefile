@@ -44,14 +44,18 @@ $(TOUR_STAMP): pyproject.toml
 tour: $(TOUR_STAMP)
 	$(BIN)/minigrad tour
 
-# ruff, then the type checker (mypy, configured in pyproject.toml: the engine in strict mode),
-# then the tests
+# ruff, the type checker (mypy, configured in pyproject.toml: the engine in strict mode), the
+# whole test suite (the lessons run there in their small mode), then every lesson at full size
+# with its verdict checks, two at a time on one BLAS thread each: a lesson whose check fails, or
+# that takes over 3 CPU minutes, fails the run (scripts/lesson_verdicts.py)
 test: $(STAMP) browser
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3 --jobs 2
 
-# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build)
+# The same without the slow tests (whole lessons, notebooks, the browser, the sdist build) and
+# without the full-size lessons
 test-quick: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/mypy
@@ -70,8 +74,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check minigrad tests benchmarks lessons
 	$(BIN)/mypy
 
-# Every lesson at full size, with the checks inside it (CI runs them in the small mode through
-# the tests instead). One BLAS thread each: on 2 cores that is the fastest for these sizes.
+# Every lesson at full size, with the checks inside it, one after the other, stopping at the first
+# that fails. One BLAS thread each: on 2 cores that is the fastest for these sizes.
 lessons: $(LESSONS_STAMP)
 	@for n in $(LESSONS); do \
 		echo "== lesson $$n"; \
@@ -79,13 +83,11 @@ lessons: $(LESSONS_STAMP)
 			|| exit 1; \
 	done
 
-# The same full-size verdict run, going on past a failing lesson, with each lesson's CPU and wall
-# time and a summary (scripts/lesson_verdicts.py; logs in minigrad-out/lesson-verdicts/). A lesson
-# over 3 CPU minutes counts as failed. Measured: about 12 CPU minutes for all 13 lessons, so with
-# `make test` (6-8 minutes) it does not fit CI's 15 minutes on 2 cores, and CI does not run it:
-# run it after changing a lesson or the code under one (docs/lessons.md has the times).
+# The full-size run `make test` ends with, on its own: every lesson (or LESSONS="9 12"), two at a
+# time, going on past a failing lesson, with each lesson's CPU and wall time and a summary (logs in
+# minigrad-out/lesson-verdicts/); a lesson over 3 CPU minutes fails (docs/lessons.md has the times)
 lessons-verdicts: $(LESSONS_STAMP)
-	$(BIN)/python scripts/lesson_verdicts.py --budget 3 $(LESSONS)
+	$(BIN)/python scripts/lesson_verdicts.py --budget 3 --jobs 2 $(LESSONS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

@@ -1,49 +1,34 @@
 # %% [markdown]
 # # Lesson 8: Training a tiny language model, and meeting TinyGPT
 #
-# One small word-level model trained tied and untied on real text with the same budget, and the
-# small transformer that the later lessons train beside it.
+# The key idea: tying removes a whole `(V, d)` table, and in a small model whose vocabulary is
+# large next to it that is nearly half the parameters. Does the model pay for it? We train one
+# small word-level model tied and untied on real text with the same budget, over three seeds,
+# beside an untied control narrowed to the tied parameter count; then the small transformer
+# the later lessons train, the same comparison on it.
 #
 # ## What you will see
 #
-# Everything so far was one step or a synthetic stream. Here we train. The text is the help
-# pages of the Python language reference, which ship with Python (`pydoc_data.topics`); set
-# `MINIGRAD_TEXT=path/to/file.txt` (or pass the path when you run this file as a script) to
-# train on your own text instead.
+# The text is the help pages of the Python language reference, which ship with Python
+# (`pydoc_data.topics`); `MINIGRAD_TEXT=path/to/file.txt` (or the path as an argument when you
+# run this file as a script) trains on your own text instead.
 #
 # The model is `minigrad.models.TinyLM`: it reads the previous `C` words through an embedding
 # table `E` (V rows of width d), mixes them with one tanh layer, and scores every vocabulary
 # entry with an output map `W` (V, d). Tied, `W` *is* `E`: one Parameter with two names.
 #
-# - Parameter counts: tying removes exactly `V * d` numbers; for a small model that is a large
-#   share of the total.
-# - The starting loss: an untrained model spreads its bets almost evenly, so it begins near
-#   `log V` nats per word. A model that ignores context entirely can do no better than the
-#   entropy of the word frequencies; everything below that line was learned from context.
-# - Two training runs with the same steps, batch, learning rate, width and seed: train and
-#   validation loss curves, tokens per second, a progress bar on stderr. Then three seeds, and
-#   a control: an untied model narrowed to the tied model's parameter count.
-# - What `train()` does: a loop around two functions, the training step and the evaluation,
-#   which are this lesson's exercise.
-# - A checkpoint written to disk and read back with the tie intact: one table in the file,
-#   one Parameter in the reloaded model, exactly the same loss.
+# - Where the loss starts (`log V`) and the line to beat: the entropy of the word frequencies.
+# - What `train()` does, three steps written out by hand; loss curves; three seeds and a t-interval.
+# - A checkpoint written to disk and read back with the tie intact.
 # - TinyGPT (`minigrad.models.TinyGPT`), a two-block transformer with GPT-2's layout and
-#   nanoGPT's parameter names: its block, what each name holds, and a short run with the same
-#   `train()`, then tied, untied and the parameter-matched control again over three seeds.
-#   Lessons 9 to 13 train it beside TinyLM.
+#   nanoGPT's parameter names, tied, untied and size-matched over three seeds.
 #
-# This is the course's milestone. From here on the models are built and trained with the
-# pieces you wrote in lessons 4 to 7, wherever your copy passes its check: your `Embedding`
-# reads the rows, your `CrossEntropy` scores them, your `tie_weights` ties the models, and
-# your `lazy_adamw_rows` does AdamW's arithmetic on every row of every parameter (handed every
-# row at every step, it is PyTorch's AdamW). The first lines of the run say which pieces are
-# yours. Whoever's pieces run, the numbers are the same up to float rounding: the lesson
-# measures the same models either way.
+# The course's milestone: from here on the models train on your pieces of lessons 4 to 8
+# wherever your copies pass their checks (the run's first lines say whose).
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The small run
-# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
-# does not test.
+# (three seeds, min-max). The small run (`--small`) prints its own, smaller figures and says
+# which verdicts it does not test.
 
 # %% [markdown]
 # ## Predict first
@@ -104,13 +89,6 @@ def text_path() -> str | None:
     as_script = this_file and len(sys.argv) > 1 and Path(sys.argv[0]).resolve() == Path(this_file).resolve()
     return os.environ.get("MINIGRAD_TEXT") or (sys.argv[1] if as_script else None)
 
-
-# %% [markdown]
-# ## Whose pieces run
-#
-# Each of lessons 4 to 8 had you build a piece these models run on. For each, the lesson marks
-# your copy with its check, as `minigrad check N` does, and runs yours if it passes, minigrad's
-# otherwise; the next lines say which, and why.
 
 # %%
 mine = model_pieces(8)  # your pieces from lessons 4-8 that pass their checks, minigrad's for the rest
@@ -236,15 +214,11 @@ print("TinyLM's tied gradient equals the checked gradient of both paths together
 # %% [markdown]
 # ## What `train()` does
 #
-# `minigrad.learn.train.train` runs the loop every lesson from here on uses. Before its first
-# step it draws, from its generator, a sample of training windows to evaluate on; then, batch
-# after batch, it calls one function, the training step: `train_step(model, optimizer, ids,
-# targets)` leaves the model one update further on and returns the batch's loss. Every tenth
-# of the run it calls a second one, `mean_loss(model, ids, targets)`: the mean cross-entropy
-# over every target of the held-out text (and of the training sample). Those two functions are
-# this lesson's exercise (at the end); until yours pass `minigrad check 8`, minigrad's run. We
-# take three steps by calling the step ourselves, with the same draws, and compare the weights
-# with those `train()` produces.
+# `minigrad.learn.train.train` runs the loop every lesson from here on uses. It draws the
+# training windows it will evaluate on, then calls the training step, `train_step(model,
+# optimizer, ids, targets)`, batch after batch, and now and then the evaluation, `mean_loss`.
+# Both are your exercise. We take three steps by hand with the same draws and compare the
+# weights with those `train()` produces.
 
 # %%
 def three_steps(step, model: mg.nn.Module) -> list[float]:
@@ -274,12 +248,9 @@ if mine.is_yours("train_step"):  # your step against minigrad's, on the same thr
 # ## Training, same budget
 #
 # `minigrad.learn.train.train` draws shuffled batches of windows, runs forward, backward and an
-# AdamW step, and every tenth of the run evaluates on all held-out windows and on a
-# sample of training windows of the same size. The progress bar goes to
-# stderr. The table gives the seconds each run spent in forward, backward and the optimizer
-# (evaluation excluded). The two runs happen one after the other, so those seconds are not a
-# speed comparison: whatever else the machine does during one run slows that run only. The
-# comparison of speeds comes after the table, measured with the two models taking turns.
+# AdamW step, and every tenth of the run evaluates on all held-out windows and on a sample of
+# training windows of the same size. The table gives the seconds each run spent training
+# (evaluation excluded); they are not a speed comparison, which comes after the table.
 
 # %%
 histories = {}
@@ -304,14 +275,11 @@ for label, h in histories.items():
 # %% [markdown]
 # ## Which model trains faster
 #
-# Timing the two runs above one after the other compares two moments of the machine as much as
-# two models: whatever else the machine does during one run slows that run only, and on a
-# shared machine that can reverse the order. So we time them taking turns: fresh copies of
-# both models train in short rounds on the same batches, tied then untied, then untied then
-# tied, and so on. Whatever the machine does slows the two neighbours of a round alike, so
-# the ratio of each round's two speeds, and its median over the rounds, is what we can
-# compare. The absolute tokens per second still depend on your machine and its load; the
-# ratio much less.
+# Two runs one after the other compare two moments of the machine as much as two models. So
+# we time them taking turns: fresh copies of both train in short rounds on the same batches,
+# tied then untied, then untied then tied. Whatever else the machine does slows the two
+# neighbours of a round alike, so the ratio of each round's two speeds, and its median over
+# the rounds, is what we compare.
 
 # %%
 ROUNDS, ROUND_STEPS = S.race_rounds, S.race_steps
@@ -455,6 +423,18 @@ for seed in SEEDS:
                    label=f"matched seed {seed}")  # summary() reads only the last 3 evaluations
     by_seed[seed]["matched"] = summary(h, None)
 
+# %% [markdown]
+# ### How sure: a t-interval over three seeds
+#
+# Three seeds give three differences, and their mean would move with three other seeds. The
+# t-interval says how far: with `n` values of mean `m` and standard deviation `s`, the mean's
+# standard error is `s / sqrt(n)`, and the 95% interval is `m` plus or minus `t * s / sqrt(n)`,
+# where `t` comes from Student's distribution with `n - 1` degrees of freedom (4.30 for three
+# seeds: wide, because `s` itself is guessed from three numbers). `t_interval` in the kit does
+# it. An interval clear of zero fixes the sign; one that contains zero fixes only a size: a
+# difference outside it is unlikely. The figure after the table shows each difference's three
+# seeds and its interval.
+
 # %%
 ends = {label: np.array([r[label]["end"] for r in by_seed.values()])
         for label in ("tied", "untied", "matched")}
@@ -473,6 +453,21 @@ print(f"best held-out loss, untied (same width) ahead by {min(ahead['best']):+.3
       f"{max(ahead['best']):+.3f}")
 
 # %%
+fig, ax = plt.subplots(figsize=(7, 3.6))
+for x, diff in enumerate((same_width, same_count)):
+    low, high = t_interval(diff)
+    ax.plot(np.full(len(diff), x - 0.1), diff, "o", color="C0", label="one seed" if x == 0 else None)
+    ax.errorbar(x + 0.1, diff.mean(), yerr=[[diff.mean() - low], [high - diff.mean()]], fmt="ks", capsize=6,
+                label="mean, 95% t-interval" if x == 0 else None)
+ax.axhline(0, color="k", lw=0.8)
+ax.axhline(-0.01, color="C3", ls=":", label="a gain from tying of 0.01 nats")
+ax.set_xticks([0, 1], ["untied, same width", "untied, same parameters"])
+ax.set(ylabel="tied minus untied held-out loss (nats)", title="Three seeds and what they can say")
+ax.legend(fontsize=8)
+lesson.save(fig, "seeds_and_intervals.png",
+            "each seed's difference between the tied and the untied model, and the t-interval of the mean")
+
+# %%
 # the checks are named functions in minigrad/learn/kit/verdicts.py; each returns its statements
 best = {label: [r[label]["best"] for r in by_seed.values()] for label in ("tied", "untied")}
 hold(tying_in_tinylm(ends, best, gaps, full_size=lesson.verdict_tested(
@@ -488,48 +483,37 @@ hold(near_misses_take_the_push(near, full_size=lesson.verdict_tested(
     "the 10 likeliest wrong words take most of the push (a short run spreads it)")))
 
 # %% [markdown]
-# The figures in this paragraph and the next three are the full-size run's (`minigrad lesson 8
-# --no-pause`, three seeds). At the same width the untied model is ahead at the end in every
-# seed, by 0.022 to 0.055 nats (mean 0.036), under 2% of the loss, and at its best by 0.02 to
-# 0.07. Three seeds do not pin the mean down: its 95% interval runs from -0.007 to +0.079, so
-# three out of three is not yet a sign. What the interval does bound is its size: whichever way
-# it goes, the difference is within 0.15 nats, 4% of the loss, and a gain from tying of more
-# than 0.007 nats at this width is excluded.
+# At full size (three seeds), at the same width the untied model is ahead at the end in every
+# seed, by 0.022 to 0.055 nats (mean 0.036), under 2% of the loss. Three seeds do not pin the
+# mean down: its 95% interval runs from -0.007 to +0.079, so three out of three is not yet a
+# sign. What the interval does bound is the size: the difference is within 0.15 nats, and a
+# gain from tying of more than 0.01 nats at this width is excluded (the check asserts both).
 #
 # The control changes the picture. The untied model narrowed to width 36 (162,596 parameters,
-# against the tied model's 160,960) is behind the tied model in every seed, by 0.030 to 0.046
-# nats (mean 0.036), and this time the 95% interval, -0.057 to -0.015, stays clear of zero. So
-# the sign flips between the two comparisons: at equal width a second table helps a little
-# (in every seed, though the interval still reaches zero), at equal parameter count tying
-# helps a little (beyond the interval), and neither gap is more than a few hundredths. More
-# seeds would pin down the first sign; they do not fit in the lesson's 3-minute budget, which
-# its nine TinyLM runs and nine TinyGPT runs already fill.
+# against the tied model's 160,960) is behind the tied one in every seed, by 0.030 to 0.046
+# nats, and its interval, -0.057 to -0.015, stays clear of zero. So the sign flips: at equal
+# width a second table helps a little, at equal parameter count tying helps a little, and
+# neither gap is more than a few hundredths.
 #
 # The train/held-out gap: 0.82-0.83 tied, 0.98-1.01 untied at the same width, 0.72-0.77 for
-# the narrow control. The tied model overfits less than the untied one of its width, but more than
-# the untied one of its size, so its smaller gap is what 44% fewer parameters give, not a
-# regularisation beyond that. Most of the wide untied model's 128,000 extra numbers go into
-# fitting the training text more closely (its training loss is clearly the lowest), not into
-# predicting new text better.
+# the narrow control. The tied model overfits less than the untied one of its width but more
+# than the untied one of its size: its smaller gap is what 44% fewer parameters give, not a
+# regularisation beyond that.
+
+# %% [markdown]
+# The near-misses: in every seed and both models the likeliest wrong word gets 27-30% of the
+# output map's push on wrong rows, the 10 likeliest 63-68%, the 100 likeliest 91-93%, out of
+# 1,999. So "shaped mostly by near-misses" holds for a trained model. (At the start of
+# training, with every probability near `1/V`, the push is spread evenly; the small run gives
+# 47-52% for the top 10.)
 #
-# The near-misses: in every seed and in both models, the single likeliest wrong word gets
-# 27-30% of the output map's push on wrong rows, the 10 likeliest 63-68%, and the 100
-# likeliest 91-93%, out of 1,999 wrong words (full size). So the essay's "shaped mostly by
-# near-misses" holds for a trained model: a handful of tempting words, a half percent of the
-# vocabulary, take about two thirds of the push, and the long tail shares the rest. (At the start of
-# training, with every probability near `1/V`, the push is spread evenly; the small run, a
-# smaller and shorter one, gives 47-52% for the top 10.)
-#
-# How this compares with the sources. The essay calls tying a form of "regularization" and
-# says it is "close to free" when "the vocabulary is large relative to the model". Ours is
-# such a model (the tables are 44% of the untied parameters), and the saving does come almost
-# free: a held-out loss within a few hundredths of a nat with 44% fewer numbers. The
-# regularisation does not show beyond the parameter count, as the control shows. Press and
-# Wolf, cited by the material, report that tying improves language models; at the same width
-# this lesson does not reproduce that at its scale (the untied model is ahead in every seed,
-# and a gain from tying above 0.007 nats is outside the interval), and it is only against an
-# untied model of the same size that tying comes out ahead, in each seed and beyond the
-# interval. Both models overfit this 100,000-word text; the gap grows all run long.
+# Against the sources: the essay calls tying a form of "regularization" and says it is "close
+# to free" when "the vocabulary is large relative to the model". Ours is such a model, and the
+# saving does come almost free; the regularisation does not show beyond the parameter count.
+# Press and Wolf, cited by the material, report that tying improves language models: at the
+# same width this lesson does not reproduce that at its scale, and only against an untied
+# model of the same size does tying come out ahead. Both models overfit this 100,000-word
+# text; the gap grows all run long.
 #
 # ## A checkpoint that keeps the tie
 #
@@ -714,20 +698,10 @@ hold(tying_in_tinygpt(gpt_ends, gpt_counts, full_size=lesson.verdict_tested(
 # Run `minigrad exercise 8`: it copies the stub to
 # `minigrad-exercises/08_tiny_language_model.py`, in the folder you run it from (in a
 # notebook, define the functions in a cell instead and run `minigrad.check(8, globals())`).
-# There, write the two functions `train()` is a loop around:
-#
-# - `train_step(model, optimizer, ids, targets)`: one step of training on one batch, returning
-#   the batch's mean cross-entropy, before the update, as a float.
-# - `mean_loss(model, ids, targets, batch_size=1024)`: the mean cross-entropy over every target
-#   of a set of windows, the model run on chunks of at most `batch_size` predicted positions,
-#   leaving the model exactly as it was.
-#
-# Run `minigrad check 8`: it takes three steps with yours on small TinyLM and TinyGPT models,
-# under SGD and AdamW, and compares every parameter with minigrad's step on the same batches;
-# it runs your evaluation on a model that notes how it is called. It names the usual slips:
-# gradients never reset, reset between `backward` and the step, a second step, a summed loss, a
-# fresh optimizer each step, the loss measured after the update; and for the evaluation, an
-# average of the chunks' averages, a count of windows instead of targets, a chunk larger than
-# `batch_size`, a graph recorded or gradients touched. Once your copy passes, this lesson and
-# lessons 9 to 13 train with your step and measure with your evaluation; with your pieces of
-# lessons 4 to 7 beside them, every model from here on trains on code you wrote.
+# There, write `train_step(model, optimizer, ids, targets)`, one step on one batch that returns
+# the batch's mean cross-entropy before the update, and `mean_loss(model, ids, targets,
+# batch_size=1024)`, the mean cross-entropy over every target, run in chunks of at most
+# `batch_size` positions, leaving the model as it was. `minigrad check 8` compares every
+# parameter with minigrad's step and names the usual slips (gradients never reset, a summed
+# loss, a second step, an average of the chunks' averages, a graph recorded). Once yours pass,
+# every model from here on trains with them.

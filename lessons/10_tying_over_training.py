@@ -1,8 +1,9 @@
 # %% [markdown]
 # # Lesson 10: Tying over training
 #
-# The tied compromise measured over whole runs of TinyLM and TinyGPT, and what tying saves in
-# real models.
+# The key idea: a tied row is one set of numbers serving two readers, and the classifier, which
+# reaches every row at every step, does most of the moving, more for rare words and more in a
+# transformer; what tying saves is large only while the table is a large share of the model.
 #
 # ## What you will see
 #
@@ -26,13 +27,9 @@
 # model"; and, from the Transformer paper, that a shared embedding is multiplied by
 # "sqrt(d_model)".
 #
-# The models are built and trained on your pieces of lessons 4 to 8 where your copies pass
-# their checks, else on minigrad's; the first lines of the run say whose.
-#
 # Figures quoted in the text come from the full-size run, `minigrad lesson 10 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The small run
-# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
-# does not test.
+# (three seeds, min-max). The small run (`--small`) prints its own, smaller figures and says
+# which verdicts it does not test.
 
 # %% [markdown]
 # ## Predict first
@@ -87,6 +84,8 @@ split = own.get("classifier_and_lookup", minigrads_split)
 # gradient apart into what the classifier sent and what the lookup sent. That split is this
 # lesson's exercise, `classifier_and_lookup(led, table)` (at the end); once yours passes
 # `minigrad check 10`, every share below is computed from your split, else from minigrad's.
+# Both models train on your pieces of lessons 4 to 8 where they pass (the first lines of the
+# run say whose).
 #
 # The material's claim is about transformers, so beside TinyLM we do the same for a tied
 # `TinyGPT` on the same vocabulary (width 64, 4 heads, 2 blocks, 32 tokens of context,
@@ -99,12 +98,13 @@ split = own.get("classifier_and_lookup", minigrads_split)
 # %%
 S = lesson.sizes(  # ledger windows: `window` recorded steps out of every `every`
     full=dict(lm_steps=2000, lm_every=100, lm_window=10, gpt_steps=3000, gpt_every=150, gpt_window=6,
-              gpt_context=32, scale_steps=600, scale_seeds=3),
+              gpt_context=32, gpt_seeds=5, scale_steps=600, scale_seeds=3),
     small=dict(lm_steps=250, lm_every=50, lm_window=5, gpt_steps=60, gpt_every=20, gpt_window=3,
-              gpt_context=16, scale_steps=60, scale_seeds=1),
+               gpt_context=16, gpt_seeds=3, scale_steps=60, scale_seeds=1),
 )
 LM_STEPS = int(os.environ.get("MINIGRAD_CURVE_STEPS", S.lm_steps))  # TinyLM: two thirds of lesson 8's run
-CURVE_SEEDS = (0, 1, 2)
+# TinyGPT's two shares of one run are compared seed by seed (a paired interval): five seeds
+CURVE_SEEDS = {"TinyLM": (0, 1, 2), "TinyGPT": tuple(range(S.gpt_seeds))}
 lm_vocab = data.Vocabulary.build(words, max_size=2000)
 lm_windows, _ = split_windows(lm_vocab.encode(words), 3, valid_fraction=0.1, pieces=20)
 gpt_windows, _ = split_windows(lm_vocab.encode(words), S.gpt_context, valid_fraction=0.1, pieces=20,
@@ -125,18 +125,19 @@ CURVE_MODELS = {  # name -> (build(seed): tied by your tie_weights once it passe
 curve_starts, curve, moved = {}, {}, {}  # model -> window starts; (model, band) -> per seed and window
 for name, (build, windows, run) in CURVE_MODELS.items():
     by_seed = {seed: tied_share_curve(build(seed), windows, bands=share_bands, seed=seed, pieces=mine,
-                                      split=split, **run) for seed in CURVE_SEEDS}
-    curve_starts[name] = by_seed[CURVE_SEEDS[0]][0]
+                                      split=split, **run) for seed in CURVE_SEEDS[name]}
+    curve_starts[name] = by_seed[0][0]
     for band in share_bands:
-        curve[name, band] = np.array([by_seed[seed][1][band] for seed in CURVE_SEEDS])  # traffic shares
-        moved[name, band] = np.array([by_seed[seed][2][band] for seed in CURVE_SEEDS])  # (seeds, windows, 2)
+        curve[name, band] = np.array([found[1][band] for found in by_seed.values()])  # traffic shares
+        moved[name, band] = np.array([found[2][band] for found in by_seed.values()])  # (seeds, windows, 2)
 moved_share = {key: m[..., 0] / m.sum(axis=-1) for key, m in moved.items()}  # the classifier's share
 whole_run = {key: m[..., 0].sum(axis=1) / m.sum(axis=(1, 2)) for key, m in moved.items()}  # (seeds,)
 thirds = {name: np.array_split(np.arange(len(starts)), 3) for name, starts in curve_starts.items()}
 late_mean = {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in curve.items()}  # (seeds,)
 late_moved = {key: c[:, thirds[key[0]][2]].mean(axis=1) for key, c in moved_share.items()}
 drift = {key: late_mean[key] - c[:, thirds[key[0]][1]].mean(axis=1) for key, c in curve.items()}
-print(f"classifier share of a tied row's gradient, {len(CURVE_SEEDS)} seeds (min-max); traffic = summed "
+print(f"classifier share of a tied row's gradient, {len(CURVE_SEEDS['TinyLM'])} seeds of TinyLM and "
+      f"{len(CURVE_SEEDS['TinyGPT'])} of TinyGPT (min-max); traffic = summed "
       f"gradient norms, moved = what AdamW makes of them")
 print(f"{'':>32} {'first, traffic':>15} {'last third: traffic':>20} {'moved':>12} {'traffic drift':>14} "
       f"{'moved, whole run':>17}")
@@ -146,6 +147,19 @@ for (name, band), c in curve.items():
     print(f"{name + ', ' + band:>32} {span(c[:, 0]):>15} {span(late_mean[key]):>20} "
           f"{span(late_moved[key]):>12} "
           f"{span(100 * drift[key], '+.1f') + ' pt':>14} {span(whole_run[key]):>17}")
+
+# %% [markdown]
+# ### How sure: two intervals over the seeds
+#
+# Lesson 8 put a t-interval on a mean over seeds. Two comparisons here need two variants of it.
+# TinyGPT against TinyLM: the seeds of one model have nothing to do with the other's, so the
+# difference of the two means gets Welch's interval: its standard error adds the two means'
+# squared standard errors, `sqrt(s1^2 / n1 + s2^2 / n2)`, and its t has fewer degrees of freedom
+# when the spreads differ (`welch_interval` in the kit). What AdamW moves against the traffic,
+# in TinyGPT: both shares come from the same run, so they are pairs. Take the difference seed by
+# seed and put a t-interval on the mean difference; what the two shares of one run have in
+# common (a run whose shares are both high) cancels, so the interval is narrower than one on
+# either share. TinyGPT runs five seeds for that interval; TinyLM three.
 
 # %%
 FREQUENT, RARE = share_bands
@@ -165,6 +179,29 @@ hold(tied_compromise(curve, moved, windows_run, FREQUENT, RARE,
                          f"short run stops early, TinyGPT's late share at {span(gpt_late[FREQUENT])}")))
 
 # %%
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+for x, (name, colour) in enumerate((("TinyLM", "C0"), ("TinyGPT", "C3"))):
+    left.plot(np.full(len(late_mean[name, FREQUENT]), x), 100 * late_mean[name, FREQUENT], "o", color=colour)
+low, high = welch_interval(gpt_late[FREQUENT], lm_late[FREQUENT])
+left.errorbar(2, 100 * (gpt_late[FREQUENT].mean() - lm_late[FREQUENT].mean()), fmt="ks", capsize=6,
+              yerr=[[100 * (gpt_late[FREQUENT].mean() - lm_late[FREQUENT].mean() - low)],
+                    [100 * (high - gpt_late[FREQUENT].mean() + lm_late[FREQUENT].mean())]])
+left.set_xticks([0, 1, 2], ["TinyLM\n(seeds)", "TinyGPT\n(seeds)", "difference\n(Welch, 95%)"])
+left.set(ylabel="classifier's late share, 100 most frequent (%)", title="Two models: unpaired seeds")
+pairs = 100 * (late_moved["TinyGPT", RARE] - gpt_late[RARE])  # one difference per seed
+low, high = t_interval(pairs / 100)
+right.plot(np.zeros(len(pairs)), pairs, "o", color="C3", label="one seed: moved minus traffic")
+right.errorbar(1, pairs.mean(), yerr=[[pairs.mean() - 100 * low], [100 * high - pairs.mean()]], fmt="ks",
+               capsize=6, label="mean, paired t (95%)")
+right.axhspan(-5, 5, color="grey", alpha=0.15, label="within 5 points")
+right.set_xticks([0, 1], ["seeds", "interval"])
+right.set(ylabel="points", title="One run, two shares: paired (TinyGPT, rank 1,000+)", xlim=(-0.5, 1.5))
+right.legend(fontsize=7)
+lesson.save(fig, "intervals_over_seeds.png",
+            "left: each model's seeds and Welch's interval of the difference; right: TinyGPT's paired "
+            "differences and their t-interval")
+
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.3), sharey=True)
 for ax, (name, (_, windows, run)) in zip(axes, CURVE_MODELS.items()):
     for band, colour in zip(share_bands, ["C0", "C3"]):
@@ -177,7 +214,7 @@ for ax, (name, (_, windows, run)) in zip(axes, CURVE_MODELS.items()):
                 label=f"{band}: share of what AdamW moves")
     ax.axhline(0.5, color="k", ls=":", lw=1)
     ax.set(xlabel=f"thousands of tokens predicted in training (AdamW, tied {name})", ylim=(0, 1.02),
-           title=f"{name}: the tied compromise over training ({len(CURVE_SEEDS)} seeds, range shaded)")
+           title=f"{name}: the tied compromise over training ({len(CURVE_SEEDS[name])} seeds, range shaded)")
     ax.title.set_fontsize(10)
     ax.legend(fontsize=8)
 axes[0].set_ylabel("classifier / (classifier + lookup)")
@@ -187,11 +224,9 @@ lesson.save(fig, "tied_share_over_training.png",
             "classifier's share of the displacement AdamW makes")
 
 # %% [markdown]
-# The figures in this section are the full-size run's (`minigrad lesson 10 --no-pause`, three
-# seeds, min-max); the small run prints smaller, shorter ones and says which verdicts it skips.
-# TinyLM runs 2,000 steps (two thirds of lesson 8's run), TinyGPT 3,000 (about 770,000
-# predicted tokens, three times TinyLM's 256,000: it learns more slowly per token, and its
-# curves need longer to level off).
+# At full size TinyLM runs 2,000 steps (two thirds of lesson 8's run), TinyGPT 3,000 (about
+# 770,000 predicted tokens, three times TinyLM's 256,000: it learns more slowly per token, and
+# its curves need longer to level off); min-max over three seeds of TinyLM and five of TinyGPT.
 #
 # The first window reproduces the early picture in both models: most of a frequent row's
 # gradient and nearly all of a rare row's come from the classifier (TinyLM 68-69% and 93-94%,
@@ -201,31 +236,29 @@ lesson.save(fig, "tied_share_over_training.png",
 #
 # - TinyLM: 52-53% of a frequent row's traffic comes from the classifier, 58-61% of a rare
 #   row's; the last third differs from the middle third by -1.6 to +4.9 points.
-# - TinyGPT: 57-59% and 69-72%, the last third 1 to 3 points below the middle third: the
-#   curves have nearly levelled off, still drifting down slowly. (At 600 steps, this lesson's
-#   earlier run length, they were still at 67-71% and 78%.)
+# - TinyGPT: 57-58% and 70-75%, the last third 0.2 to 4 points below the middle third: the
+#   curves have nearly levelled off, still drifting down slowly.
 #
-# So the transformer's tied row leans further toward the classifier than TinyLM's, in every
-# seed and both bands, but for the frequent words by 4 to 7 points, not by more than ten (for
-# the rare ones by 8 to 14): the larger gap we measured
-# before belonged to runs stopped while TinyGPT's curves were still falling. We have not
-# isolated why the transformer's classifier keeps the larger share: the two models differ in
-# depth, normalisation, initial scale and context.
-#
-# Traffic adds up gradient norms; what moves the table is what AdamW makes of them, each
-# gradient divided by the running size of the row's gradients (the dashed curves). Over the
-# last third the classifier makes 52% and 53-56% of TinyLM's displacement and 56-57% and
-# 66-69% of TinyGPT's, within 5 points of its traffic share. Added up over the whole run,
-# early windows included, it makes 53-54% and 65-67% of TinyLM's and 57-59% and 75-78% of
+# So the transformer's tied row leans further toward the classifier than TinyLM's, in every seed
+# and both bands, by 4.2 to 6.1 points for the frequent words (Welch's interval) and 9.0 to 14.9
+# for the rare ones. We have not isolated why: the two models differ in depth, normalisation,
+# initial scale and context.
+
+# %% [markdown]
+# Traffic adds up gradient norms; what moves the table is what AdamW makes of them, each gradient
+# divided by the running size of the row's gradients (the dashed curves). Over the last third
+# the classifier makes 52% and 53-56% of TinyLM's displacement and 56-57% and 67-70% of
+# TinyGPT's; in TinyGPT that is 0.4 to 2.1 points (frequent) and 2.1 to 3.8 points (rare) below
+# its traffic share (paired intervals), within 5. Added up over the whole run, early windows
+# included, it makes 53-54% and 65-67% of TinyLM's displacement and 52-59% and 76-78% of
 # TinyGPT's: more than half in both bands of both models.
 #
-# That is how this section squares with lesson 12, where TinyGPT's tied table ends up with the
-# geometry of its output map (the cone and the frequency axis). The classifier never settles
-# the compromise "overwhelmingly" after the first steps, but it is the larger of the two
-# pushes all run long, and by the end it has made most of the table's movement, more so for
-# rare words and more so in the transformer. The material's next sentence, that the row ends
-# up "mostly an answer to" the question of which words come before this one, describes the
-# outcome better than "overwhelmingly" describes the process: a majority, not a landslide.
+# The classifier never settles the compromise "overwhelmingly" after the first steps, but it is
+# the larger of the two pushes all run long, and by the end it has made most of the table's
+# movement, more so for rare words and more so in the transformer (lesson 12 finds the result in
+# the tied table's geometry). The material's next sentence, that the row ends up "mostly an
+# answer to" the question of which words come before this one, describes the outcome better than
+# "overwhelmingly" describes the process: a majority, not a landslide.
 
 # %% [markdown]
 # ## One table, two scales: the Transformer paper's sqrt(d)
@@ -317,8 +350,7 @@ if lesson.verdict_tested("the paper's scale trains to a lower held-out loss than
 # behind. So the square root does the job the shared matrix needs: rows small enough to score
 # with, read at a size the layers above can use. TinyLM's small table solves only the output
 # half of the problem; it pays for it with small inputs, about 0.15 nats on this budget.
-# (Runs of 1,000 steps, this section's earlier length, put the gap at 0.11-0.13: it narrows as
-# training goes on, and we have not measured whether it closes.)
+# (Whether the gap closes with longer training is not measured here.)
 
 # %% [markdown]
 # ## What tying saves in real models
@@ -343,7 +375,8 @@ if lesson.verdict_tested("the paper's scale trains to a lower held-out loss than
 # | BLOOM-560m | 250,880 | 1,024 | 24 | 16 heads of 64, ALiBi (no position table) | 4,096 | yes |
 # | BLOOM-1b1 | 250,880 | 1,536 | 24 | 16 heads of 96, ALiBi | 6,144 | yes |
 # | mT5-base | 250,112 | 768 | 12 + 12 | 12 heads of 64, relative positions | 2,048 (gated) | no |
-#
+
+# %% [markdown]
 # Published sizes: GPT-2 small 124M (its paper's table says 117M; the released weights hold
 # 124,439,808), Llama-2-7B 6.74B, Llama-3.2-1B 1.24B (Meta's card rounds to 1.23B), Gemma-2B
 # 2.51B (its report lists 1,981,884,416 non-embedding parameters, and counts its table as
@@ -511,8 +544,7 @@ print("TinyGPT's tied gradient equals the checked gradient, and classifier + loo
 # ledger of one backward, the tied table's gradient split into two dense `(V, d)` arrays, what
 # every classifier path sent and what every lookup path sent. Run `minigrad check 10`: it
 # compares your parts with each path's gradient and with the table's own `.grad`, which they
-# must add up to, on a tied TinyLM, on one read twice before a backward, on a tied TinyGPT and
-# on a lookup that names a row more than once, and names the slips (the roles swapped, a second
-# path left out, a repeated row written over instead of added, everything given to one side,
-# the ledger's own arrays changed). Once your copy passes, the share curves above, traffic and
-# displacement alike, and the finite-difference check's split are computed from yours.
+# must add up to, and names the slips (the roles swapped, a second path left out, a repeated row
+# written over instead of added, everything given to one side, the ledger's arrays changed).
+# Once your copy passes, the share curves above and the finite-difference check's split are
+# computed from yours.

@@ -1,23 +1,25 @@
 # %% [markdown]
 # # Lesson 12: The map in a transformer
 #
-# The cone and the frequency axis, measured on TinyGPT tied and untied beside TinyLM, three seeds each.
+# The key idea: in a transformer as in TinyLM, the narrow cone and the frequency axis belong to
+# the tables that score tokens (the output map, and a tied table, which is one); the untied
+# input table has neither, yet its words group with their own kind as clearly.
 #
 # ## What you will see
 #
 # Lesson 11 measured the geometry of trained tables on TinyLM, one tanh layer over the table,
 # and found the narrow cone and the frequency axis in two of its tables (the untied output map
 # and the tied table) but not in the untied input map. The material's claims are about
-# transformers, whose input table has a tower of attention blocks above it. So here we train
-# `minigrad.models.TinyGPT` (GPT-2's block, two layers) on the same text and vocabulary as
-# lesson 8, tied and untied, beside lesson 8's TinyLM, three seeds of each, and measure on
-# every table:
+# transformers, whose input table has a tower of attention blocks above it. So we train
+# TinyGPT (two blocks) tied and untied on lesson 8's text, beside TinyLM, three seeds of
+# each, and measure on every table:
 #
 # 1. the cone: the mean cosine between rows, raw and after subtracting the mean row;
 # 2. the frequency axis: the Spearman rank correlation between each row's score on the
 #    table's first principal component and the log of the token's count;
-# 3. which table shows them: the untied input map `E`, the untied output map `W`, or the one
-#    tied table that does both jobs;
+#    (in each: the untied input map `E`, the untied output map `W`, the tied table);
+# 3. words used alike: whether a token's nearest rows share its kind, raw, centred and
+#    whitened, against stand-ins of the same frequency;
 # 4. how unevenly the rows are reached on real text: the busiest token's count against the
 #    quietest's, on this lesson's text and on lesson 13's.
 #
@@ -27,9 +29,7 @@
 # maps, and its paragraph is about the input table of a transformer.
 #
 # Figures quoted in the text come from the full-size run, `minigrad lesson 12 --no-pause`
-# (three seeds, min-max, unless a paragraph names another command). The small run
-# (`--small`, what the tests run) prints its own, smaller figures and says which verdicts it
-# does not test.
+# (three seeds, min-max); the small run (`--small`) prints its own and skips some verdicts.
 
 # %% [markdown]
 # ## Predict first
@@ -49,7 +49,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.learn import corpus
 from minigrad.learn.course import model_pieces, yours
-from minigrad.learn.data import Vocabulary, load_text, tokenize
+from minigrad.learn.data import Vocabulary, load_text, token_categories, tokenize
 from minigrad.learn.kit import (
     busiest_to_quietest_on_real_text,
     cone,
@@ -58,13 +58,17 @@ from minigrad.learn.kit import (
     draw_frequency_axis,
     frequency_axes_in_a_transformer,
     hold,
+    input_map_worth,
     mean_cosine,
     output_side,
     pair_cosines,
     principal_axes,
     setup,
+    text_windows,
     train_on_text,
+    unit_rows,
     warmup_cosine,
+    words_used_alike,
 )
 from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
@@ -111,7 +115,7 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 
 # %%
 S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1), in one place
-    full=dict(vocab=2000, width=64, lm_steps=800, lm_batch=128, gpt_context=32, gpt_steps=500, gpt_batch=8,
+    full=dict(vocab=2000, width=64, lm_steps=2000, lm_batch=128, gpt_context=32, gpt_steps=500, gpt_batch=8,
               held_out_stride=1),
     small=dict(vocab=500, width=32, lm_steps=100, lm_batch=64, gpt_context=16, gpt_steps=60, gpt_batch=8,
               held_out_stride=5),  # the small run scores every fifth held-out window only
@@ -147,9 +151,12 @@ def warmup_then_cosine(steps: int):
     return lambda optimizer: LambdaLR(optimizer, lambda step: warmup_cosine(step, steps, 1.0))
 
 
+# %%
 def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
     """Train the family's untied and tied model; ({table: (init rows, trained rows)}, {tied?: final
-    held-out loss, ("learned", tied?): how far it fell})."""
+    held-out loss, ("learned", tied?): how far it fell, "input map worth": what the untied input map
+    is worth (input_map_worth, in the kit), "input map moved": its distance from its initial rows
+    over their size})."""
     spec, tables, losses = FAMILIES[family], {}, {}
     for tied in (False, True):
         model = spec["build"](tied, seed)
@@ -166,6 +173,11 @@ def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
         else:
             tables["input map E"] = (initial[0], table_in.data.copy())
             tables["output map W"] = (initial[1], table_out.data.copy())
+            _, held_out = text_windows(model, token_ids, context=spec["context"],
+                                       held_out_stride=S.held_out_stride)
+            losses["input map worth"] = input_map_worth(model, held_out, initial[0], pieces=mine)
+            start = initial[0].astype(np.float64)
+            losses["input map moved"] = np.linalg.norm(table_in.data - start) / np.linalg.norm(start)
     return tables, losses
 
 
@@ -178,6 +190,12 @@ for family in FAMILIES:
           f"tied {tied.min():.3f}-{tied.max():.3f}   (a uniform guess: log V = {np.log(V):.3f})")
     learned = [runs[family, s][1]["learned", t] for s in SEEDS for t in (False, True)]
     assert min(learned) > 1.0, f"{family}: every run's held-out loss falls by more than a nat"
+worth, moved = ({family: np.array([runs[family, s][1][key] for s in SEEDS]) for family in FAMILIES}
+                for key in ("input map worth", "input map moved"))
+for family in FAMILIES:
+    print(f"  {family} untied input map: moved {moved[family].min():.2f}-{moved[family].max():.2f} times "
+          f"its initial size; its initial rows put back cost {worth[family].min():.2f}-"
+          f"{worth[family].max():.2f} nats")
 
 # %% [markdown]
 # ## 1. The cone
@@ -195,6 +213,7 @@ def table_rows(key: tuple[str, str], seed: int) -> tuple[np.ndarray, np.ndarray]
     return runs[key[0], seed][0][key[1]]
 
 
+# %%
 cones = {key: np.array([(cone(table_rows(key, s)[0], seen)[0], *cone(table_rows(key, s)[1], seen))
                         for s in SEEDS]) for key in KEYS}  # (seeds, [init, trained, centred])
 spreads = {key: np.array([[pair_cosines(rows[seen]).std() for rows in table_rows(key, s)] for s in SEEDS])
@@ -219,7 +238,7 @@ for family, share in way.items():
     print(f"{family}: the tied cone covers {share.min():.0%}-{share.max():.0%} of the way from the "
           "input map's cone to the output map's")
 # the checks: named functions in minigrad/learn/kit/verdicts.py, returning their statements
-hold(cones_in_a_transformer(raw, spreads, full_size=lesson.verdict_tested(
+hold(cones_in_a_transformer(raw, spreads, worth, full_size=lesson.verdict_tested(
     "the cones reach their full-size widths (short runs keep the order, not the sizes)")))
 
 # %%
@@ -238,19 +257,19 @@ lesson.save(fig, "cone_by_table.png",
 
 # %% [markdown]
 # What we measured at full size (three seeds): no cone in either untied input map, TinyGPT's
-# included: mean cosine 0.012-0.016 for TinyGPT's `wte`, 0.006-0.009 for TinyLM's `E`. A clear
-# cone in both output maps, 0.43-0.44 for TinyGPT and 0.38-0.40 for TinyLM. The tied tables
-# differ: TinyLM's sits in a weak cone (0.16), TinyGPT's in one nearly as narrow as its output
+# included: mean cosine 0.012-0.016 for TinyGPT's `wte`, 0.006-0.008 for TinyLM's `E`. A clear
+# cone in both output maps, 0.43-0.44 for TinyGPT and 0.29-0.30 for TinyLM. The tied tables
+# differ: TinyLM's sits in a weak cone (0.12), TinyGPT's in one nearly as narrow as its output
 # map's (0.41-0.44). The fair comparison for a tied table is with the same model's two untied
 # maps, seed by seed: TinyGPT's tied cone covers 96-102% of the way from its input map's cone
-# to its output map's, TinyLM's 39-40%. Centring takes every table to within 0.005 of zero. (The small run, a
+# to its output map's, TinyLM's 38-40%. Centring takes every table to within 0.005 of zero. (The small run, a
 # smaller model trained briefly, keeps the order: output map far above input map.)
 #
 # No cone does not mean no change. TinyGPT's input rows have moved far from their random
-# start: the spread of their cosines is 0.29-0.32, two and a half times the 0.125 of random
+# start: the spread of their cosines is 0.30-0.32, two and a half times the 0.125 of random
 # rows (the wide histogram, bottom left), but symmetric about zero. Pairs of rows have become
 # clearly similar or clearly opposed, with no direction that all of them share. TinyLM's
-# input rows, read by one layer, have barely spread in this budget (0.14).
+# input rows, read by one layer, have spread much less (0.15).
 #
 # So the transformer does not change lesson 11's verdict: the cone is a property of the output
 # side. Every output row is pushed at every position along the final hidden state `h`, in
@@ -293,7 +312,7 @@ for key in KEYS:
 # %%
 full_size = lesson.verdict_tested("PC1 follows log-frequency closely and TinyGPT's input map has a strong "
                                   "first axis (short runs reach neither)")
-hold(frequency_axes_in_a_transformer(rho_pc1, rho_other, pc1_share, full_size))
+hold(frequency_axes_in_a_transformer(rho_pc1, rho_other, pc1_share, worth, full_size))
 
 # %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
@@ -310,9 +329,10 @@ lesson.save(fig, "first_component_by_table.png",
 
 # %% [markdown]
 # The output maps and both tied tables follow frequency on their first component in every
-# seed (Spearman 0.90-0.92 at full size; the best of the next four components reaches 0.21).
-# Neither untied input map does (0.00-0.03). But TinyGPT's input table is not featureless:
-# its first component carries 27-31% of the variance, against 5% for TinyLM's input map (a
+# seed (Spearman 0.90-0.92 in TinyGPT, 0.84-0.89 in TinyLM, at full size; the best of the next
+# four components reaches 0.21). Neither untied input map does (0.00-0.07). But TinyGPT's input
+# table is not featureless: its first component carries 27-31% of the variance, against 6% for
+# TinyLM's input map (a
 # random table of width 64 gives each direction about 1.6%). What is on it? The tokens at its
 # two ends:
 
@@ -324,21 +344,163 @@ for family in FAMILIES:
     print(f"{family} input map, PC1 other end: ", " ".join(vocab.words[i] for i in ids[-15:]))
 
 # %% [markdown]
-# At full size, in both models, one end holds the verbs and modal words of English prose
-# ("is", "are", "would", "should", "may") and the other the names of code ("len", "repr",
-# "getattr", "print", single letters and digits): the manual is written in two languages, and
-# the largest axis of either input table tells them apart. (We read that off the printed
-# tokens; it is not a measured verdict.) In TinyGPT that axis carries more than a quarter of
-# the table's variance, in TinyLM a twentieth. Either way it is the kind of structure the layers
-# above can use, and frequency is not what it tracks.
+# At full size, in TinyGPT, one end holds the verbs and modal words of English prose ("is",
+# "are", "would", "should", "may") and the other the names of code ("len", "repr", "getattr",
+# "print", single letters and digits): the manual is written in two languages, and the largest
+# axis of TinyGPT's input table tells them apart, with more than a quarter of the variance.
+# (We read that off the printed tokens; part 3 measures such groups.) TinyLM's ends show no
+# such split; its first axis carries only 6%. Either way frequency is not what it tracks.
 #
-# So the material's frequency claim holds for the output side and for tied tables, here as
-# in lesson 11, and does not hold for the untied input table of either model. Its caution
-# before interpreting a scatter of rows as meaning fits the tables where it holds; in the
-# transformer's input table the largest axis is closer to meaning (which of the manual's two
-# registers a word belongs to) than to frequency.
+# So the material's frequency claim holds for the output side and for tied tables, here as in
+# lesson 11, and not for the untied input table of either model. Its warning not to read
+# meaning into a scatter of rows too soon fits the tables where it holds; in the transformer's input
+# table the largest axis is closer to meaning (which of the manual's two languages a word
+# belongs to) than to frequency.
+
+# %% [markdown]
+# ## 3. Words used alike, and centring or whitening
 #
-# ## 3. How uneven the traffic is on real text
+# The essay says nobody tells the table to group words: words that need similar treatment end up
+# alike because that lets the layers above reuse their machinery. The manual's two languages
+# name such groups themselves: English function words, and Python's keywords, built-in
+# functions and types, exception classes, the methods of `str`, numbers and punctuation marks
+# (`token_categories` in `minigrad.learn.data`, from Python's own `keyword` and `builtins`). For
+# each token of a group we take its 10 nearest neighbours among the rows seen at least 5 times
+# and count those in the same group. Frequency could fake that (numbers are rare, punctuation
+# common), so the control is the same count for groups of frequency-matched stand-ins: each
+# member replaced by a token of no group with the nearest count.
+#
+# The essay also says to "centre or whiten" rows before comparing them. Centring subtracts the
+# mean row (the cone). Whitening then rescales every principal direction to the same size, so
+# that no direction, frequency's included, outweighs another. We find neighbours three ways, raw,
+# centred and whitened, and ask how often a neighbour's count is within a factor of 2 of the
+# token's own: a similarity ruled by frequency finds neighbours of the same count.
+
+# %% [markdown]
+# ## Predict first
+#
+# Which tables will group the manual's words with their kind well above the frequency-matched
+# control: the output maps only (they carry the cone and the frequency axis), or the untied
+# input maps too? And will centring or whitening make the neighbours less ruled by frequency?
+
+# %%
+GROUPS = token_categories(vocab.words)  # name -> (V,) mask, no token in two groups
+NEIGHBOURS, rows = 10, np.flatnonzero(seen)
+group_of = np.full(V, -1)
+for k, members in enumerate(GROUPS.values()):
+    group_of[members] = k
+print("members seen at least 5 times:", ", ".join(f"{name} {(members & seen).sum()}"
+                                                 for name, members in GROUPS.items()))
+
+
+def nearest(table: np.ndarray, how: str) -> np.ndarray:
+    """(seen rows, NEIGHBOURS): each seen row's nearest seen rows by cosine, with the rows raw,
+    centred (the mean row subtracted) or whitened (centred, then in principal coordinates of
+    equal size: the left singular vectors)."""
+    x = table[rows].astype(np.float64)
+    if how != "raw":
+        x = x - x.mean(axis=0)
+    if how == "whitened":
+        x = np.linalg.svd(x, full_matrices=False)[0]
+    u = unit_rows(x)
+    cosines = u @ u.T
+    np.fill_diagonal(cosines, -np.inf)
+    return rows[np.argpartition(-cosines, NEIGHBOURS, axis=1)[:, :NEIGHBOURS]]
+
+
+def same_group(neighbours: np.ndarray, groups: np.ndarray) -> float:
+    """Over the seen tokens of some group, the share of their neighbours in their own group."""
+    member = groups[rows] >= 0
+    return float(np.mean(groups[neighbours[member]] == groups[rows][member, None]))
+
+
+# %%
+def stand_ins(seed: int) -> np.ndarray:
+    """The control's groups: every seen member replaced by a seen token of no group, the one
+    nearest in log count not taken yet (ties broken at random)."""
+    rng_, log_count_ = np.random.default_rng(seed), np.log(np.maximum(train_counts, 1))
+    free, fake = (group_of < 0) & seen, np.full(V, -1)
+    for i in rng_.permutation(rows[group_of[rows] >= 0]):
+        gap = np.where(free, np.abs(log_count_ - log_count_[i]) + 1e-9 * rng_.random(V), np.inf)
+        fake[np.argmin(gap)], free[np.argmin(gap)] = group_of[i], False
+    return fake
+
+
+def same_count(neighbours: np.ndarray) -> float:
+    """The share of neighbours whose count is within a factor 2 of the token's own."""
+    return float(np.mean(np.abs(np.log(train_counts[neighbours] / train_counts[rows, None])) < np.log(2)))
+
+HOW = ("raw", "centred", "whitened")
+
+
+def grouping_of(key: tuple[str, str], seed: int) -> np.ndarray:
+    """(raw / centred / whitened, [share of a member's neighbours in its group, the same for the
+    frequency-matched stand-ins (`controls`), share of neighbours of about the same count]) for
+    one table of one seed."""
+    found = []
+    for how in HOW:
+        neighbours = nearest(table_rows(key, seed)[1], how)
+        stand_in = np.mean([same_group(neighbours, c) for c in controls])
+        found.append([same_group(neighbours, group_of), stand_in, same_count(neighbours)])
+    return np.array(found)
+
+
+# %%
+controls = [stand_ins(seed) for seed in range(3)]
+log_seen = np.log(train_counts[rows])
+chance_count = float(np.mean(np.abs(log_seen[:, None] - log_seen[None, :]) < np.log(2)))  # any two tokens
+grouping = {key: np.array([grouping_of(key, s) for s in SEEDS]) for key in KEYS}  # (seeds, how, 3)
+print(f"share of a group member's 10 neighbours in its group (the stand-ins' at most), and of neighbours "
+      f"within a factor 2 of its count (any two tokens: {chance_count:.2f}); min-max over {len(SEEDS)} seeds")
+for key, g in grouping.items():
+    print(f"{key[0] + ' ' + key[1]:<22} " + "  ".join(
+        f"{how}: {g[:, k, 0].min():.2f}-{g[:, k, 0].max():.2f} ({g[:, k, 1].max():.2f}), "
+        f"count {g[:, k, 2].mean():.2f}" for k, how in enumerate(HOW)))
+
+# %%
+if lesson.verdict_tested("words group with their kind, and what centring and whitening do to that (short "
+                         "runs learn too little)"):
+    hold(words_used_alike(grouping, chance_count))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharex=True)
+x = np.arange(len(KEYS))
+for k, (how, colour) in enumerate(zip(HOW, ("0.6", "C0", "C2"))):
+    for ax, stat in zip(axes, (0, 2)):
+        values = np.array([grouping[key][:, k, stat] for key in KEYS])  # (tables, seeds)
+        ax.bar(x + (k - 1) * 0.27, values.mean(axis=1), 0.27, color=colour, label=how,
+               yerr=[values.mean(axis=1) - values.min(axis=1), values.max(axis=1) - values.mean(axis=1)])
+axes[0].plot(x, [grouping[key][:, 1, 1].mean() for key in KEYS], "k_", ms=22, mew=2,
+             label="frequency-matched stand-ins (centred)")
+axes[1].axhline(chance_count, color="k", ls=":", label="any two tokens")
+axes[0].set(ylabel="neighbours in the token's own group", title="Words used alike group together")
+axes[1].set(ylabel="neighbours within a factor 2 of its count", title="Frequency's hold on the neighbours")
+for ax in axes:
+    ax.set_xticks(x, [f"{f}\n{t}" for f, t in KEYS], fontsize=7)
+    ax.legend(fontsize=7)
+lesson.save(fig, "groups_centring_whitening.png",
+            "how many of a token's nearest neighbours share its group, and its count, with the rows raw, "
+            "centred and whitened, in each table")
+
+# %% [markdown]
+# At full size (three seeds) every table groups the manual's words with their kind: of a group
+# member's 10 nearest neighbours, 29-31% share its group in TinyLM's input map and 22-23% in
+# TinyGPT's, against at most 5-6% for the frequency-matched stand-ins; the output maps and tied
+# tables 24-38% raw, against at most 7%. The input maps group without any help from
+# frequency: their neighbours share a token's count no more often than any two tokens do
+# (0.38-0.39, chance 0.38). The output maps' neighbours do, 0.59-0.64 of the time.
+#
+# Centring raises the grouping in every output map and tied table (TinyLM's output map from
+# 0.31-0.32 to 0.40-0.41, TinyGPT's from 0.24-0.26 to 0.30-0.32) and leaves the input maps as
+# they were: the shared direction it removes is the output side's. Whitening does what it
+# promises to frequency, bringing the output maps' same-count share down to 0.45-0.47, but
+# it costs grouping in every table (TinyLM's output map 0.19-0.21, TinyGPT's input map
+# 0.14-0.16): it gives the many small directions, mostly noise, as much weight as the few
+# large ones that carry the groups. So "centre" is the advice that helps here; "whiten"
+# removes frequency's hold at a price.
+
+# %% [markdown]
+# ## 4. How uneven the traffic is on real text
 #
 # Both explanations above lean on how unevenly rows are reached: common tokens are read and
 # predicted at every step, rare ones seldom. Lesson 4 divided the count of the most-read row by
@@ -360,19 +522,24 @@ def busiest_to_quietest(tokens: list[str], top: int | None = None) -> tuple[int,
     return int(counts[0]), int(counts[-1]), counts[0] / counts[-1]
 
 
-traffic = {}  # text -> {"whole" | "quarters" | "top 1,999": ratios}
-for text_name, tokens in (("reference manual", words), ("King James Version", KJV_WORDS)):
+def traffic_ratios(tokens: list[str]) -> dict:
+    """The busiest token's count over the quietest's, for a whole text and each of its quarters,
+    over every distinct token and over the 1,999 most frequent."""
     quarters = [tokens[k * len(tokens) // 4:(k + 1) * len(tokens) // 4] for k in range(4)]
     busiest, quietest, ratio = busiest_to_quietest(tokens)
-    traffic[text_name] = dict(whole=ratio, busiest=busiest, quietest=quietest,
-                              quarters=np.array([busiest_to_quietest(q)[2] for q in quarters]),
-                              top=np.array([busiest_to_quietest(t, 1999)[2] for t in [tokens, *quarters]]))
-    t = traffic[text_name]
-    print(f"{text_name}: {len(tokens):,} tokens, {len(set(tokens)):,} distinct; busiest {busiest:,}, "
-          f"quietest "
-          f"seen {quietest}: {ratio:,.0f} to one (each quarter alone: {t['quarters'].min():,.0f}-"
-          f"{t['quarters'].max():,.0f}); among the 1,999 most frequent: {t['top'][0]:,.0f} to one "
-          f"(quarters {t['top'][1:].min():,.0f}-{t['top'][1:].max():,.0f})")
+    return dict(whole=ratio, busiest=busiest, quietest=quietest,
+                quarters=np.array([busiest_to_quietest(q)[2] for q in quarters]),
+                top=np.array([busiest_to_quietest(t, 1999)[2] for t in [tokens, *quarters]]))
+
+
+# %%
+traffic = {"reference manual": traffic_ratios(words), "King James Version": traffic_ratios(KJV_WORDS)}
+for text_name, t in traffic.items():
+    tokens = words if text_name == "reference manual" else KJV_WORDS
+    print(f"{text_name}: {len(tokens):,} tokens, {len(set(tokens)):,} distinct; busiest {t['busiest']:,}, "
+          f"quietest seen {t['quietest']}: {t['whole']:,.0f} to one (each quarter alone: "
+          f"{t['quarters'].min():,.0f}-{t['quarters'].max():,.0f}); among the 1,999 most frequent: "
+          f"{t['top'][0]:,.0f} to one (quarters {t['top'][1:].min():,.0f}-{t['top'][1:].max():,.0f})")
 
 # %%
 for text_name, t in traffic.items():  # lesson 4's first phase: the tail is still being found
@@ -393,7 +560,8 @@ for text_name, t in traffic.items():  # lesson 4's first phase: the tail is stil
 # roughly twelve million tokens with an uncapped vocabulary. That is small beside what the
 # models the material discusses read, so its figure is plausible there, and, as lesson 4
 # found, the vocabulary size decides where it ends.
-#
+
+# %% [markdown]
 # ## What this lesson cannot say
 #
 # Two blocks of width 64 for a few hundred steps are not thirty or eighty blocks of width

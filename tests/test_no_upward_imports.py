@@ -131,7 +131,7 @@ def test_the_lesson_list_marks_every_exercise_without_importing_lessons(no_lesso
     listing = no_lessons_package("lessons")
     assert listing.returncode == 0, listing.stderr
     statuses = re.findall(r"^\s*(\d+)\. .*\[(.*)\]$", listing.stdout, re.MULTILINE)
-    assert len(statuses) == 13 and {status for _, status in statuses} == {"not attempted"}, listing.stdout
+    assert len(statuses) == 15 and {status for _, status in statuses} == {"not attempted"}, listing.stdout
 
 
 def test_the_labs_answer_page_diagnoses_without_importing_lessons(no_lessons_package):

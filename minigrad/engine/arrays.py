@@ -26,11 +26,27 @@ Gradients: TypeAlias = "tuple[Array | RowSparse | None, ...]"
 
 
 class ArrayHolder:
-    """What every Tensor is at bottom: a holder of a numpy array, `data`, that may require grad."""
+    """What every Tensor is at bottom: a holder of a numpy array, `data`, that may require grad,
+    and the facts it reads off that array (shape, dtype, ndim, item)."""
 
     __slots__ = ()
     data: Array
     requires_grad: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def item(self) -> Any:
+        return self.data.item()
 
 
 def is_tensor(x: object) -> TypeIs[Tensor]:

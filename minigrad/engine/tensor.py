@@ -119,18 +119,6 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
 
     # ---- basic properties -------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.data.shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return self.data.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self.data.ndim
-
-    @property
     def size(self) -> Size:
         """numpy's `t.size` (the element count, an int) that PyTorch's `t.size()` can also call."""
         return Size(self.data.shape)
@@ -141,9 +129,6 @@ class Tensor(TensorMaths, TensorLayout, TensorInPlace):
 
     def __len__(self) -> int:
         return len(self.data)
-
-    def item(self) -> Any:
-        return self.data.item()
 
     def numpy(self) -> Array:
         return self.data

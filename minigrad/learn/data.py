@@ -2,14 +2,15 @@
 
 The default corpus is `pydoc_data.topics`: the help texts of the Python language reference
 (about half a megabyte of English prose and code). It is real text with a heavy Zipf tail,
-which is exactly what makes embedding rows learn at very different rates.
+which is exactly what makes embedding rows learn at very different rates. `FUNCTION_WORDS` and
+`token_categories` name groups of its tokens that its two languages, English and Python, define.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,50 @@ _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+|[^\sa-z0-9]")
 # reST rules and underlines such as "*******" or "-----", and table borders such as
 # "+------+-----+" or "|=====|": layout, not language
 _RULE = re.compile(r"^\s*(([-=*~^\"'_+#.])\2{2,}|[+|][-=+| ]{2,})\s*$")
+
+
+# English function words: determiners, prepositions, conjunctions, pronouns, auxiliary verbs
+# (lesson 9 compares them with content words; lesson 12 counts them as one group)
+FUNCTION_WORDS = frozenset("""
+a an the this that these those some any each every no all both either neither such
+of in to for from with by at on into onto over under about after before between through during
+without within among against upon than as like
+and or but nor so if then else when while because although though unless whether
+is are was were be been being am has have had do does did will would can could may might must
+shall should it its they them their there here which who whom whose what where how not also
+only very too we you he she i me my our your his her us one""".split())
+
+
+def _named_groups() -> dict[str, set[str]]:
+    """The groups token_categories names by their members: English function words, Python's
+    keywords, its built-in functions and types, its exception classes, the methods of str."""
+    import builtins
+    import keyword
+
+    python_names = [name for name in dir(builtins) if not name.startswith("_")]
+    exceptions = [name for name in python_names if name.endswith(("Error", "Warning", "Exception"))]
+    return {
+        "function words": set(FUNCTION_WORDS),
+        "keywords": {name.lower() for name in keyword.kwlist},
+        "built-ins": {name for name in python_names if name.islower()},
+        "exceptions": {name.lower() for name in exceptions},
+        "str methods": {name for name in dir(str) if not name.startswith("_")},
+    }
+
+
+def token_categories(words: Sequence[str]) -> dict[str, np.ndarray]:
+    """Groups of tokens that the manual's own languages define, as (V,) bool masks over `words` (a
+    vocabulary's words, in id order); a token belongs to the first group that claims it: English
+    function words, Python's keywords, its built-in functions and types, its exception classes,
+    the methods of str, numbers, and single punctuation marks."""
+    claimed = np.zeros(len(words), dtype=bool)
+    masks = {}
+    for name, members in _named_groups().items():
+        masks[name] = np.array([w in members for w in words]) & ~claimed
+        claimed |= masks[name]
+    masks["numbers"] = np.array([w.isdigit() for w in words]) & ~claimed
+    masks["punctuation"] = np.array([len(w) == 1 and not w.isalnum() for w in words]) & ~claimed
+    return masks
 
 
 def default_corpus() -> str:

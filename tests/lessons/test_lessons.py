@@ -270,17 +270,27 @@ def test_prediction_is_asked_again_when_empty_and_shown_back_after_the_result(ti
     assert closed.stopped_by_learner and closed.predictions == []  # stdin closed while asking
 
 
-def test_output_is_marked_and_long_cells_are_cut(tiny, tmp_path):
+def test_output_is_marked_and_cells_past_the_40_line_limit_are_cut(tiny, tmp_path):
     lesson = runner.get_lesson(3)
-    long_cell = "\n".join(f"x{i} = {i}" for i in range(24)) + "\nprint('a\\nb', end='')\n"
+    long_cell = "\n".join(f"x{i} = {i}" for i in range(48)) + "\nprint('a\\nb', end='')\n"
     lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + long_cell)
     shown = io.StringIO()
     assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
     text = shown.getvalue()
-    assert runner.ECHO_LINES == 16 and "  | x15 = 15\n" in text and "x16 = 16" not in text
+    assert runner.ECHO_LINES == 40 and "  | x39 = 39\n" in text and "x40 = 40" not in text
     first = lesson.cells()[-1].line
-    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 16}-{first + 24})" in text
+    assert f"  | ... 9 more lines (03_tiny.py, lines {first + 40}-{first + 48})" in text
     assert "  > a\n  > b\n" in text  # every printed line marked, the last one ended
+
+
+def test_a_cell_of_40_lines_is_shown_whole_blank_lines_not_counted(tiny, tmp_path):
+    lesson = runner.get_lesson(3)
+    cell = "\n\n".join(f"z{i} = {i}" for i in range(40))  # 40 lines of code, 39 blank lines between
+    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + cell + "\n")
+    shown = io.StringIO()
+    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
+    assert "  | z0 = 0\n" in shown.getvalue() and "  | z39 = 39\n" in shown.getvalue()
+    assert "more lines" not in shown.getvalue()
 
 
 def test_a_block_of_imports_is_named_not_shown(tiny, tmp_path):
@@ -293,14 +303,6 @@ def test_a_block_of_imports_is_named_not_shown(tiny, tmp_path):
     named = f"  | ... 5 lines of imports (03_tiny.py, lines {first}-{first + 4})\n  | shown = 1\n"
     assert named in shown.getvalue()
     assert "import json" not in shown.getvalue()
-
-
-def test_a_short_overflow_is_echoed_whole(tiny, tmp_path):
-    lesson = runner.get_lesson(3)
-    lesson.path.write_text(lesson.path.read_text() + "\n# %%\n" + "\n".join(f"y{i} = {i}" for i in range(15)))
-    shown = io.StringIO()
-    assert runner.run_lesson(lesson, tmp_path, stdout=shown).ok
-    assert "  | y14 = 14" in shown.getvalue() and "more lines" not in shown.getvalue()
 
 
 def test_a_long_lesson_says_how_long_it_takes_before_it_starts(tiny, tmp_path, monkeypatch):

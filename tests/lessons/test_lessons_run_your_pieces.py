@@ -137,9 +137,6 @@ WRONG = {
             rows = table - table.mean(axis=0) if centre else table
             rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
             return float((rows @ rows.T).mean())  # the diagonal included
-
-        def merge_step(words):
-            raise NotImplementedError
         ''', "mean_pairwise_cosine(table of shape (3, 2) and dtype float64, centre=False): the diagonal is "
              "included"),
     12: ('''
@@ -162,6 +159,29 @@ WRONG = {
         class NegativeSamplingLoss(mg.Function):
             pass
         ''', "three_cos_add(a table of shape (9, 3), 5 questions): the query words a, b and c are not"),
+    14: ('''
+        from collections import Counter
+
+        def best_pair(split_counts):
+            counts = Counter()
+            for pieces, n in split_counts.items():
+                for pair in zip(pieces, pieces[1:]):
+                    counts[pair] += 1  # the word's count forgotten
+            return max(counts, key=lambda pair: (counts[pair], pair))
+        ''', "best_pair on one frequent word against many that begin alike"),
+    15: ('''
+        import numpy as np
+
+        def longest_silences(steps, vocab_size):
+            longest, last = np.zeros(vocab_size, int), np.full(vocab_size, -1)
+            for t, ids in enumerate(steps):
+                for i in set(np.asarray(ids).ravel().tolist()):
+                    if last[i] >= 0:  # only the silences between two reads
+                        longest[i] = max(longest[i], t - last[i] - 1)
+                    last[i] = t
+            return longest
+        ''', "longest_silences(5 steps, vocab_size=4) gave [0.0, 3.0, 0.0, 0.0], expected [1, 3, 2, 5]: "
+             "only the silences between two reads"),
 }
 
 

@@ -7,7 +7,7 @@
 - `learner`: the learner's code in a process of its own (probes, `Answers`), and `wire`, the data
   that crosses between it and the check
 - `pieces`: the learner's pieces a lesson runs once they pass their check (`yours(N)`), and
-  those of lessons 4 to 8 that the models of lessons 8 to 13 are built and trained with
+  those of lessons 4 to 8 that the models of lessons 8 to 14 are built and trained with
   (`model_pieces(N)`)
 - `checks/`: each lesson's check, `checks/NN_slug.py`, and the diagnosis they share
   (`checks/_common.py`). They live in the package: minigrad never imports the lessons folder,

@@ -66,7 +66,7 @@ class Piece:
 
 
 # The lessons whose models train on the learner's pieces of lessons 4 to 8 (see model_pieces)
-LATER = (8, 9, 10, 11, 12, 13)
+LATER = (8, 9, 10, 11, 12, 13, 14)
 
 # The pieces each lesson's exercise builds, in the order the lesson uses them.
 PIECES: dict[int, tuple[Piece, ...]] = {
@@ -92,12 +92,15 @@ PIECES: dict[int, tuple[Piece, ...]] = {
               what="where each token ranks on its own round trip"),),
     10: (Piece("classifier_and_lookup", FUNCTION, "minigrad.learn.kit.training:classifier_and_lookup",
                what="a tied row's gradient split by path, from the ledger"),),
-    11: (Piece("mean_pairwise_cosine", FUNCTION, what="the cone statistic: the mean cosine of pairs of rows"),
-         Piece("merge_step", FUNCTION, what="one merge of byte-pair training: count pairs, join the top")),
+    11: (Piece("mean_pairwise_cosine", FUNCTION,
+               what="the cone statistic: the mean cosine of pairs of rows"),),
     12: (Piece("first_component_scores", FUNCTION, what="each row's score on the first principal axis"),),
     13: (Piece("three_cos_add", FUNCTION, "minigrad.learn.corpus:three_cos_add",
                what="3CosAdd over the analogy questions"),
          Piece("NegativeSamplingLoss", FUNCTION, what="skip-gram's negative-sampling loss, its backward")),
+    14: (Piece("best_pair", FUNCTION, what="the pair byte-pair training merges next"),),
+    15: (Piece("longest_silences", FUNCTION, "minigrad.learn.kit.rare_rows:longest_silences",
+               what="each row's longest run of steps without a read"),),
 }
 
 
@@ -250,7 +253,7 @@ def _first_line(text: str) -> str:
 
 
 def model_pieces(lesson: int, answers: Any = None, announce: bool = True) -> Any:
-    """The pieces lesson `lesson` (8 to 13) builds and trains its models with: for each of
+    """The pieces lesson `lesson` (8 to 14) builds and trains its models with: for each of
     lessons 4 to 8, your copy's piece when it passes its check (as `yours(N)` decides), else
     minigrad's. Returns a `minigrad.learn.kit.ModelPieces`.
 

@@ -27,7 +27,9 @@ from minigrad.learn.course.catalog import WORKING_FOLDER, Cell, Lesson, display_
 PREDICTION_PROMPT = "Your prediction (type it, then Enter; q quits): "
 PREDICTION_AGAIN = "  Type your answer first (a word or a number is enough): committing is the point.\n"
 STEP_PROMPT = "[press Enter to run the next step; q quits] "
-ECHO_LINES = 16  # a code cell longer by more than 3 lines is echoed up to here, then named by its lines
+# a code cell is echoed whole up to the lessons' limit on a cell, 40 non-blank lines (checked in
+# tests/lessons/test_lesson_cells.py); a longer one is echoed up to there, the rest named by its lines
+ECHO_LINES = 40
 IMPORT_LINE = re.compile(r"^(import \S|from \S+ import [^(]*$|\s*$)")
 DURATION = re.compile(r"^lesson = setup\(\d+, minutes=\(([\d.]+), ([\d.]+)\)\)", re.MULTILINE)
 CODE_MARK, OUTPUT_MARK = "  | ", "  > "  # echoed code, and what it printed
@@ -55,7 +57,8 @@ def with_learners_paths(source: str, lesson: Lesson) -> str:
 
 def echo_code(cell: Cell, path: Path) -> str:
     """A code cell as shown before it runs: marked lines; a block of imports at its top named by
-    its lines, and a long body cut after ECHO_LINES (the rest named by its lines in the file)."""
+    its lines, and a body of more than ECHO_LINES non-blank lines cut there (the rest named by its
+    lines in the file)."""
     lines = cell.source.splitlines()
     imports = 0
     while imports < len(lines) and IMPORT_LINE.match(lines[imports]):
@@ -72,12 +75,14 @@ def echo_code(cell: Cell, path: Path) -> str:
     else:
         start = 0
     body = lines[start:]
-    if len(body) <= ECHO_LINES + 3:  # cutting would hide hardly anything
+    non_blank = [i for i, line in enumerate(body) if line.strip()]
+    if len(non_blank) <= ECHO_LINES:
         shown += body
     else:
-        first, last = cell.line + start + ECHO_LINES, cell.line + len(lines) - 1
-        more = f"... {len(body) - ECHO_LINES} more lines ({path.name}, lines {first}-{last})"
-        shown += body[:ECHO_LINES] + [more]
+        cut = non_blank[ECHO_LINES]  # the first line past the limit
+        first, last = cell.line + start + cut, cell.line + len(lines) - 1
+        more = f"... {len(body) - cut} more lines ({path.name}, lines {first}-{last})"
+        shown += body[:cut] + [more]
     return "\n".join(CODE_MARK + line for line in shown)
 
 

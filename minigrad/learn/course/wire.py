@@ -5,7 +5,6 @@ in minigrad's and decides the verdict there. Between them go messages: one JSON 
 framed by its length in 8 bytes. Inside a message a value is one of
 
     None, bool, int, float, str, list         as JSON has them
-    {"bytes": base64 text}                    bytes (a byte-level tokenizer's pieces)
     {"tuple": [...]}                          a tuple (JSON has lists only)
     {"dict": [[key, value], ...]}             a dict, whose keys may be ints or tuples too
     {"array": [dtype, shape, base64 bytes]}   a numpy array of numbers or bools
@@ -109,8 +108,6 @@ _WRITERS: list[tuple[Any, Any]] = [
     (RowSparse, lambda value, depth: {"RowSparse": [encode(value.indices, depth + 1),
                                                     encode(value.values, depth + 1),
                                                     list(value.shape), bool(value.coalesced)]}),
-    (bytes, lambda value, depth: {"bytes": base64.b64encode(value).decode("ascii")} if type(value) is bytes
-     else _NOT_DATA),
     ((list, tuple), _sequence),
     (dict, _mapping),
 ]
@@ -222,7 +219,6 @@ def _read_object(body: Any, depth: int) -> Opaque:
 
 _READERS = {
     "tuple": lambda body, depth: tuple(decode(item, depth + 1) for item in body),
-    "bytes": lambda body, depth: base64.b64decode(body, validate=True),
     "dict": _read_dict,
     "array": _read_array,
     "scalar": _read_scalar,

@@ -1,4 +1,4 @@
-"""What the models of lessons 8 to 13 are built and trained with, piece by piece.
+"""What the models of lessons 8 to 14 are built and trained with, piece by piece.
 
 Lessons 4 to 8 each have the learner build one of the pieces a language model runs on: the
 lookup's backward (`Embedding`, lesson 4), cross-entropy's (`CrossEntropy`, 5), the tie

@@ -6,13 +6,15 @@ the small optimizer that runs the learner's row update on a whole table.
   `minigrad check 7`). The arrival step is `Adam.step` itself, not a second copy of its rule.
 - `RowAdamW`: AdamW whose per-row rule is a function given to it (the learner's
   `lazy_adamw_rows`): lazy on one table (lesson 7), or every row of every parameter each step
-  (PyTorch's AdamW, how lessons 8 to 13 train their models on the learner's rule); it keeps the
+  (PyTorch's AdamW, how lessons 8 to 14 train their models on the learner's rule); it keeps the
   moments, the step count and the step each row was last present, and settles owed catch-up
   decay on `flush()`.
 - `lazy_adamw`: the optimizer a lesson trains with: RowAdamW around the learner's rule when
   there is one, else minigrad's own `AdamW(lazy=True, decay=...)`.
 - `row_gradient_noise`: how noisy each row's gradient is from batch to batch (the noise that
   sets the ceiling on a rare row's step), from a series of row-sparse gradients.
+- `longest_silences`: each row's longest run of steps without a gradient, from the ids each
+  step read (lesson 15's piece, minigrad's side).
 """
 
 from __future__ import annotations
@@ -200,3 +202,17 @@ def row_gradient_noise(gradients: Iterable[RowSparse], min_seen: int = 20) -> tu
     signal = (mean**2).sum(axis=1) - variance / seen[rows]
     with np.errstate(divide="ignore", invalid="ignore"):
         return rows, np.where(signal > 0, np.sqrt(variance / np.maximum(signal, 0.0)), np.inf)
+
+
+def longest_silences(steps: Iterable[np.ndarray], vocab_size: int) -> np.ndarray:
+    """(V,) each row's longest run of consecutive steps on which it was not read, given the ids
+    each step read (any shape). The run before a row's first read and after its last count too,
+    so a row never read is silent for every step."""
+    last = np.full(vocab_size, -1)  # the step each row was last read (-1: not yet)
+    longest = np.zeros(vocab_size, dtype=np.int64)
+    count = 0
+    for count, ids in enumerate(steps, start=1):
+        read = np.unique(np.asarray(ids).ravel())
+        longest[read] = np.maximum(longest[read], count - 2 - last[read])  # steps since its last read
+        last[read] = count - 1
+    return np.maximum(longest, count - 1 - last)  # and the silence after its last read

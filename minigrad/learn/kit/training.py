@@ -1,11 +1,12 @@
 """Training pieces more than one lesson uses: the warm-up + cosine learning rate (`warmup_cosine`,
 the optimizer layer's one schedule: lessons 11 to 13),
 a tied table's gradient split by path (`split_paths`, `classifier_share`: lessons 6 and 10), and a
-language model trained on a text the way lesson 8 trains one (`train_on_text`, `tables_of`:
-lessons 9 to 13) or under the warm-up + cosine schedule with snapshots along the way
-(`fit_scheduled`: lesson 11). Each trains with the pieces it is given (`ModelPieces`: the
-learner's from lessons 4 to 8 where they pass, else minigrad's). (Lesson 11's verdicts on
-settling and freezing are in verdicts.py, with every other verdict.)"""
+language model trained on a text the way lesson 8 trains one (`train_on_text`, its windows
+`text_windows`, `tables_of`, `input_map_worth`: lessons 9 to 13) or under the warm-up + cosine
+schedule with snapshots along the way (`fit_scheduled`: lessons 11 and 14). Each trains with the
+pieces it is given (`ModelPieces`: the learner's from lessons 4 to 8 where they pass, else
+minigrad's). (The verdicts on settling and freezing are in verdicts.py, with every other
+verdict.)"""
 
 from __future__ import annotations
 
@@ -146,6 +147,17 @@ def predicts_every_position(model: Any, context: int) -> bool:
         return model(np.zeros((1, context), dtype=np.int64)).ndim == 3
 
 
+def text_windows(model: Any, token_ids: np.ndarray, *, context: int, held_out_stride: int = 1
+                 ) -> tuple[Windows, Windows]:
+    """(training, held-out) windows of a token sequence for `model`, as train_on_text cuts them: a
+    tenth of the text held out from twenty places, targets at every position for a model that
+    predicts at every position (TinyGPT), every held_out_stride-th held-out window kept."""
+    every_position = predicts_every_position(model, context)
+    data, held_out = split_windows(token_ids, context, valid_fraction=0.1, pieces=20,
+                                   every_position=every_position)
+    return data, held_out.subset(np.arange(0, len(held_out), held_out_stride))
+
+
 def train_on_text(model: Any, token_ids: np.ndarray, *, context: int, steps: int, batch_size: int,
                   seed: int, lr: float = 3e-3, weight_decay: float = 0.01, held_out_stride: int = 1,
                   evaluations: int = 1, scheduler: Any = None, label: str = "",
@@ -156,15 +168,27 @@ def train_on_text(model: Any, token_ids: np.ndarray, *, context: int, steps: int
     every n-th held-out window (the evaluation's cost); evaluations: how many over the run;
     scheduler: called with the optimizer, returns the schedule train() steps; pieces: what the
     model trains on (the learner's from lessons 4 to 8, or minigrad's). Returns the History."""
-    every_position = predicts_every_position(model, context)
-    data, held_out = split_windows(token_ids, context, valid_fraction=0.1, pieces=20,
-                                   every_position=every_position)
-    held_out = held_out.subset(np.arange(0, len(held_out), held_out_stride))
+    data, held_out = text_windows(model, token_ids, context=context, held_out_stride=held_out_stride)
     optimizer = pieces.adamw(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = scheduler(optimizer) if scheduler is not None else None
     return pieces.train(model, optimizer, data, held_out, steps=steps, batch_size=batch_size,
                         eval_every=max(1, steps // evaluations), rng=seed + 1, label=label,
                         scheduler=schedule)
+
+
+def input_map_worth(model: Any, held_out: Windows, initial_rows: np.ndarray,
+                    pieces: ModelPieces = MINIGRADS) -> float:
+    """What a model's input map has learned is worth to it: its held-out loss with the map's
+    initial rows put back, minus its held-out loss as it is (nats). Lessons 11 and 12 use it as the
+    guard of a verdict about the map's geometry: a map put back to its random rows would pass a
+    statement such as "no cone" just as well, and is worth nothing. pieces: whose evaluation
+    (mean_loss) and ops measure it."""
+    table = model.input_table
+    trained_rows, now = table.data.copy(), pieces.mean_loss_of(model, held_out)
+    table.data[...] = initial_rows
+    worth = pieces.mean_loss_of(model, held_out) - now
+    table.data[...] = trained_rows
+    return worth
 
 
 def tables_of(model: Any) -> dict[str, np.ndarray]:
