@@ -304,7 +304,7 @@ def test_1_make_tour_works_from_a_clean_clone_and_installs_quietly(clone):
     after = done.stdout.split("\nNext:\n")[1].splitlines()
     next_steps = [line.strip() for line in after if line.startswith(" " * 6)]
     assert next_steps[0] == '.venv/bin/pip install -e ".[lessons]"', next_steps
-    assert next_steps[1:] == [".venv/bin/minigrad lessons      (the list)",
+    assert next_steps[1:] == [".venv/bin/minigrad lessons      (the map of lessons and pieces)",
                               ".venv/bin/minigrad lesson 1     (the first, step by step)", "make lab"]
 
 

@@ -195,7 +195,7 @@ def _next_steps(untied: ModeResult, tied: ModeResult, say: Callable[[str], None]
         say(f"    they need the `lessons` extra ({', '.join(missing)} is missing); install it once with")
         say(f"      {install_hint('lessons')}")
         say("    then:")
-    say(f"      {minigrad} lessons      (the list)")
+    say(f"      {minigrad} lessons      (the map of lessons and pieces)")
     say(f"      {minigrad} lesson 1     (the first, step by step)")
     say("  - The lab: this audit in your browser with your own vocabulary, tokens and width, and")
     say("    steps over time (a rare row and a frequent one under SGD, Adam and AdamW):")

@@ -197,7 +197,7 @@ def test_the_tour_ends_with_the_next_steps_as_commands(tour_run):
     assert f"open {out / 'untied.svg'} and {out / 'tied.svg'} in a web browser" in text
     minigrad = Path(sys.executable).with_name("minigrad")  # the tour ran from the checkout
     shown = minigrad.relative_to(ROOT) if minigrad.is_relative_to(ROOT) else minigrad
-    assert f"      {shown} lessons      (the list)" in after
+    assert f"      {shown} lessons      (the map of lessons and pieces)" in after
     assert f"      {shown} lesson 1     (the first, step by step)" in after
     assert after[-1] == "      make lab"  # run in the checkout, where the Makefile is
 
