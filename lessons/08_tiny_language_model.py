@@ -23,6 +23,9 @@
 # - TinyGPT (`minigrad.models.TinyGPT`), a two-block transformer with GPT-2's layout and
 #   nanoGPT's parameter names, tied, untied and size-matched over three seeds.
 #
+# The course's milestone: from here on the models train on your pieces of lessons 4 to 8
+# wherever your copies pass their checks (the run's first lines say whose).
+#
 # Figures quoted in the text come from the full-size run, `minigrad lesson 8 --no-pause`
 # (three seeds, min-max). The small run (`--small`) prints its own, smaller figures and says
 # which verdicts it does not test.
@@ -48,7 +51,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
-from minigrad.engine import to_dense
+from minigrad.learn.course import milestone, model_pieces
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     hold,
@@ -58,7 +61,8 @@ from minigrad.learn.kit import (
     tying_in_tinygpt,
     tying_in_tinylm,
 )
-from minigrad.learn.train import Windows, batches, evaluate, format_rate, split_windows, train
+from minigrad.learn.train import Windows, batches, format_rate, split_windows
+from minigrad.learn.train import train_step as minigrads_train_step
 from minigrad.models import TinyGPT, TinyLM
 from minigrad.models.tinygpt import Block
 from minigrad.nn import functional as F
@@ -85,6 +89,10 @@ def text_path() -> str | None:
     as_script = this_file and len(sys.argv) > 1 and Path(sys.argv[0]).resolve() == Path(this_file).resolve()
     return os.environ.get("MINIGRAD_TEXT") or (sys.argv[1] if as_script else None)
 
+
+# %%
+mine = model_pieces(8)  # your pieces from lessons 4-8 that pass their checks, minigrad's for the rest
+print(milestone(mine))
 
 # %% [markdown]
 # ## The text, the vocabulary, the split
@@ -116,10 +124,17 @@ print("most frequent:", " ".join(vocab.words[1:16]))
 # only difference is whether the output map has its own table.
 
 # %%
-def build(tied: bool) -> TinyLM:
-    return TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=tied, rng=SEED)
+def build(tied: bool, seed: int = SEED, width: int = WIDTH) -> TinyLM:
+    """TinyLM built untied, then tied with `tie_weights` (yours once it passes lesson 6's check)."""
+    return mine.build(TinyLM(V, width, HIDDEN, CONTEXT, tied=False, rng=seed), tied)
 
 
+def adamw(model: mg.nn.Module):
+    """The lesson's AdamW; its arithmetic on each row is your lazy_adamw_rows once it passes."""
+    return mine.adamw(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+
+
+# %%
 tied_model, untied_model = build(tied=True), build(tied=False)
 print(f"{'parameter':<12} {'shape':>12} {'tied':>9} {'untied':>9}")
 for name, p in untied_model.named_parameters():
@@ -160,8 +175,8 @@ class Unigram(mg.nn.Module):
 train_counts = np.bincount(train_data.targets, minlength=V)
 unigram = Unigram(train_counts + 1.0)
 log_v = float(np.log(V))
-start_loss = evaluate(tied_model, valid_data)
-unigram_valid = evaluate(unigram, valid_data)
+start_loss = mine.mean_loss_of(tied_model, valid_data)
+unigram_valid = mine.mean_loss_of(unigram, valid_data)
 print(f"log V = {log_v:.3f} nats; untrained tied model on held-out text: {start_loss:.3f}")
 print(f"unigram model (training frequencies, add-one) on held-out text: {unigram_valid:.3f}")
 assert abs(start_loss - log_v) < 0.05 * log_v, "an untrained TinyLM should start near log V"
@@ -186,48 +201,48 @@ def loss_with_tables(model: TinyLM, table_in: mg.Tensor, table_out: mg.Tensor, i
 
 
 # %%
-small = TinyLM(12, 4, 6, CONTEXT, tied=True, dtype=np.float64, rng=1)
+small = mine.build(TinyLM(12, 4, 6, CONTEXT, tied=False, dtype=np.float64, rng=1), tied=True)
 few = Windows(np.array([[1, 5, 1], [0, 1, 11], [3, 3, 7]]), np.array([5, 11, 2]))
 table = mg.tensor(small.emb.weight.data.copy(), requires_grad=True, name="E (read and said)")
-print(mg.gradcheck(lambda E: loss_with_tables(small, E, E, few.ids, few.targets), [table]))
-
-loss_with_tables(small, table, table, few.ids, few.targets).backward()
-small.loss(few.ids, few.targets).backward()
-assert np.allclose(to_dense(small.emb.weight.grad), table.grad), "the tied gradient is the one checked"
+with mine.use():  # your Embedding and CrossEntropy, once they pass, inside the checked loss
+    print(mg.gradcheck(lambda E: loss_with_tables(small, E, E, few.ids, few.targets), [table]))
+    loss_with_tables(small, table, table, few.ids, few.targets).backward()
+    small.loss(few.ids, few.targets).backward()
+assert np.allclose(small.emb.weight.grad, table.grad), "the tied gradient is the one checked"
 print("TinyLM's tied gradient equals the checked gradient of both paths together")
 
 # %% [markdown]
 # ## What `train()` does
 #
-# `minigrad.learn.train.train` runs the loop every lesson from here on uses. One step is five
-# lines: a batch of windows, the forward pass and the mean cross-entropy, `zero_grad`,
-# `backward`, and the optimizer's step. Before its first step `train()` draws, from the same
-# generator, the training windows it will evaluate on; then the batches. We write three steps
-# out by hand with the same draws and compare the weights with those `train()` produces.
+# `minigrad.learn.train.train` runs the loop every lesson from here on uses. It draws the
+# training windows it will evaluate on, then calls the training step, `train_step(model,
+# optimizer, ids, targets)`, batch after batch, and now and then the evaluation, `mean_loss`.
+# Both are your exercise. We take three steps by hand with the same draws and compare the
+# weights with those `train()` produces.
 
 # %%
-def one_step(model: mg.nn.Module, optimizer: mg.optim.AdamW, ids: np.ndarray, targets: np.ndarray) -> float:
-    """One training step as train() takes it; returns the batch's loss."""
-    loss = F.cross_entropy(model(ids), targets)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+def three_steps(step, model: mg.nn.Module) -> list[float]:
+    """Three calls of `step` on the first three batches train() draws (after its evaluation sample)."""
+    draws = np.random.default_rng(SEED + 1)
+    draws.choice(len(train_data), BATCH, replace=False)  # train()'s sample of training windows
+    stream, optimizer = batches(train_data, BATCH, draws), adamw(model)
+    with mine.use():
+        return [step(model, optimizer, *next(stream)) for _ in range(3)]
 
 
 # %%
 by_hand, by_train = build(tied=True), build(tied=True)
-some_valid = valid_data.subset(np.arange(BATCH))
-draws = np.random.default_rng(SEED + 1)
-draws.choice(len(train_data), len(some_valid), replace=False)  # train()'s sample of training windows
-stream = batches(train_data, BATCH, draws)
-hand_optimizer = mg.optim.AdamW(by_hand.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-hand_losses = [one_step(by_hand, hand_optimizer, *next(stream)) for _ in range(3)]
-run = train(by_train, mg.optim.AdamW(by_train.parameters(), lr=LR, weight_decay=WEIGHT_DECAY), train_data,
-            some_valid, steps=3, batch_size=BATCH, rng=SEED + 1, progress=False)
+hand_losses = three_steps(mine.train_step, by_hand)
+run = mine.train(by_train, adamw(by_train), train_data, valid_data.subset(np.arange(BATCH)), steps=3,
+                 batch_size=BATCH, rng=SEED + 1, progress=False)
 print("losses by hand:", np.round(hand_losses, 4), " by train():", np.round(run.batch_loss, 4))
 assert all(np.array_equal(a.data, b.data) for a, b in zip(by_hand.parameters(), by_train.parameters()))
-print("after 3 steps every parameter is identical: train() is these five lines, plus evaluation")
+print("after 3 steps every parameter is identical: train() is the step in a loop, plus evaluation")
+if mine.is_yours("train_step"):  # your step against minigrad's, on the same three batches
+    theirs = build(tied=True)
+    three_steps(minigrads_train_step, theirs)
+    difference = max(np.abs(a.data - b.data).max() for a, b in zip(by_hand.parameters(), theirs.parameters()))
+    print(f"your train_step against minigrad's after 3 steps: largest difference {difference:.1e}")
 
 # %% [markdown]
 # ## Training, same budget
@@ -240,9 +255,8 @@ print("after 3 steps every parameter is identical: train() is these five lines, 
 # %%
 histories = {}
 for label, model in (("tied", tied_model), ("untied", untied_model)):
-    optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-    histories[label] = train(model, optimizer, train_data, valid_data, steps=STEPS, batch_size=BATCH,
-                             eval_every=max(1, STEPS // 10), rng=SEED + 1, label=f"{label:<6}")
+    histories[label] = mine.train(model, adamw(model), train_data, valid_data, steps=STEPS, batch_size=BATCH,
+                                  eval_every=max(1, STEPS // 10), rng=SEED + 1, label=f"{label:<6}")
 
 # %%
 print(f"\n{'':<7} {'params':>8} {'valid':>7} {'best valid (step)':>18} {'train':>7} {'gap':>6} "
@@ -271,13 +285,12 @@ for label, h in histories.items():
 ROUNDS, ROUND_STEPS = S.race_rounds, S.race_steps
 few_valid = valid_data.subset(np.arange(BATCH))  # train() evaluates at a round's ends: keep that cheap
 racers = {"tied": build(tied=True), "untied": build(tied=False)}
-optimizers = {label: mg.optim.AdamW(m.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-              for label, m in racers.items()}
+optimizers = {label: adamw(m) for label, m in racers.items()}
 rates: dict[str, list[float]] = {label: [] for label in racers}
 for round_ in range(ROUNDS):
     order = list(racers) if round_ % 2 == 0 else list(racers)[::-1]  # alternate who goes first
     for label in order:
-        run = train(racers[label], optimizers[label], train_data, few_valid, steps=ROUND_STEPS,
+        run = mine.train(racers[label], optimizers[label], train_data, few_valid, steps=ROUND_STEPS,
                     batch_size=BATCH, eval_every=ROUND_STEPS, rng=round_, progress=False)
         rates[label].append(run.tokens_per_second)  # same rng: both models see the same batches
 
@@ -381,10 +394,9 @@ for seed in SEEDS[1:]:
     by_seed[seed] = {}
     for tied in (True, False):
         label = "tied" if tied else "untied"
-        model = TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=tied, rng=seed)
-        optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-        h = train(model, optimizer, train_data, valid_data, steps=STEPS, batch_size=BATCH,
-                  eval_every=max(1, STEPS // 10), rng=seed + 1, label=f"{label:<6} seed {seed}")
+        model = build(tied, seed)
+        h = mine.train(model, adamw(model), train_data, valid_data, steps=STEPS, batch_size=BATCH,
+                       eval_every=max(1, STEPS // 10), rng=seed + 1, label=f"{label:<6} seed {seed}")
         by_seed[seed][label] = summary(h, model)
 
 # %% [markdown]
@@ -405,11 +417,10 @@ n_matched = TinyLM(V, MATCHED, HIDDEN, CONTEXT, tied=False).num_parameters()
 print(f"untied control: width {MATCHED}, {n_matched:,} parameters (tied: {n_tied:,})")
 assert abs(n_matched / n_tied - 1) < 0.05 and MATCHED < WIDTH
 for seed in SEEDS:
-    model = TinyLM(V, MATCHED, HIDDEN, CONTEXT, tied=False, rng=seed)
-    optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-    h = train(model, optimizer, train_data, valid_data, steps=STEPS, batch_size=BATCH,
-              eval_every=max(1, STEPS // 10), eval_from=STEPS - 2 * max(1, STEPS // 10), rng=seed + 1,
-              label=f"matched seed {seed}")  # summary() reads only the last 3 evaluations
+    model = build(tied=False, seed=seed, width=MATCHED)
+    h = mine.train(model, adamw(model), train_data, valid_data, steps=STEPS, batch_size=BATCH,
+                   eval_every=max(1, STEPS // 10), eval_from=STEPS - 2 * max(1, STEPS // 10), rng=seed + 1,
+                   label=f"matched seed {seed}")  # summary() reads only the last 3 evaluations
     by_seed[seed]["matched"] = summary(h, None)
 
 # %% [markdown]
@@ -522,10 +533,10 @@ print(f"file sizes: tied {checkpoint.stat().st_size:,} bytes, "
 # %%
 state = mg.load(checkpoint)
 assert state["head.weight"] is state["emb.weight"], "the file stores the table once, under two names"
-restored = TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=True, rng=SEED + 99)  # different random start
+restored = build(tied=True, seed=SEED + 99)  # a different random start
 restored.load_state_dict(state)
 assert restored.head.weight is restored.emb.weight, "the reloaded model must still be tied"
-before, after = evaluate(tied_model, valid_data), evaluate(restored, valid_data)
+before, after = mine.mean_loss_of(tied_model, valid_data), mine.mean_loss_of(restored, valid_data)
 assert before == after, f"the reloaded model should give the identical loss, got {before} and {after}"
 print(f"reloaded: head.weight is emb.weight; held-out loss {after:.6f} (identical)")
 
@@ -582,7 +593,7 @@ print(sample(tied_model, ["the", "value", "of"], 30))
 # which is how the later lessons read them.
 
 # %%
-gpt = TinyGPT(V, S.gpt_context, WIDTH, S.gpt_heads, S.gpt_layers, tied=True, rng=SEED)
+gpt = mine.build(TinyGPT(V, S.gpt_context, WIDTH, S.gpt_heads, S.gpt_layers, tied=False, rng=SEED), tied=True)
 print(f"{'name':<30} {'shape':>12} {'numbers':>9}")
 for name, parameter in gpt.named_parameters():
     print(f"{name:<30} {str(parameter.shape):>12} {parameter.size:>9,}")
@@ -606,9 +617,8 @@ gpt_valid = gpt_valid.subset(np.arange(0, len(gpt_valid), S.gpt_context))  # eac
 with mg.no_grad():
     print("ids", gpt_train.ids[:2].shape, "-> logits", gpt(gpt_train.ids[:2]).shape, "; targets",
           gpt_train.targets[:2].shape)
-gpt_optimizer = mg.optim.AdamW(gpt.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-gpt_history = train(gpt, gpt_optimizer, gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
-                    eval_every=max(1, S.gpt_steps // 10), rng=SEED + 1, label="TinyGPT")
+gpt_history = mine.train(gpt, adamw(gpt), gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
+                         eval_every=max(1, S.gpt_steps // 10), rng=SEED + 1, label="TinyGPT")
 
 # %%
 gpt_tokens = S.gpt_steps * S.gpt_batch * S.gpt_context
@@ -649,10 +659,11 @@ for seed in SEEDS:
         if seed == SEED and label == "tied":  # trained above
             gpt_ends[label].append(gpt_history.valid_loss[-1])
             continue
-        model = TinyGPT(V, S.gpt_context, width, S.gpt_heads, S.gpt_layers, tied=tied, rng=seed)
-        optimizer = mg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-        h = train(model, optimizer, gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
-                  eval_every=S.gpt_steps, rng=seed + 1, label=f"TinyGPT {label} seed {seed}")  # at the end
+        model = mine.build(TinyGPT(V, S.gpt_context, width, S.gpt_heads, S.gpt_layers, tied=False, rng=seed),
+                           tied)
+        h = mine.train(model, adamw(model), gpt_train, gpt_valid, steps=S.gpt_steps, batch_size=S.gpt_batch,
+                       eval_every=S.gpt_steps, rng=seed + 1,  # evaluated at the end only
+                       label=f"TinyGPT {label} seed {seed}")
         gpt_ends[label].append(h.valid_loss[-1])
 gpt_ends = {label: np.array(v) for label, v in gpt_ends.items()}
 gpt_counts = {label: TinyGPT(V, S.gpt_context, w, S.gpt_heads, S.gpt_layers, tied=t).num_parameters()
@@ -686,17 +697,11 @@ hold(tying_in_tinygpt(gpt_ends, gpt_counts, full_size=lesson.verdict_tested(
 #
 # Run `minigrad exercise 8`: it copies the stub to
 # `minigrad-exercises/08_tiny_language_model.py`, in the folder you run it from (in a
-# notebook, define the function in a cell instead and run `minigrad.check(8, globals())`).
-# There, write two
-# functions:
-#
-# - `tiny_lm_parameter_count(vocab_size, embedding_dim, hidden, context, tied)`: the number of
-#   trained numbers in a TinyLM, each counted once (check it against the table above).
-# - `unigram_loss(counts)`: the mean cross-entropy, in nats per token, of the best
-#   context-free model on a text with these word counts: the line every language model has to
-#   get below.
-#
-# Run `minigrad check 8`: it compares your count with the model's own and your loss with
-# minigrad's cross-entropy over that text, and names the usual slips (the tied table counted
-# twice, a forgotten bias, bits instead of nats, an average over words of the vocabulary
-# instead of over tokens).
+# notebook, define the functions in a cell instead and run `minigrad.check(8, globals())`).
+# There, write `train_step(model, optimizer, ids, targets)`, one step on one batch that returns
+# the batch's mean cross-entropy before the update, and `mean_loss(model, ids, targets,
+# batch_size=1024)`, the mean cross-entropy over every target, run in chunks of at most
+# `batch_size` positions, leaving the model as it was. `minigrad check 8` compares every
+# parameter with minigrad's step and names the usual slips (gradients never reset, a summed
+# loss, a second step, an average of the chunks' averages, a graph recorded). Once yours pass,
+# every model from here on trains with them.

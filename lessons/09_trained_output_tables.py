@@ -22,6 +22,9 @@
 # - One table in both roles (tied): the round trip then does give the token back, by geometry,
 #   and the model still does not use it.
 #
+# The models are lesson 8's, trained on your pieces of lessons 4 to 8 where your copies pass
+# their checks, else on minigrad's; the first lines of the run say whose.
+#
 # The figures quoted come from the full-size run, `minigrad lesson 9 --no-pause` (three seeds,
 # min-max); the small run (`--small`) prints its own and says which verdicts it leaves out.
 
@@ -33,6 +36,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import FUNCTION_WORDS, Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     essays_function_words_share_more,
@@ -49,11 +53,15 @@ from minigrad.learn.kit import (
     unit_rows,
     untied_round_trip,
 )
-from minigrad.learn.train import evaluate, split_windows
+from minigrad.learn.kit import rank_of_self as minigrads_rank_of_self
+from minigrad.learn.train import split_windows
 from minigrad.models import TinyGPT, TinyLM
 
 lesson = setup(9, minutes=(2.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
 rng = np.random.default_rng(9)
+mine = model_pieces(9)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(9)  # your rank_of_self from minigrad-exercises/, if it passes `minigrad check 9`
+rank_of_self = own.get("rank_of_self", minigrads_rank_of_self)
 
 # %% [markdown]
 # ## The round trip on trained tables
@@ -63,7 +71,10 @@ rng = np.random.default_rng(9)
 # each, and ask three things of each pair of tables `E` and `W`, both `(V, d)`.
 #
 # - **Round trip.** Read token `t` (`E[t]`) and score it at once with the output map: where does
-#   `t` rank among the scores `W E[t]`? (0 is the top.)
+#   `t` rank among the scores `W E[t]`? (0 is the top: the rank counts the tokens that score
+#   higher than `t` on its own row.) Counting it is this lesson's exercise,
+#   `rank_of_self(read, score)` (at the end); once yours passes `minigrad check 9`, every rank in
+#   this lesson is counted by yours, else by minigrad's.
 # - **The map that would invert the lookup.** The least-squares inverse is the pseudo-inverse,
 #   `W* = (E^+)^T = E (E^T E)^-1`: the round trip becomes `E E^+`, a projection of rank `d`. Not
 #   the identity, but `t` may still win its own row. An output map that inverted `E` would look
@@ -99,13 +110,13 @@ text_words = tokenize(load_text(os.environ.get("MINIGRAD_TEXT")))
 text_vocab = Vocabulary.build(text_words, max_size=S.vocab)
 text_ids = text_vocab.encode(text_words)
 vocab_size = len(text_vocab)
-MODELS = {  # name -> (build(seed, tied), context, its run's steps and batch)
-    "TinyLM": (lambda seed, tied=False: TinyLM(vocab_size, S.lm["width"], S.lm["hidden"], 3, tied=tied,
-                                               rng=seed), 3, S.lm),
-    "TinyGPT": (lambda seed, tied=False: TinyGPT(vocab_size, S.gpt["context"], S.gpt["width"], S.gpt["heads"],
-                                                 S.gpt["layers"], tied=tied, rng=seed), S.gpt["context"],
-                S.gpt),
-}
+MODELS = {  # name -> (build(seed, tied): built untied, tied with your tie_weights once it passes, ...
+    "TinyLM": (lambda seed, tied=False: mine.build(TinyLM(vocab_size, S.lm["width"], S.lm["hidden"], 3,
+                                                          tied=False, rng=seed), tied), 3, S.lm),
+    "TinyGPT": (lambda seed, tied=False: mine.build(TinyGPT(vocab_size, S.gpt["context"], S.gpt["width"],
+                                                            S.gpt["heads"], S.gpt["layers"], tied=False,
+                                                            rng=seed), tied), S.gpt["context"], S.gpt),
+}  # ... its context, and its run's steps and batch
 
 
 def held_out_windows(model, context: int):
@@ -123,20 +134,14 @@ def trained_untied(kind: str, seed: int) -> dict:
     model = build(seed)
     initial_W = model.output_table.data.copy()
     train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"], seed=seed,
-                  held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}")
+                  held_out_stride=S.held_out_stride, label=f"{kind:<7} seed {seed}", pieces=mine)
     held_out, tables = held_out_windows(model, context), tables_of(model)
-    loss = evaluate(model, held_out)
+    loss = mine.mean_loss_of(model, held_out)  # your mean_loss once it passes, on your pieces
     model.output_table.data[...] = initial_W
-    return {**tables, "loss": loss, "loss, initial W": evaluate(model, held_out)}
+    return {**tables, "loss": loss, "loss, initial W": mine.mean_loss_of(model, held_out)}
 
 
 # %%
-def rank_of_self(read: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """(V,): for each token t, how many tokens j score higher than t itself, read[t] . score[j]."""
-    scores = read @ score.T
-    return (scores > np.diag(scores)[:, None]).sum(axis=1)
-
-
 def bridged_cosines(E: np.ndarray, W: np.ndarray) -> np.ndarray:
     """(V,): cos(E[t] M, W[t]), with M (d, d) the least-squares map from centred E to centred W
     fitted on the other half of the tokens (the even ids predict the odd ones and back)."""
@@ -596,7 +601,7 @@ def tied_round_trip(kind: str, seed: int) -> dict:
     build, context, run = MODELS[kind]
     model = build(seed, tied=True)
     train_on_text(model, text_ids, context=context, steps=run["steps"], batch_size=run["batch"], seed=seed,
-                  held_out_stride=S.tied_held_out_stride, label=f"{kind:<7} tied, seed {seed}")
+                  held_out_stride=S.tied_held_out_stride, label=f"{kind:<7} tied, seed {seed}", pieces=mine)
     E, W = tables_of(model).values()  # one table when tied
     scores, rank, lengths = E @ W.T, rank_of_self(E, W), np.linalg.norm(E, axis=1)
     np.fill_diagonal(scores, -np.inf)
@@ -681,6 +686,8 @@ assert np.abs(bridge.grad).max() < 1e-6 * max(1.0, fit_error(bridge).item()), "t
 # in the folder you run it from (in a notebook, define the function in a cell instead and run
 # `minigrad.check(9, globals())`). There, write `rank_of_self(read, score)`: for every token
 # `t`, how many tokens `j` score strictly higher than `t` itself when row `read[t]` is scored
-# against the rows of `score`. It is the measurement of this lesson's first step. Run
-# `minigrad check 9`: it compares your ranks with the lesson's and names the mistake (ties
-# counted against `t`, rows and columns swapped, the rank counted from the bottom).
+# against the rows of `score`. Run `minigrad check 9`: it compares your ranks with ranks counted
+# one pair at a time and names the mistake (ties counted against `t`, rows and columns swapped,
+# the rank counted from the bottom, `t`'s own score computed another way than the others, the
+# tables changed in place). Once your copy passes, this lesson counts every rank with yours: the
+# round-trip table, the pseudo-inverse's column and the tied tables'.

@@ -45,11 +45,12 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn import data
+from minigrad.learn.course import model_pieces, yours
+from minigrad.learn.kit import classifier_and_lookup as minigrads_split
 from minigrad.learn.kit import (
     hold,
     paper_scale,
     setup,
-    split_paths,
     t_interval,
     tied_compromise,
     tied_share_curve,
@@ -63,6 +64,9 @@ from minigrad.nn import functional as F
 
 lesson = setup(10, minutes=(2.4, 0.3))  # caps BLAS threads, draws headless, makes OUT
 words = data.tokenize(data.load_text())
+mine = model_pieces(10)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(10)  # your classifier_and_lookup from minigrad-exercises/, if it passes `minigrad check 10`
+split = own.get("classifier_and_lookup", minigrads_split)
 
 # %% [markdown]
 # ## The compromise over a whole run
@@ -74,6 +78,14 @@ words = data.tokenize(data.load_text())
 # consecutive training steps and compute the classifier's share of the traffic, for the 100
 # most frequent words and for the rarest (rank 1,000 and beyond). Three seeds, each with its
 # own initialisation and batch order; the band in the figure is the range over seeds.
+#
+# The instrument is the ledger of lesson 6: at each recorded step it keeps every gradient that
+# reached the tied table, under the path it came along, and from it we take the table's
+# gradient apart into what the classifier sent and what the lookup sent. That split is this
+# lesson's exercise, `classifier_and_lookup(led, table)` (at the end); once yours passes
+# `minigrad check 10`, every share below is computed from your split, else from minigrad's.
+# Both models train on your pieces of lessons 4 to 8 where they pass (the first lines of the
+# run say whose).
 #
 # The material's claim is about transformers, so beside TinyLM we do the same for a tied
 # `TinyGPT` on the same vocabulary (width 64, 4 heads, 2 blocks, 32 tokens of context,
@@ -99,19 +111,21 @@ gpt_windows, _ = split_windows(lm_vocab.encode(words), S.gpt_context, valid_frac
                                every_position=True)
 share_bands = {"100 most frequent": np.arange(1, 101),
                "rank 1,000 and beyond": np.arange(1000, len(lm_vocab))}
-CURVE_MODELS = {  # name -> (build(seed), training windows, and the run: batch, steps, every, window)
-    "TinyLM": (lambda seed: TinyLM(len(lm_vocab), 64, 128, context=3, tied=True, rng=seed), lm_windows,
+CURVE_MODELS = {  # name -> (build(seed): tied by your tie_weights once it passes, training windows,
+    "TinyLM": (lambda seed: mine.build(TinyLM(len(lm_vocab), 64, 128, context=3, tied=False, rng=seed), True),
+               lm_windows,
                dict(batch_size=128, steps=LM_STEPS, every=S.lm_every * LM_STEPS // S.lm_steps,
                     window=S.lm_window)),
-    "TinyGPT": (lambda seed: TinyGPT(len(lm_vocab), S.gpt_context, 64, 4, 2, tied=True, rng=seed),
+    "TinyGPT": (lambda seed: mine.build(TinyGPT(len(lm_vocab), S.gpt_context, 64, 4, 2, tied=False, rng=seed),
+                                        True),
                 gpt_windows, dict(batch_size=8, steps=S.gpt_steps, every=S.gpt_every, window=S.gpt_window)),
-}
+}  # ... and the run: batch, steps, every, window)
 
 # %%
 curve_starts, curve, moved = {}, {}, {}  # model -> window starts; (model, band) -> per seed and window
 for name, (build, windows, run) in CURVE_MODELS.items():
-    by_seed = {seed: tied_share_curve(build(seed), windows, bands=share_bands, seed=seed, **run)
-               for seed in CURVE_SEEDS[name]}
+    by_seed = {seed: tied_share_curve(build(seed), windows, bands=share_bands, seed=seed, pieces=mine,
+                                      split=split, **run) for seed in CURVE_SEEDS[name]}
     curve_starts[name] = by_seed[0][0]
     for band in share_bands:
         curve[name, band] = np.array([found[1][band] for found in by_seed.values()])  # traffic shares
@@ -271,7 +285,7 @@ class ScaledLookupLM(TinyLM):
     """Tied TinyLM (d = 64): its table drawn with std `table_std`, its lookup multiplied by `scale`."""
 
     def __init__(self, vocab_size: int, *, table_std: float, scale: float, rng: int):
-        super().__init__(vocab_size, 64, 128, context=3, tied=True, rng=rng)
+        super().__init__(vocab_size, 64, 128, context=3, tied=False, rng=rng)  # tied by mine.build
         self.emb.weight.data *= np.float32(table_std * np.sqrt(64))  # TinyLM draws std 1/sqrt(d)
         self.scale = scale
 
@@ -286,7 +300,7 @@ log_v = np.log(len(lm_vocab))
 first = {}  # name -> (std of the lookup's output, std of the first logits, first held-out loss) per seed
 for name, (table_std, scale) in SCALINGS.items():
     for seed in range(S.scale_seeds):
-        model = ScaledLookupLM(len(lm_vocab), table_std=table_std, scale=scale, rng=seed)
+        model = mine.build(ScaledLookupLM(len(lm_vocab), table_std=table_std, scale=scale, rng=seed), True)
         with mg.no_grad():
             inputs = model.emb(lm_held_out.ids).data * scale
             logits = model(lm_held_out.ids)
@@ -302,9 +316,9 @@ for name, r in first.items():
 scaled_end = {name: [] for name in SCALINGS}  # name -> the last held-out loss of each seed
 for name, (table_std, scale) in SCALINGS.items():
     for seed in range(S.scale_seeds):
-        model = ScaledLookupLM(len(lm_vocab), table_std=table_std, scale=scale, rng=seed)
+        model = mine.build(ScaledLookupLM(len(lm_vocab), table_std=table_std, scale=scale, rng=seed), True)
         history = train_on_text(model, lm_vocab.encode(words), context=3, steps=S.scale_steps, batch_size=128,
-                                seed=seed, held_out_stride=2, label=f"{name}, seed {seed}")
+                                seed=seed, held_out_stride=2, label=f"{name}, seed {seed}", pieces=mine)
         scaled_end[name].append(history.valid_loss[-1])
 scaled_end = {name: np.array(v) for name, v in scaled_end.items()}
 print(f"held-out loss after {S.scale_steps} steps, min-max over {S.scale_seeds} seed(s):")
@@ -516,9 +530,9 @@ gpt_loss_with_table(small_gpt, gpt_table, check_ids, check_targets).backward()
 with mg.ledger(names=small_gpt) as check_ledger:
     small_gpt.loss(check_ids, check_targets).backward()
 tied_table = small_gpt.transformer.wte.weight
-paths = split_paths(check_ledger, tied_table)
+classifier_part, lookup_part = split(check_ledger, tied_table)  # yours, once it passes
 assert np.allclose(tied_table.grad, gpt_table.grad), "the model's tied gradient is the checked one"
-assert np.allclose(paths[0] + paths[1].to_dense(), gpt_table.grad), "and the two paths add up to it"
+assert np.allclose(classifier_part + lookup_part, gpt_table.grad), "and the two paths add up to it"
 print("TinyGPT's tied gradient equals the checked gradient, and classifier + lookup paths add up to it")
 
 # %% [markdown]
@@ -526,9 +540,11 @@ print("TinyGPT's tied gradient equals the checked gradient, and classifier + loo
 #
 # Run `minigrad exercise 10`: it copies the stub to `minigrad-exercises/10_tying_over_training.py`,
 # in the folder you run it from (in a notebook, define the function in a cell instead and run
-# `minigrad.check(10, globals())`). There, write
-# `gpt_parameter_count(vocab_size, context, d_model, n_layers, tied)`: how many numbers a
-# GPT-2-style model (`minigrad.models.TinyGPT`, nanoGPT's layout) trains. The same count with
-# GPT-2 small's shapes gives the 124,439,808 of this lesson's table. Run `minigrad check 10`:
-# it compares your count with TinyGPT's own and names the missing or doubled piece (the tied
-# table, the position table, the biases, the LayerNorms, the MLP's width).
+# `minigrad.check(10, globals())`). There, write `classifier_and_lookup(led, table)`: from the
+# ledger of one backward, the tied table's gradient split into two dense `(V, d)` arrays, what
+# every classifier path sent and what every lookup path sent. Run `minigrad check 10`: it
+# compares your parts with each path's gradient and with the table's own `.grad`, which they
+# must add up to, and names the slips (the roles swapped, a second path left out, a repeated row
+# written over instead of added, everything given to one side, the ledger's arrays changed).
+# Once your copy passes, the share curves above and the finite-difference check's split are
+# computed from yours.

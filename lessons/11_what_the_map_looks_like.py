@@ -24,6 +24,11 @@
 # one table of a tied model, which does both jobs. Lesson 12 asks the same of a transformer, and
 # lesson 14 tests claim 4, and the freezing it is said to allow, where the essay makes it.
 #
+# You build the statistic that measures the cone, `mean_pairwise_cosine` (the exercise, at the
+# end). Once your copy passes `minigrad check 11`, every cone below is measured with yours; the
+# models train on your pieces of lessons 4 to 8 where they pass. The first lines of the run say
+# whose.
+#
 # The figures quoted come from the full-size run, `minigrad lesson 11 --no-pause` (three seeds,
 # min-max); the small run (`--small`) prints its own and says which verdicts it leaves out.
 
@@ -41,6 +46,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import minigrad as mg
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import Vocabulary, load_text, tokenize
 from minigrad.learn.kit import (
     average_ranks,
@@ -73,6 +79,18 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     full=dict(init_V=1000, max_width=4096, vocab=2000, width=64, hidden=128, batch=128, steps=2000),
     small=dict(init_V=300, max_width=1024, vocab=500, width=32, hidden=64, batch=64, steps=300),
 )
+
+
+# %% [markdown]
+# ## Whose pieces run
+#
+# The lines this cell prints say whose pieces the lesson runs: yours where your copy passes its
+# check, minigrad's otherwise, and why.
+
+# %%
+mine = model_pieces(11)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(11)  # your mean_pairwise_cosine, if it passes `minigrad check 11`
+mean_pairwise_cosine = own.get("mean_pairwise_cosine", None)  # None: minigrad's mean_cosine (the kit's)
 
 
 # %% [markdown]
@@ -143,7 +161,7 @@ print(f"V = {V:,}, d = {WIDTH}: {len(train_data):,} training windows, {len(valid
 
 
 def build(tied: bool, seed: int) -> TinyLM:
-    return TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=tied, rng=seed)
+    return mine.build(TinyLM(V, WIDTH, HIDDEN, CONTEXT, tied=False, rng=seed), tied)
 
 
 def fit(model, data, held_out, steps: int, seed: int, label: str,
@@ -151,7 +169,7 @@ def fit(model, data, held_out, steps: int, seed: int, label: str,
     """AdamW under the warm-up + cosine schedule (fit_scheduled, the lesson kit); returns
     (evaluation steps, held-out losses), 20 evaluations over the run."""
     return fit_scheduled(model, data, held_out, steps=steps, batch_size=BATCH, seed=seed, peak_lr=PEAK_LR,
-                         weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval)
+                         weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval, pieces=mine)
 
 
 # %%
@@ -183,7 +201,8 @@ tables = runs[SEEDS[0]]["tables"]  # the figures show seed 0; the verdicts use e
 # once or twice has barely moved from its random start, and would only add noise), and compare
 # each table before and after training, raw and centred.
 #
-# First, the statistic itself as a minigrad function (`mean_cosine` in
+# The table below is measured with `mean_pairwise_cosine`, yours once it passes its check. First,
+# the same statistic as a minigrad function (`mean_cosine` in
 # `minigrad/learn/kit/geometry.py`: `(|sum_i u_i|^2 - V) / (V (V - 1))` with `u_i` each row
 # scaled to length 1), checked against finite differences. Its
 # gradient says how each row would have to move to widen or narrow the cone. A cosine does not
@@ -202,7 +221,12 @@ assert radial < 1e-12
 seen = train_counts >= 5
 TABLE_NAMES = ("untied input map E", "untied output map W", "tied table")
 print(f"rows of tokens seen >= 5 times: {seen.sum():,} of {V:,}")
-cones = {name: np.array([(cone(runs[s]["tables"][name][0], seen)[0], *cone(runs[s]["tables"][name][1], seen))
+def cone_of(table: np.ndarray) -> tuple[float, float]:
+    """(raw, centred) mean cosine of the seen rows: your mean_pairwise_cosine once it passes."""
+    return cone(table, seen, statistic=mean_pairwise_cosine)
+
+
+cones = {name: np.array([(cone_of(runs[s]["tables"][name][0])[0], *cone_of(runs[s]["tables"][name][1]))
                          for s in SEEDS]) for name in TABLE_NAMES}  # (seeds, [init raw, raw, centred])
 print(f"mean cosine, min-max over {len(SEEDS)} seeds")
 print(f"{'table':<22} {'at init':>15} {'trained':>15} {'centred':>15}")
@@ -212,8 +236,8 @@ for name, c in cones.items():
 # %%
 # what the untied input map has learned is worth to the model (input_map_worth, in the kit): a map
 # put back to its random rows would show "no cone" just as well, and is worth nothing
-worth = np.array([input_map_worth(runs[s]["untied"], valid_data, runs[s]["initial"]["emb.weight"])
-                  for s in SEEDS])
+worth = np.array([input_map_worth(runs[s]["untied"], valid_data, runs[s]["initial"]["emb.weight"],
+                                  pieces=mine) for s in SEEDS])
 print(f"the untied input map's initial rows put back cost {worth.min():.2f}-{worth.max():.2f} nats held out")
 if lesson.verdict_tested("the input map is learned (a short run leaves it near its start)"):
     hold(input_maps_learned({"TinyLM": worth}))
@@ -400,9 +424,9 @@ lesson.save(fig, "settling.png",
 # Run `minigrad exercise 11`: it copies the stub to
 # `minigrad-exercises/11_what_the_map_looks_like.py`, in the folder you run it from (in a
 # notebook, define the function in a cell instead and run `minigrad.check(11, globals())`).
-# There, write
-# `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different rows,
-# after subtracting the mean row when `centre` is true. Run `minigrad check 11`: it compares
-# your number with one computed another way, and names the usual slips (rows not scaled to
-# length 1, the diagonal included, each row centred on itself instead of the mean row
-# subtracted, or centring and scaling in the wrong order).
+# There, write `mean_pairwise_cosine(table, centre)`: the mean cosine over all pairs of different
+# rows, after subtracting the mean row when `centre` is true. Run `minigrad check 11`: it
+# compares your number with one computed another way and names the usual slips (rows not scaled
+# to length 1, the diagonal included, each row centred on itself instead of the mean row
+# subtracted, centring and scaling in the wrong order, the table changed in place). Once your
+# copy passes, this lesson measures its cones with your statistic.

@@ -48,6 +48,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.learn import corpus
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import Vocabulary, load_text, token_categories, tokenize
 from minigrad.learn.kit import (
     busiest_to_quietest_on_real_text,
@@ -74,6 +75,9 @@ from minigrad.models import TinyGPT, TinyLM
 from minigrad.optim.lr_scheduler import LambdaLR
 
 lesson = setup(12, minutes=(1.0, 0.2))  # caps BLAS threads, draws headless, makes OUT
+mine = model_pieces(12)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(12)  # your first_component_scores, if it passes `minigrad check 12`
+first_component_scores = own.get("first_component_scores", None)  # None: minigrad's SVD (the kit's)
 
 # %% [markdown]
 # ## The statistic, checked
@@ -91,6 +95,9 @@ print(mg.gradcheck(lambda t: mean_cosine(t - t.mean(axis=0, keepdims=True)), [pr
 
 # %% [markdown]
 # ## Four models, three seeds
+#
+# The models are built and trained on your pieces of lessons 4 to 8 where your copies pass their
+# checks, else on minigrad's; the first lines of the run say whose.
 #
 # The text, vocabulary and split are lesson 8's: the Python reference manual, its 2,000 most
 # frequent tokens, a tenth held out from twenty places. TinyLM is lesson 8's model (width 64,
@@ -129,9 +136,11 @@ print(f"V = {V:,}, d = {WIDTH}; {len(lm_training):,} training positions; "
 
 # %%
 FAMILIES = {  # TinyLM reads 3 tokens; TinyGPT S.gpt_context, with a target at every position
-    "TinyLM": dict(build=lambda tied, seed: TinyLM(V, WIDTH, 2 * WIDTH, 3, tied=tied, rng=seed),
+    "TinyLM": dict(build=lambda tied, seed: mine.build(TinyLM(V, WIDTH, 2 * WIDTH, 3, tied=False, rng=seed),
+                                                       tied),
                    context=3, steps=S.lm_steps, batch_size=S.lm_batch),
-    "TinyGPT": dict(build=lambda tied, seed: TinyGPT(V, S.gpt_context, WIDTH, 4, 2, tied=tied, rng=seed),
+    "TinyGPT": dict(build=lambda tied, seed: mine.build(TinyGPT(V, S.gpt_context, WIDTH, 4, 2, tied=False,
+                                                                rng=seed), tied),
                     context=S.gpt_context, steps=S.gpt_steps, batch_size=S.gpt_batch),
 }
 TABLES = ("input map E", "output map W", "tied table")
@@ -155,7 +164,7 @@ def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
         initial = (table_in.data.copy(), table_out.data.copy())
         history = train_on_text(model, token_ids, context=spec["context"], steps=spec["steps"],
                                 batch_size=spec["batch_size"], seed=seed, held_out_stride=S.held_out_stride,
-                                scheduler=warmup_then_cosine(spec["steps"]),
+                                scheduler=warmup_then_cosine(spec["steps"]), pieces=mine,
                                 label=f"{family} {'tied  ' if tied else 'untied'} seed {seed}")
         losses[tied] = history.valid_loss[-1]
         losses["learned", tied] = history.valid_loss[0] - history.valid_loss[-1]
@@ -166,7 +175,7 @@ def trained_tables(family: str, seed: int) -> tuple[dict, dict]:
             tables["output map W"] = (initial[1], table_out.data.copy())
             _, held_out = text_windows(model, token_ids, context=spec["context"],
                                        held_out_stride=S.held_out_stride)
-            losses["input map worth"] = input_map_worth(model, held_out, initial[0])
+            losses["input map worth"] = input_map_worth(model, held_out, initial[0], pieces=mine)
             start = initial[0].astype(np.float64)
             losses["input map moved"] = np.linalg.norm(table_in.data - start) / np.linalg.norm(start)
     return tables, losses
@@ -277,6 +286,10 @@ lesson.save(fig, "cone_by_table.png",
 # %% [markdown]
 # ## 2. Frequency as the largest axis
 #
+# Each table's first principal component, and each row's score on it, comes from
+# `first_component_scores`, this lesson's exercise (at the end): yours once it passes `minigrad
+# check 12`, else minigrad's singular value decomposition; the later components are minigrad's.
+#
 # Predict before you run the cell: lesson 11 found that in TinyLM the first principal component
 # of the output map follows frequency and that of the untied input map does not. TinyGPT's
 # untied input table is read by attention, which can tell a common token from a rare one by
@@ -284,7 +297,8 @@ lesson.save(fig, "cone_by_table.png",
 # structure, or carry nothing beyond noise?
 
 # %%
-found = {key: [principal_axes(table_rows(key, s)[1], log_count, seen) for s in SEEDS] for key in KEYS}
+found = {key: [principal_axes(table_rows(key, s)[1], log_count, seen, first_component=first_component_scores)
+                for s in SEEDS] for key in KEYS}  # PC1's scores: yours, once they pass their check
 rho_pc1 = {key: np.array([f[1][0] for f in per_seed]) for key, per_seed in found.items()}
 rho_other = {key: np.array([f[1][1:].max() for f in per_seed]) for key, per_seed in found.items()}
 pc1_share = {key: np.array([f[2] for f in per_seed]) for key, per_seed in found.items()}
@@ -564,4 +578,6 @@ for text_name, t in traffic.items():  # lesson 4's first phase: the tail is stil
 # component of the centred table. Run `minigrad check 12`: it compares your scores with a
 # reference (either sign is right, since a component's direction is arbitrary) and names the
 # usual slips (the table not centred, the component's direction returned instead of the
-# scores, the scores left unscaled, rows and columns swapped).
+# scores, the scores left unscaled, rows and columns swapped, the table centred in place).
+# Once your copy passes, part 2's first components are yours: the scores drawn against each
+# token's count, their Spearman correlation with it and PC1's share of the variance.

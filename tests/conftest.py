@@ -64,9 +64,11 @@ def fast_and_plain(request):
         yield request.param
 
 
-# `make test-quick` (pytest -m "not slow") leaves these out: whole lessons run end to end, notebooks
-# in a real kernel, a real browser, building the sdist. `make test` runs everything.
-SLOW_FILES = {"test_lab_browser.py", "test_notebooks.py", "test_packaging.py"}
+# `make test-quick` (pytest -m "not slow") leaves these out: whole lessons run end to end (on minigrad's
+# pieces and on the learner's), notebooks in a real kernel, a real browser, building the sdist.
+# `make test` runs everything.
+SLOW_FILES = {"test_lab_browser.py", "test_notebooks.py", "test_packaging.py",
+              "test_lessons_run_your_pieces.py", "test_model_pieces.py"}
 SLOW_TESTS = ("test_lesson_runs_headless_through_the_runner", "test_lesson_runs_as_a_plain_script")
 
 

@@ -1,38 +1,45 @@
-"""Lesson 8 exercise: two numbers to know before training a language model.
+"""Lesson 8 exercise: the training step and the evaluation that every training run is made of.
 
-Fill in the functions below, then run `minigrad check 8`.
+Fill in the two functions below, then run `minigrad check 8`. Once your copy passes, lesson 8's
+`train()` takes its steps with your `train_step` and measures with your `mean_loss`, and so do
+the models of lessons 9 to 13.
 """
 
 import numpy as np
 
+import minigrad as mg
+from minigrad.nn import functional as F  # noqa: F401 (F.cross_entropy: the loss of both functions)
 
-def tiny_lm_parameter_count(vocab_size: int, embedding_dim: int, hidden: int, context: int,
-                            tied: bool) -> int:
-    """How many numbers minigrad.models.TinyLM(vocab_size, embedding_dim, hidden, context, tied) trains.
 
-    The model, with V = vocab_size, d = embedding_dim, H = hidden, C = context:
-        ids (N, C) -> emb: a (V, d) table      -> concatenate the C rows: (N, C*d)
-                   -> up: Linear(C*d, H), then tanh -> down: Linear(H, d)
-                   -> head: Linear(d, V, bias=False): logits (N, V)
-    nn.Linear(i, o) holds a weight (o, i) and a bias (o,). When tied, head.weight IS emb.weight:
-    one Parameter with two names.
-    returns: an int, each trained number counted once.
+def train_step(model: mg.nn.Module, optimizer, ids: np.ndarray, targets: np.ndarray) -> float:
+    """One step of training on one batch.
+
+    model:     a language model: model(ids) gives logits, (B, V) for TinyLM (one prediction per
+               window) or (B, C, V) for TinyGPT (a prediction at every position).
+    optimizer: what updates the model's parameters from their .grad, for example
+               mg.optim.AdamW(model.parameters(), lr=3e-3): it has zero_grad() and step().
+    ids:       (B, C) int, B windows of C tokens.
+    targets:   (B,) int, the token after each window, or (B, C) for a prediction at every position.
+    returns:   the batch's loss, the mean cross-entropy over its predicted positions before the
+               update, as a Python float. F.cross_entropy takes PyTorch's layout, logits (N, V)
+               and targets (N,): a model's (B, C, V) logits are B * C rows of V scores.
+
+    Think about the order: what must be forgotten before the gradients are computed, what
+    computes them, and what uses them.
     """
-    raise NotImplementedError("lesson 8: write tiny_lm_parameter_count(vocab_size, embedding_dim, hidden, "
-                              "context, tied)")
+    raise NotImplementedError("lesson 8: write train_step(model, optimizer, ids, targets)")
 
 
-def unigram_loss(counts: np.ndarray) -> float:
-    """The mean cross-entropy, in nats per token, of the best model that ignores context.
+def mean_loss(model: mg.nn.Module, ids: np.ndarray, targets: np.ndarray, batch_size: int = 1024) -> float:
+    """The model's mean cross-entropy over every target of a set of windows (held-out text).
 
-    counts: (V,) int, how often each vocabulary entry occurs in a text (some may be 0).
-    Such a model predicts the same distribution at every position; the best one uses the
-    text's own frequencies p_i = counts_i / N, where N = counts.sum(). Its loss on that text
-    is the average over the N tokens of -log p(token).
-    returns: a float (natural log, as F.cross_entropy uses).
+    ids, targets: as in train_step, N windows instead of B.
+    batch_size:   the most predicted positions to run the model on at once (the logits of a
+                  whole held-out text need not fit in memory): run it on chunks of whole
+                  windows, at least one window a chunk.
+    returns:      a Python float, the mean over every target (each predicted position counts
+                  once, whatever chunk it was in).
 
-    Hints: group the N tokens by vocabulary entry. An entry that never occurs contributes
-    nothing. If every count is equal, the answer is log V: the loss of a uniform model,
-    which is where an untrained model starts.
+    Measuring must leave the model as it was, and need not remember anything for a backward.
     """
-    raise NotImplementedError("lesson 8: write unigram_loss(counts)")
+    raise NotImplementedError("lesson 8: write mean_loss(model, ids, targets, batch_size)")

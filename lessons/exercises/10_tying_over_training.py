@@ -1,21 +1,26 @@
-"""Lesson 10 exercise: how many numbers a GPT-2-style model trains.
+"""Lesson 10 exercise: a tied row's gradient, split into what each of its two readers sent.
 
-Fill in the function below, then run `minigrad check 10`.
+Fill in the function below, then run `minigrad check 10`. Once your copy passes, lesson 10's
+curves of the classifier's share over training are computed from your split.
 """
 
+import numpy as np
 
-def gpt_parameter_count(vocab_size: int, context: int, d_model: int, n_layers: int, tied: bool) -> int:
-    """The number of trained numbers in minigrad.models.TinyGPT (nanoGPT's layout, as GPT-2).
+import minigrad as mg
 
-    With V = vocab_size, T = context, d = d_model, L = n_layers:
-        transformer.wte: (V, d) token table        transformer.wpe: (T, d) position table
-        L blocks, each:  ln_1: LayerNorm(d)        attn.c_attn: Linear(d, 3d)   attn.c_proj: Linear(d, d)
-                         ln_2: LayerNorm(d)        mlp.c_fc: Linear(d, 4d)      mlp.c_proj: Linear(4d, d)
-        transformer.ln_f: LayerNorm(d)             lm_head: Linear(d, V, bias=False)
-    nn.Linear(i, o) holds a weight (o, i) and a bias (o,); LayerNorm(d) a scale (d,) and a shift
-    (d,). When tied, lm_head.weight IS transformer.wte.weight: one Parameter with two names.
-    The number of heads does not change the count.
-    returns: an int, each trained number counted once.
+
+def classifier_and_lookup(led: mg.tools.ledger.Ledger, table: mg.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """A tied table's gradient from one backward, split by who sent it.
+
+    led:   the gradient ledger of one backward (`with mg.ledger(names=model) as led:
+           loss.backward()`), which kept every gradient that reached a parameter.
+           led.contributions(table) lists them in the order they arrived; each has
+           .path, a name such as 'classifier head (LinearBackward)' or 'lookup emb
+           (EmbeddingBackward)' (a second use of the same module: 'lookup emb #2 (...)'), and
+           .grad, the gradient it sent: a dense (V, d) array, or an mg.RowSparse with .indices
+           (n,) and .values (n, d) (row indices[k] receives values[k]).
+    table: the tied (V, d) Parameter, read by the lookup and by the classifier.
+    returns: (classifier, lookup), two dense (V, d) float arrays: what every classifier path
+           sent, and what every lookup path sent. Together they are the table's gradient.
     """
-    raise NotImplementedError("lesson 10: write gpt_parameter_count(vocab_size, context, d_model, n_layers, "
-                              "tied)")
+    raise NotImplementedError("lesson 10: write classifier_and_lookup(led, table)")

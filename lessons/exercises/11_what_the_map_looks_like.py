@@ -1,6 +1,7 @@
-"""Lesson 11 exercise: the mean cosine between the rows of a table, raw and centred.
+"""Lesson 11 exercise: the cone statistic, the mean cosine between the rows of a table.
 
-Fill in the function below, then run `minigrad check 11`.
+Fill in the function below, then run `minigrad check 11`. Once your copy passes, lesson 11
+measures every cone with your `mean_pairwise_cosine`.
 """
 
 import numpy as np
@@ -17,6 +18,7 @@ def mean_pairwise_cosine(table: np.ndarray, centre: bool) -> float:
 
     Hints: the cosine of two vectors is their dot product after each is scaled to length 1.
     The V x V matrix of all cosines has ones on its diagonal: a row compared with itself is
-    not a pair. Centre first, then scale to length 1.
+    not a pair. Centre first, then scale to length 1. The table is the lesson's own: leave it
+    as it is.
     """
     raise NotImplementedError("lesson 11: write mean_pairwise_cosine(table, centre)")

@@ -1,4 +1,4 @@
-"""Lesson 11 reference answer."""
+"""Lesson 11 reference answers."""
 
 import numpy as np
 

@@ -3,6 +3,8 @@
     tokens (n,) --split_windows--> Windows(ids (N, C), targets (N,)) for training and validation
     train(model, optimizer, ...) -> History: validation and training loss at evaluation points,
                                     every batch's loss, tokens per second
+    train_step(model, optimizer, ids, targets) -> the batch's loss: one step of that loop
+    mean_loss(model, ids, targets) -> the mean loss over every target: its evaluation
 
 With every_position=True the targets are (N, C), the token after each position, for a model
 that predicts at every position (TinyGPT: ids (B, C) -> logits (B, C, V)).
@@ -135,23 +137,48 @@ def next_token_loss(logits: Any, targets: Any, reduction: str = "mean") -> Any:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), np.reshape(targets, -1), reduction=reduction)
 
 
-def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
-    """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`.
+def mean_loss(model: Module, ids: np.ndarray, targets: np.ndarray, batch_size: int = 1024) -> float:
+    """Mean cross-entropy (nats per predicted token) of `model(ids)` over every target.
 
-    Run in chunks of about `batch_size` predicted positions under no_grad: nothing is
-    recorded and no parameter's .grad changes.
+    ids (N, C) int; targets (N,), or (N, C) for a model that predicts at every position. Run in
+    chunks of at most `batch_size` predicted positions (whole windows, at least one) under
+    no_grad: nothing is recorded and no parameter's .grad changes. Each chunk's loss is summed,
+    so a smaller last chunk weighs what its positions weigh.
     """
-    batch_size = positive_int("evaluate", "batch_size", batch_size)
+    batch_size = positive_int("mean_loss", "batch_size", batch_size)
+    ids, targets = np.asarray(ids), np.asarray(targets)
+    if len(ids) == 0:
+        raise ValueError("mean_loss: ids has no windows")
+    if len(targets) != len(ids):
+        raise ValueError(f"mean_loss: ids has {len(ids)} windows but targets has {len(targets)}")
+    positions = 1 if targets.ndim == 1 else int(np.prod(targets.shape[1:]))
+    rows = max(1, batch_size // positions)
+    total = 0.0
+    with no_grad():
+        for start in range(0, len(ids), rows):
+            logits = model(ids[start : start + rows])
+            total += float(next_token_loss(logits, targets[start : start + rows], reduction="sum").item())
+    return total / targets.size
+
+
+def evaluate(model: Module, data: Windows, batch_size: int = 1024) -> float:
+    """Mean cross-entropy (nats per token) of `model(ids)` logits over every target of `data`
+    (`mean_loss` on its windows): under no_grad, in chunks of about `batch_size` positions."""
     if len(data) == 0:
         raise ValueError("evaluate: data has no windows")
-    total = 0.0
-    rows = max(1, batch_size // data.positions)
-    with no_grad():
-        for start in range(0, len(data), rows):
-            stop = start + rows
-            logits = model(data.ids[start:stop])
-            total += float(next_token_loss(logits, data.targets[start:stop], reduction="sum").item())
-    return total / data.targets.size
+    return mean_loss(model, data.ids, data.targets, batch_size)
+
+
+def train_step(model: Module, optimizer: Any, ids: np.ndarray, targets: np.ndarray) -> float:
+    """One training step: the batch's mean cross-entropy, the old gradients forgotten, the new
+    ones computed, the optimizer's step. Returns the batch's loss (before the update) as a float.
+
+    ids (B, C) int -> model -> logits (B, V), or (B, C, V) with targets (B, C)."""
+    loss = next_token_loss(model(ids), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
 
 
 # ---- progress ----------------------------------------------------------------------------------
@@ -237,6 +264,10 @@ def _is_notebook_stream(stream: TextIO) -> bool:
 
 
 # ---- the loop ----------------------------------------------------------------------------------
+StepFn = Callable[[Module, Any, np.ndarray, np.ndarray], float]
+LossFn = Callable[[Module, np.ndarray, np.ndarray], float]
+
+
 @dataclass
 class History:
     """What one training run measured.
@@ -277,7 +308,8 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
           batch_size: int, eval_every: int | None = None, rng: Any = 0, label: str = "",
           progress: bool = True, stream: TextIO | None = None,
           on_eval: Callable[[int, Module], None] | None = None, scheduler: Any = None,
-          max_seconds: float | None = None, eval_from: int = 0) -> History:
+          max_seconds: float | None = None, eval_from: int = 0,
+          one_step: StepFn = train_step, loss_over: LossFn = mean_loss) -> History:
     """Train `model` (ids (B, C) -> logits (B, V), or (B, C, V) for targets at every position)
     on mean cross-entropy for `steps` batches.
 
@@ -290,6 +322,10 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
                  evaluated): a run that only needs its last few evaluations need not pay for the rest
     rng:         seed or Generator for the batch order; the same seed gives the same batches
     on_eval:     called as on_eval(step, model) at every evaluation (e.g. to snapshot weights)
+    one_step:    one_step(model, optimizer, ids, targets) -> the batch's loss: a training step
+                 (`train_step`, or the learner's from lesson 8)
+    loss_over:   loss_over(model, ids, targets) -> mean loss: the evaluation (`mean_loss`, or
+                 the learner's from lesson 8)
     Raises FloatingPointError, naming the step, if a batch loss is NaN or infinite.
     """
     steps, batch_size, eval_every, eval_from = _checked_schedule(steps, batch_size, eval_every, eval_from,
@@ -306,15 +342,15 @@ def train(model: Module, optimizer: Any, train_data: Windows, valid_data: Window
 
     def record(step: int) -> None:
         history.eval_steps.append(step)
-        history.valid_loss.append(evaluate(model, valid_data))
-        history.train_loss.append(evaluate(model, train_sample))
+        history.valid_loss.append(float(loss_over(model, valid_data.ids, valid_data.targets)))
+        history.train_loss.append(float(loss_over(model, train_sample.ids, train_sample.targets)))
         if on_eval is not None:
             on_eval(step, model)
 
     record(0)
     smoothed = None
     for step in range(1, steps + 1):
-        value = _step(model, optimizer, scheduler, next(stream_of_batches), history)
+        value = _timed_step(one_step, model, optimizer, scheduler, next(stream_of_batches), history)
         if not np.isfinite(value):
             bar.close()
             raise FloatingPointError(f"train: the loss of batch {step} is {value} (diverged; try a lower "
@@ -352,16 +388,14 @@ def _checked_schedule(steps: Any, batch_size: Any, eval_every: Any, eval_from: A
     return steps, batch_size, eval_every, eval_from
 
 
-def _step(model: Module, optimizer: Any, scheduler: Any, batch: tuple[np.ndarray, np.ndarray],
-          history: History) -> float:
-    """One training step on `batch` (its time added to history.train_seconds); the batch's loss."""
+def _timed_step(one_step: StepFn, model: Module, optimizer: Any, scheduler: Any,
+                batch: tuple[np.ndarray, np.ndarray], history: History) -> float:
+    """one_step on `batch`, then the schedule's step (their time added to history.train_seconds);
+    the batch's loss."""
     ids, targets = batch
     started = time.perf_counter()
-    loss = next_token_loss(model(ids), targets)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
+    value = float(one_step(model, optimizer, ids, targets))
     if scheduler is not None:
         scheduler.step()
     history.train_seconds += time.perf_counter() - started
-    return float(loss.item())
+    return value

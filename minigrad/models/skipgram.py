@@ -13,6 +13,7 @@ Initialisation as word2vec's: in_embed uniform in +-0.5 / d, out_embed zero.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,18 +47,33 @@ class SkipGram(Module):
         """The (V, d) table of context words, which scores the pairs: out_embed.weight."""
         return self.out_embed.weight
 
-    def loss(self, centres: Any, contexts: Any, negatives: Any) -> Tensor:
-        """The mean negative-sampling loss of B pairs; centres, contexts (B,), negatives (B, K)."""
+    def loss(self, centres: Any, contexts: Any, negatives: Any, on_rows: RowsLoss | None = None) -> Tensor:
+        """The mean negative-sampling loss of B pairs; centres, contexts (B,), negatives (B, K).
+        on_rows: the loss on the rows read (see negative_sampling_loss)."""
         return negative_sampling_loss(self.in_embed.weight, self.out_embed.weight, centres, contexts,
-                                      negatives)
+                                      negatives, on_rows)
+
+
+def loss_on_rows(v: Tensor, u: Tensor) -> Tensor:
+    """-[log s(u_o . v) + sum_k log s(-u_k . v)] averaged over B pairs, on the rows read:
+    v (B, d) the centres' rows, u (B, 1 + K, d) each pair's context row then its K noise rows."""
+    B, d = v.shape
+    scores = (u * v.reshape(B, 1, d)).sum(axis=2)  # (B, 1 + K)
+    sign = np.ones(scores.shape, dtype=scores.dtype)
+    sign[:, 1:] = -1  # the true context should score high, the noise words low
+    return -F.logsigmoid(scores * sign).sum() / B
+
+
+RowsLoss = Callable[[Tensor, Tensor], Tensor]
 
 
 def negative_sampling_loss(in_table: Tensor, out_table: Tensor, centres: Any, contexts: Any,
-                           negatives: Any) -> Tensor:
+                           negatives: Any, on_rows: RowsLoss | None = None) -> Tensor:
     """-[log s(u_o . v) + sum_k log s(-u_k . v)], averaged over B pairs, with v = in_table[centre],
     u_o = out_table[context], u_k = out_table[negative k].
 
     in_table, out_table: (V, d); centres, contexts: (B,) ids; negatives: (B, K) ids.
+    on_rows(v, u): the loss on the rows read (`loss_on_rows`, or lesson 13's `NegativeSamplingLoss.apply`).
     Both tables' gradients are RowSparse (the rows read).
     """
     V = in_table.shape[0]
@@ -69,10 +85,6 @@ def negative_sampling_loss(in_table: Tensor, out_table: Tensor, centres: Any, co
     if out_table.shape != in_table.shape:
         raise ValueError(f"negative_sampling_loss: in_table {in_table.shape} and out_table "
                          f"{out_table.shape} must have the same shape (V, d)")
-    B, d = len(centres), in_table.shape[1]
-    v = F.embedding(centres, in_table).reshape(B, 1, d)
+    v = F.embedding(centres, in_table)  # (B, d)
     u = F.embedding(np.concatenate([contexts[:, None], negatives], axis=1), out_table)  # (B, 1 + K, d)
-    scores = (u * v).sum(axis=2)  # (B, 1 + K)
-    sign = np.ones(scores.shape, dtype=scores.dtype)
-    sign[:, 1:] = -1  # the true context should score high, the noise words low
-    return -F.logsigmoid(scores * sign).sum() / B
+    return (on_rows or loss_on_rows)(v, u)

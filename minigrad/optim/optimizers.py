@@ -108,8 +108,10 @@ class Adam(RowOptimizer):
         m, v = rows.take(state["exp_avg"]), rows.take(state["exp_avg_sq"])
         (beta1, beta2), t = group["betas"], state["step"]
         rule = dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"], t=t, decay=rows.decay)
-        arrays = (p_rows, m, v, grad)  # each row's step reads and writes its own rows only
-        kernels.rowwise(p_rows, lambda lo, hi: adam_step(*(a[lo:hi] for a in arrays), **rule))
+        arrays: tuple[np.ndarray, ...] = (p_rows, m, v, grad)  # each row reads and writes its own rows
+        if p_rows.ndim == 0:  # a 0-d parameter: its number as one row of one (views: written in place)
+            arrays = tuple(np.reshape(a, 1) for a in arrays)
+        kernels.rowwise(arrays[0], lambda lo, hi: adam_step(*(a[lo:hi] for a in arrays), **rule))
         rows.put(state["exp_avg"], m)
         rows.put(state["exp_avg_sq"], v)
 

@@ -73,6 +73,58 @@ def test_lazy_adamw_picks_minigrads_without_a_rule_and_refuses_a_dense_mode():
         RowAdamW([table], SOLUTION.lazy_adamw_rows, lr=0.1, weight_decay=0.1, decay="dense")
 
 
+def _train_model_params(make, steps=12, dtype=np.float64):
+    """A table (read by lookups: RowSparse), a matrix, a vector and a 0-d number, stepped together."""
+    rng = np.random.default_rng(3)
+    start = [rng.standard_normal(shape).astype(dtype) for shape in ((6, 3), (4, 3), (4,), ())]
+    params = [mg.nn.Parameter(a.copy()) for a in start]
+    optimizer = make(params)
+    for _ in range(steps):
+        present = np.unique(rng.choice(6, size=3))
+        params[0].grad = mg.RowSparse(present, rng.standard_normal((present.size, 3)).astype(dtype), (6, 3))
+        for p in params[1:]:
+            p.grad = rng.standard_normal(p.shape).astype(dtype)
+        optimizer.step()
+    return [p.data for p in params]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_adamw_on_every_row_is_pytorchs_adamw_for_every_kind_of_parameter(dtype):
+    """lazy=False: every row of every parameter each step (a vector as one row, a number as one)."""
+    rule = SOLUTION.lazy_adamw_rows
+    ours = _train_model_params(lambda p: RowAdamW(p, rule, lr=0.05, weight_decay=0.3, lazy=False),
+                               dtype=dtype)
+    theirs = _train_model_params(lambda p: AdamW(p, lr=0.05, weight_decay=0.3), dtype=dtype)
+    tolerance = 1e-10 if dtype == np.float64 else 2e-6
+    for a, b in zip(ours, theirs):
+        assert a.dtype == dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
+
+
+def test_row_adamw_follows_a_learning_rate_schedule_and_reports_its_second_moment():
+    rule = SOLUTION.lazy_adamw_rows
+    ours_params = [mg.nn.Parameter(np.ones((3, 2)))]
+    theirs_params = [mg.nn.Parameter(np.ones((3, 2)))]
+    ours = RowAdamW(ours_params, rule, lr=0.1, weight_decay=0.1, lazy=False)
+    theirs = AdamW(theirs_params, lr=0.1, weight_decay=0.1)
+    for step, g in enumerate(np.random.default_rng(0).standard_normal((5, 3, 2))):
+        for optimizer, params in ((ours, ours_params), (theirs, theirs_params)):
+            optimizer.param_groups[0]["lr"] = 0.1 / (1 + step)  # what fit_scheduled does
+            params[0].grad = g.copy()
+            optimizer.step()
+    np.testing.assert_allclose(ours_params[0].data, theirs_params[0].data, rtol=1e-12)
+    np.testing.assert_allclose(ours.second_moment(ours_params[0], bias_corrected=True),
+                               theirs.second_moment(theirs_params[0], bias_corrected=True), rtol=1e-12)
+
+
+def test_row_adamw_names_a_bad_decay_and_a_bad_lazy():
+    table = mg.nn.Parameter(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="RowAdamW: lazy must be True or False, got 'yes'"):
+        RowAdamW([table], SOLUTION.lazy_adamw_rows, lr=0.1, weight_decay=0.1, lazy="yes")
+    with pytest.raises(ValueError, match="RowAdamW: weight_decay must be >= 0, got -1"):
+        RowAdamW([table], SOLUTION.lazy_adamw_rows, lr=0.1, weight_decay=-1)
+
+
 @pytest.mark.parametrize("decay", ["touched", "catch_up"])
 def test_a_dense_gradient_steps_every_row_as_lazy_adamw_does(decay):
     """A tied table's gradient is dense: every row is present, for the rule as for AdamW(lazy=True)."""

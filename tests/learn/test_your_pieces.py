@@ -127,12 +127,14 @@ def test_the_map_says_the_piece_its_state_whose_runs_and_where_it_runs_later(mon
     assert map_lines(max(PIECES) + 1, "pass", "", True) == []
     assert map_lines(4, "pass", "", True) == [
         "you build Embedding: the lookup's backward, a RowSparse with repeats summed",
-        "  yours passes: the lesson runs yours"]
+        "  yours passes: the lesson runs yours",
+        "  lessons 8, 9, 10, 11, 12, 13, 14 run on it too"]
     assert map_lines(7, "fail", "lazy_adamw_rows(...): the moments are wrong\nmore", True) == [
         "you build adam_step_after_silence: Adam's step for a row back from a silence",
         "you build lazy_adamw_rows: a lazy AdamW step on the rows present",
         "  yours fails: lazy_adamw_rows(...): the moments are wrong (the lesson runs minigrad's until "
-        "yours passes)"]
+        "yours passes)",
+        "  lessons 8, 9, 10, 11, 12, 13, 14 run on it too"]
     no_copy = map_lines(1, "pass", "", False)  # the stub was marked: nothing of yours yet
     assert no_copy[-1] == "  not attempted yet (the lesson runs minigrad's until yours passes)"
     monkeypatch.setitem(PIECES, 4, (your_pieces.Piece("Embedding", your_pieces.OP, later=(9, 8)),))

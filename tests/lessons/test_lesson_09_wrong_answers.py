@@ -79,3 +79,29 @@ def test_an_unexplained_answer_gets_the_rule():
 def test_nan_never_passes():
     with pytest.raises(AssertionError, match="NaN"):
         check(answers(lambda read, score: np.full(len(read), np.nan)))
+
+
+def test_own_score_from_a_separate_sum_is_named():
+    def wrong(read, score):  # right on paper; in floating point t can outscore itself
+        own = np.sum(read * score, axis=1)[:, None]
+        return ((read @ score.T) > own).sum(axis=1)
+    with pytest.raises(AssertionError, match=r"t's own score is computed apart from the others"):
+        check(answers(wrong))
+
+
+def test_normalising_the_callers_table_in_place_is_named():
+    def wrong(read, score):
+        read /= np.linalg.norm(read, axis=1, keepdims=True)  # ranks do not change; the lesson's E would
+        return right(read, score)
+    with pytest.raises(AssertionError, match=r"changed its argument read in place"):
+        check(answers(wrong))
+
+
+def test_twins_tie_on_their_own_rows():
+    def wrong(read, score):  # breaks ties by index: a twin listed first outscores t
+        scores = read @ score.T
+        own = np.diag(scores)[:, None]
+        earlier = np.arange(len(read))[None, :] < np.arange(len(read))[:, None]
+        return ((scores > own) | ((scores == own) & earlier)).sum(axis=1)
+    with pytest.raises(AssertionError, match=r"2 of 5 cases wrong"):
+        check(answers(wrong))

@@ -8,7 +8,8 @@ import pytest
 
 from minigrad.learn import course as runner
 
-check = runner.load_check(runner.get_lesson(11, Path(__file__).resolve().parents[2] / "lessons"))
+ROOT = Path(__file__).resolve().parents[2]
+check = runner.load_check(runner.get_lesson(11, ROOT / "lessons"))
 
 
 def unit(rows):
@@ -117,3 +118,13 @@ def test_cosine_matrix_returned_instead_of_its_mean():
 
     with pytest.raises(AssertionError, match=r"expected one number, got ndarray of shape \(3, 3\)"):
         check(answers(matrix))
+
+
+def test_centring_the_callers_table_in_place_is_named():
+    def in_place(table, centre):
+        if centre:
+            table -= table.mean(axis=0)  # the lesson's own table would lose its mean row
+        u = unit(table)
+        return off_diagonal_mean(u @ u.T)
+    with pytest.raises(AssertionError, match=r"changed its argument table in place"):
+        check(answers(in_place))

@@ -45,3 +45,27 @@ def test_typical_mistakes_are_named(wrong, message):
 def test_a_missing_function_is_named():
     with pytest.raises(AssertionError, match=r"no function named first_component_scores\(\)"):
         check(SimpleNamespace())
+
+
+def test_centring_the_callers_table_in_place_is_named():
+    def in_place(table):
+        table -= table.mean(axis=0)  # the lesson's table would lose its mean row
+        return table @ components(table)[2][0]
+    with pytest.raises(AssertionError, match=r"changed its argument table in place"):
+        check(answers(in_place))
+
+
+def test_eigenvectors_of_the_covariance_pass_too():
+    def by_eigh(table):
+        rows = centred(table.astype(np.float64))
+        _, vectors = np.linalg.eigh(rows.T @ rows)
+        return rows @ vectors[:, -1]
+    check(answers(by_eigh))
+
+
+def test_a_component_found_in_float32_and_scored_badly_is_caught():
+    def rounded(table):
+        rows = centred(table)
+        return np.round(rows @ components(rows)[2][0], 1)  # scores kept to one decimal
+    with pytest.raises(AssertionError):
+        check(answers(rounded))

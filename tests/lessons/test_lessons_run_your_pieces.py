@@ -100,6 +100,65 @@ WRONG = {
                             eps=1e-8, decay="touched"):
             raise NotImplementedError
         ''', "adam_step_after_silence(t = 6, k = 4, lr = 0.01, eps = 1e-08, lazy = False): you left m and v"),
+    8: ('''
+        import minigrad as mg
+        from minigrad.nn import functional as F
+
+        def train_step(model, optimizer, ids, targets):
+            loss = F.cross_entropy(model(ids), targets)
+            loss.backward()  # .grad never reset
+            optimizer.step()
+            return loss.item()
+
+        def mean_loss(model, ids, targets, batch_size=1024):
+            with mg.no_grad():
+                return F.cross_entropy(model(ids), targets).item()
+        ''', "TinyLM under SGD: from the second step on, your parameters moved as if each batch's gradient"),
+    9: ('''
+        import numpy as np
+
+        def rank_of_self(read, score):
+            scores = read @ score.T
+            return (scores >= np.diag(scores)[:, None]).sum(axis=1)  # t counted against itself
+        ''', "rank_of_self(read of shape (7, 3), ...): expected"),
+    10: ('''
+        import numpy as np
+
+        def classifier_and_lookup(led, table):
+            sides = {"classifier": np.zeros(table.shape), "lookup": np.zeros(table.shape)}
+            for c in led.contributions(table):
+                sides[c.path.split(" ")[0]] += c.grad.to_dense() if hasattr(c.grad, "to_dense") else c.grad
+            return sides["lookup"], sides["classifier"]  # swapped
+        ''', "a tied TinyLM, one backward: the two are swapped"),
+    11: ('''
+        import numpy as np
+
+        def mean_pairwise_cosine(table, centre):
+            rows = table - table.mean(axis=0) if centre else table
+            rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+            return float((rows @ rows.T).mean())  # the diagonal included
+        ''', "mean_pairwise_cosine(table of shape (3, 2) and dtype float64, centre=False): the diagonal is "
+             "included"),
+    12: ('''
+        import numpy as np
+
+        def first_component_scores(table):
+            _, _, vt = np.linalg.svd(table, full_matrices=False)  # not centred
+            return table @ vt[0]
+        ''', "first_component_scores(table of shape (4, 2) and dtype float64)"),
+    13: ('''
+        import numpy as np
+        import minigrad as mg
+
+        def three_cos_add(table, questions):
+            unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+            a, b, c, d = questions.T
+            scores = (unit[b] - unit[a] + unit[c]) @ unit.T  # the query words not left out
+            return scores.argmax(axis=1), 1 + (scores > scores[np.arange(len(d)), d][:, None]).sum(axis=1)
+
+        class NegativeSamplingLoss(mg.Function):
+            pass
+        ''', "three_cos_add(a table of shape (9, 3), 5 questions): the query words a, b and c are not"),
     14: ('''
         from collections import Counter
 

@@ -105,6 +105,17 @@ def test_adamw_decays_the_weights_then_takes_the_adam_step():
     np.testing.assert_allclose(p.data, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("make", [lambda p: optim.Adam([p], lr=LR),
+                                  lambda p: optim.AdamW([p], lr=LR, weight_decay=WD)])
+def test_a_0d_parameter_steps_as_a_one_element_vector_does(make):
+    number, vector = param(1.5), param([1.5])
+    first, second = make(number), make(vector)
+    for g in (0.5, -0.25, 1.0):
+        step(first, number, np.array(g))
+        step(second, vector, np.array([g]))
+    assert number.shape == () and number.data.item() == vector.data[0]
+
+
 def test_defaults_match_pytorch():
     p = param(P0)
     assert optim.SGD([p]).defaults["lr"] == 1e-3

@@ -65,6 +65,9 @@ class Piece:
         return getattr(importlib.import_module(module), attribute)
 
 
+# The lessons whose models train on the learner's pieces of lessons 4 to 8 (see model_pieces)
+LATER = (8, 9, 10, 11, 12, 13, 14)
+
 # The pieces each lesson's exercise builds, in the order the lesson uses them.
 PIECES: dict[int, tuple[Piece, ...]] = {
     1: (Piece("backward_walk", FUNCTION, "minigrad.engine.graph:backward",
@@ -73,17 +76,37 @@ PIECES: dict[int, tuple[Piece, ...]] = {
               what="the central difference gradcheck's full check runs on"),),
     3: (Piece("table_grad_from_one_hot", FUNCTION, "minigrad.learn.kit.walks:table_grad_by_backward",
               what="the table's gradient of a one-hot product"),),
-    4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed"),),
-    5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward"),),
-    6: (Piece("tie_weights", FUNCTION, "minigrad.learn.kit.training:minigrads_tie",
-              what="the tie of the output map to the token table"),),
+    4: (Piece("Embedding", OP, what="the lookup's backward, a RowSparse with repeats summed", later=LATER),),
+    5: (Piece("CrossEntropy", OP, what="cross-entropy's forward and backward", later=LATER),),
+    6: (Piece("tie_weights", FUNCTION, "minigrad.learn.kit.model_pieces:minigrads_tie",
+              what="the tie of the output map to the token table", later=LATER),),
     7: (Piece("adam_step_after_silence", FUNCTION, "minigrad.learn.kit.rare_rows:adam_step_after_silence",
               what="Adam's step for a row back from a silence"),
-        Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present")),
+        Piece("lazy_adamw_rows", FUNCTION, what="a lazy AdamW step on the rows present", later=LATER)),
+    8: (Piece("train_step", FUNCTION, "minigrad.learn.train:train_step",
+              what="one training step: zero_grad, forward, loss, backward, the optimizer's step",
+              later=LATER[1:]),
+        Piece("mean_loss", FUNCTION, "minigrad.learn.train:mean_loss",
+              what="the evaluation: the mean loss over windows, without a graph", later=LATER[1:])),
+    9: (Piece("rank_of_self", FUNCTION, "minigrad.learn.kit.geometry:rank_of_self",
+              what="where each token ranks on its own round trip"),),
+    10: (Piece("classifier_and_lookup", FUNCTION, "minigrad.learn.kit.training:classifier_and_lookup",
+               what="a tied row's gradient split by path, from the ledger"),),
+    11: (Piece("mean_pairwise_cosine", FUNCTION,
+               what="the cone statistic: the mean cosine of pairs of rows"),),
+    12: (Piece("first_component_scores", FUNCTION, what="each row's score on the first principal axis"),),
+    13: (Piece("three_cos_add", FUNCTION, "minigrad.learn.corpus:three_cos_add",
+               what="3CosAdd over the analogy questions"),
+         Piece("NegativeSamplingLoss", FUNCTION, what="skip-gram's negative-sampling loss, its backward")),
     14: (Piece("best_pair", FUNCTION, what="the pair byte-pair training merges next"),),
     15: (Piece("longest_silences", FUNCTION, "minigrad.learn.kit.rare_rows:longest_silences",
                what="each row's longest run of steps without a read"),),
 }
+
+
+# The lessons whose pieces a language model is built and trained with (from lesson 8 on, the
+# models of the course train on them: see model_pieces).
+MODEL_LESSONS = (4, 5, 6, 7, 8)
 
 
 def names(pieces: tuple[Piece, ...]) -> str:
@@ -227,3 +250,61 @@ def map_lines(number: int, status: str, reason: str, marked_a_copy: bool) -> lis
 def _first_line(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first if len(first) <= REASON_LENGTH else first[: REASON_LENGTH - 3] + "..."
+
+
+def model_pieces(lesson: int, answers: Any = None, announce: bool = True) -> Any:
+    """The pieces lesson `lesson` (8 to 14) builds and trains its models with: for each of
+    lessons 4 to 8, your copy's piece when it passes its check (as `yours(N)` decides), else
+    minigrad's. Returns a `minigrad.learn.kit.ModelPieces`.
+
+    answers: your notebook's definitions (globals()), marked instead of the file for the piece
+    of `lesson` itself when it is one of them (lesson 8's train_step and mean_loss).
+    announce: print whose pieces run: one line when they are all minigrad's, else one per lesson.
+    """
+    from minigrad.learn.kit import ModelPieces
+
+    marked = {number: yours(number, answers if number == lesson else None, announce=False)
+              for number in MODEL_LESSONS}
+    if announce:
+        print(_whose_models(marked))
+    found = {name: value for mark in marked.values() if mark.are_yours for name, value in mark.found.items()}
+    return ModelPieces(ops=_ops_in(found), yours=frozenset(_model_piece_names() & found.keys()),
+                       **{name: found[name] for name in _FUNCTIONS if name in found})
+
+
+# The pieces of lessons 4 to 8 that ModelPieces takes as functions (the ops are swapped in by name)
+_FUNCTIONS = ("tie_weights", "lazy_adamw_rows", "train_step", "mean_loss")
+
+
+def _ops_in(found: dict[str, Any]) -> dict[str, Any]:
+    """{op name: the learner's Function} for the ops of lessons 4 to 8 among `found`."""
+    ops = [piece.name for number in MODEL_LESSONS for piece in PIECES[number] if piece.kind == OP]
+    return {name: found[name] for name in ops if name in found}
+
+
+def _model_piece_names() -> set[str]:
+    return {piece.name for number in MODEL_LESSONS for piece in PIECES[number]} - {"adam_step_after_silence"}
+
+
+def _whose_models(marked: dict[int, YourPieces]) -> str:
+    """One line when no copy of lessons 4-8 exists yet; else each lesson's verdict, one a line."""
+    if not any(mark.source for mark in marked.values()):
+        every = names(tuple(piece for number in MODEL_LESSONS for piece in PIECES[number]
+                            if piece.name != "adam_step_after_silence"))
+        return (f"the models run on minigrad's {every}: build yours in lessons 4 to 8 "
+                "(`minigrad lessons` shows which of your copies pass)")
+    return "\n".join(str(mark) for mark in marked.values())
+
+
+def milestone(pieces: Any) -> str:
+    """Lesson 8's milestone, in one line: which of lessons 4-7's pieces its TinyLM trains on."""
+    built = ["Embedding", "CrossEntropy", "tie_weights", "lazy_adamw_rows"]
+    mine = [name for name in built if pieces.is_yours(name)]
+    if len(mine) == len(built):
+        return ("milestone: this TinyLM trains on your Embedding, CrossEntropy, tie_weights and "
+                "lazy_adamw_rows (lessons 4-7): the course now runs on your engine")
+    if not mine:
+        return "this TinyLM trains on minigrad's pieces; once yours from lessons 4-7 pass, it trains on them"
+    theirs = [name for name in built if name not in mine]
+    return (f"this TinyLM trains on your {names(tuple(Piece(n) for n in mine))} and minigrad's "
+            f"{names(tuple(Piece(n) for n in theirs))}")

@@ -5,12 +5,17 @@ The pieces live in modules that each hold one kind of thing, all re-exported her
 - `lesson`: `setup(N)` and its `LessonSetup` (BLAS cap, headless drawing, the figure folder, the
   small mode (`small_mode()`, MINIGRAD_SMALL=1), the lesson's sizes chosen in one place, figures
   saved with a caption);
-- `geometry`: `spearman`, `unit_rows`, `pair_cosines`, `mean_cosine`, `cone`, `principal_axes`,
+- `geometry`: `spearman`, `unit_rows`, `rank_of_self`, `pair_cosines`, `mean_cosine`, `cone`,
+  `principal_axes`,
   and a table's geometry along a run (`centred_cosines`, `nearest_rows`, `share_done`,
   `geometry_similarity`, `geometry_done`);
 - `plots`: `draw_cone`, `draw_frequency_axis`; `figures`: a figure shown inline in a notebook;
-- `training`: `warmup_cosine` (the optimizer layer's one schedule), `minigrads_tie`,
-  `split_paths`, `classifier_share`, `tied_share_curve`, `train_on_text`, `text_windows`, `tables_of`,
+- `model_pieces`: `ModelPieces`, what the models of lessons 8 to 14 are built and trained with
+  (the learner's pieces from lessons 4 to 8 where they pass, else minigrad's: `MINIGRADS`), and
+  `minigrads_tie`;
+- `training`: `warmup_cosine` (the optimizer layer's one schedule), `split_paths`,
+  `classifier_and_lookup`, `classifier_share`, `tied_share_curve`, `train_on_text`,
+  `text_windows`, `tables_of`, `input_map_worth`,
   `predicts_every_position`, `fit_scheduled`;
 - `walks`: watching a backward walk (lesson 1): `watching`, `walk_order`, `node_label`; and
   lesson 3's `table_grad_by_backward`;
@@ -35,6 +40,7 @@ from minigrad.learn.kit.geometry import (
     nearest_rows,
     pair_cosines,
     principal_axes,
+    rank_of_self,
     share_done,
     spearman,
     unit_rows,
@@ -50,6 +56,7 @@ from minigrad.learn.kit.lesson import (
     setup,
     small_mode,
 )
+from minigrad.learn.kit.model_pieces import MINIGRADS, MODEL_PIECES, ModelPieces, minigrads_tie
 from minigrad.learn.kit.plots import draw_cone, draw_frequency_axis
 from minigrad.learn.kit.rare_rows import (
     RowAdamW,
@@ -59,10 +66,10 @@ from minigrad.learn.kit.rare_rows import (
     row_gradient_noise,
 )
 from minigrad.learn.kit.training import (
+    classifier_and_lookup,
     classifier_share,
     fit_scheduled,
     input_map_worth,
-    minigrads_tie,
     predicts_every_position,
     split_paths,
     tables_of,
@@ -129,6 +136,9 @@ __all__ = [
     "Conditions",
     "DEFAULT_BLAS_THREADS",
     "LessonSetup",
+    "MINIGRADS",
+    "MODEL_PIECES",
+    "ModelPieces",
     "RowAdamW",
     "T_975",
     "ThreadCap",
@@ -141,6 +151,7 @@ __all__ = [
     "busiest_to_quietest_on_real_text",
     "cap_blas_threads",
     "centred_cosines",
+    "classifier_and_lookup",
     "classifier_share",
     "cone",
     "cone_in_tinylm",
@@ -189,6 +200,7 @@ __all__ = [
     "paper_scale",
     "predicts_every_position",
     "principal_axes",
+    "rank_of_self",
     "real_noise_sets_the_ceiling",
     "round_trip_on_random_tables",
     "row_gradient_noise",

@@ -1,11 +1,15 @@
 """The statistics and the table geometry more than one lesson measures, one of each.
 
+Lesson 9's round trip (`rank_of_self`) is here too: minigrad's side of the learner's piece.
+
 `spearman` (lessons 7, 11, 12, 13), a table's rows scaled to length 1 (`unit_rows`), the cosines
 between its rows (`pair_cosines`, the differentiable `mean_cosine`, `cone`: raw and centred),
 and how its principal components follow frequency (`principal_axes`). Lessons 9, 11 and 12.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,6 +45,21 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(average_ranks(x), average_ranks(y))[0, 1])
 
 
+# ---- the round trip (lesson 9) --------------------------------------------------------------------
+
+def rank_of_self(read: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Lesson 9's piece, minigrad's side. (V,): for each token t, how many tokens j score strictly
+    higher than t itself when row read[t] is scored against every row of score (read[t] . score[j]).
+    read, score: (V, d). t's own score is taken from the same product as the others, so rounding
+    never ranks t against itself."""
+    read, score = np.asarray(read), np.asarray(score)
+    if read.ndim != 2 or read.shape != score.shape:
+        raise ValueError(f"rank_of_self: read {read.shape} and score {score.shape} must be two (V, d) tables "
+                         "of one shape")
+    scores = read @ score.T
+    return (scores > np.diag(scores)[:, None]).sum(axis=1)
+
+
 # ---- the geometry of a table (lessons 11 and 12) -------------------------------------------------
 
 def pair_cosines(table: np.ndarray) -> np.ndarray:
@@ -58,31 +77,43 @@ def mean_cosine(table: Tensor) -> Tensor:
     return ((total * total).sum() - n) / (n * (n - 1))
 
 
-def cone(table: np.ndarray, rows: np.ndarray | None = None) -> tuple[float, float]:
+def cone(table: np.ndarray, rows: np.ndarray | None = None,
+         statistic: Callable[[np.ndarray, bool], float] | None = None) -> tuple[float, float]:
     """(mean pairwise cosine, the same after subtracting the mean row) of table[rows] (all rows
-    when rows is None), in float64."""
+    when rows is None), in float64. statistic(table, centre): the learner's
+    mean_pairwise_cosine (lesson 11) to compute both with; by default minigrad's mean_cosine."""
     picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
+    if statistic is not None:
+        return float(statistic(picked, False)), float(statistic(picked, True))
     return (mean_cosine(tensor(picked)).item(),
             mean_cosine(tensor(picked - picked.mean(axis=0))).item())
 
 
 def principal_axes(table: np.ndarray, log_count: np.ndarray, rows: np.ndarray | None = None,
-                   k: int = 5) -> tuple[np.ndarray, np.ndarray, float]:
+                   k: int = 5, first_component: Callable[[np.ndarray], np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, float]:
     """How the principal components of a table follow frequency.
 
     table (V, d); rows: which rows to use (all when None); log_count: (n,) one per used row.
     Centres the rows, takes the principal components (right singular vectors) and each row's
     score on them. Returns (PC1 scores (n,), signed so they rise with frequency; |Spearman| of
     the scores on PC1..PCk with log_count, (k,); the share of the variance on PC1).
+    first_component(rows) -> (n,): the learner's first_component_scores (lesson 12), which then
+    gives the PC1 scores, their Spearman and their share of the variance (either sign).
     """
     picked = np.asarray(table if rows is None else table[rows], dtype=np.float64)
     if picked.shape[:1] != np.shape(log_count):
         raise ValueError(f"principal_axes: {picked.shape[0]} rows but log_count has shape "
                          f"{np.shape(log_count)}; give one log-count per row used")
-    left, singular, _ = np.linalg.svd(picked - picked.mean(axis=0), full_matrices=False)
+    centred = picked - picked.mean(axis=0)
+    left, singular, _ = np.linalg.svd(centred, full_matrices=False)
     scores = left * singular  # each row's coordinate along each component
+    share = float(singular[0] ** 2 / np.sum(singular**2))
+    if first_component is not None:
+        scores[:, 0] = np.asarray(first_component(picked.copy()), dtype=np.float64).reshape(len(picked))
+        share = float(np.sum(scores[:, 0] ** 2) / np.sum(centred**2))
     rho = np.array([spearman(scores[:, j], log_count) for j in range(min(k, len(singular)))])
-    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), float(singular[0] ** 2 / np.sum(singular**2))
+    return scores[:, 0] * np.sign(rho[0]), np.abs(rho), share
 
 
 # ---- how much of a table's geometry is in place (lesson 11) ------------------------------------

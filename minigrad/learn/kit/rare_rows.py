@@ -4,9 +4,11 @@ the small optimizer that runs the learner's row update on a whole table.
 - `adam_step_after_silence`: the change minigrad's Adam makes to a row on the step its
   gradient returns after k silent steps (the lesson uses the learner's once it passes
   `minigrad check 7`). The arrival step is `Adam.step` itself, not a second copy of its rule.
-- `RowAdamW`: AdamW(lazy=True) for one table, whose per-row rule is a function given to it
-  (the learner's `lazy_adamw_rows`); it keeps the moments, the step count and the step each
-  row was last present, and settles owed catch-up decay on `flush()`.
+- `RowAdamW`: AdamW whose per-row rule is a function given to it (the learner's
+  `lazy_adamw_rows`): lazy on one table (lesson 7), or every row of every parameter each step
+  (PyTorch's AdamW, how lessons 8 to 14 train their models on the learner's rule); it keeps the
+  moments, the step count and the step each row was last present, and settles owed catch-up
+  decay on `flush()`.
 - `lazy_adamw`: the optimizer a lesson trains with: RowAdamW around the learner's rule when
   there is one, else minigrad's own `AdamW(lazy=True, decay=...)`.
 - `row_gradient_noise`: how noisy each row's gradient is from batch to batch (the noise that
@@ -25,6 +27,7 @@ import numpy as np
 from minigrad.engine import RowSparse, Tensor, no_grad
 from minigrad.nn import Parameter
 from minigrad.optim import Adam, AdamW
+from minigrad.optim.optimizer import Optimizer, check_number
 
 RowRule = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 
@@ -58,62 +61,104 @@ def adam_step_after_silence(m: np.ndarray, v: np.ndarray, t: int, k: int, g: np.
     return row.data[0].copy()
 
 
-class RowAdamW:
-    """AdamW(lazy=True, decay=...) on one table, its per-row arithmetic done by `rule`.
+class RowAdamW(Optimizer):
+    """AdamW whose arithmetic is `rule`, the learner's `lazy_adamw_rows` (lesson 7), on the rows of
+    every parameter it steps; the steps, the moments and the bookkeeping of absent rows are kept
+    here, as minigrad's AdamW keeps them.
 
     rule(rows, m, v, g, t, last_present, lr, weight_decay, betas, eps, decay) -> (rows, m, v):
-    one step on the n rows the gradient names (all (n, d); t this step's number; last_present
-    (n,) the step each row was last present, 0 for never). Steps, the moments and the
-    bookkeeping of absent rows are kept here, the same as minigrad's AdamW keeps them. A dense
-    gradient (a tied table's) names every row, as it does for AdamW(lazy=True).
+    one step on n rows (all (n, d); t this step's number; last_present (n,) the step each row was
+    last present, 0 for never). A parameter is seen as rows: a table (V, d) as its V rows, a
+    vector (n,) as one row of n numbers, a 0-d number as one row of one.
+
+    lazy=True: a RowSparse gradient steps only the rows it names (`decay` "touched" or
+    "catch_up", settled on `flush()`), as AdamW(lazy=True, decay=...); a dense gradient (a tied
+    table's) names every row. lazy=False: every row every step, a missing row's gradient zero, as
+    PyTorch's AdamW (the rule then gets every row and decay "touched", which is dense decay when
+    every row is present).
     """
 
-    def __init__(self, params: Iterable[Tensor], rule: RowRule, lr: float, weight_decay: float,
-                 decay: str, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        (self.table,) = list(params)  # one table: the lesson trains an embedding alone
-        if decay not in ("touched", "catch_up"):
-            raise ValueError(f"RowAdamW: decay must be 'touched' or 'catch_up', got {decay!r}")
-        self.rule, self.lr, self.weight_decay, self.decay = rule, lr, weight_decay, decay
-        self.betas, self.eps = betas, eps
-        self.m, self.v = np.zeros_like(self.table.data), np.zeros_like(self.table.data)
-        self.t = 0
-        self.last_present = np.zeros(self.table.shape[0], dtype=np.int64)
+    def __init__(self, params: Iterable[Tensor], rule: RowRule, lr: float = 1e-3, weight_decay: float = 1e-2,
+                 decay: str = "touched", betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, *,
+                 lazy: bool = True):
+        self.rule = rule
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decay=decay, betas=betas, eps=eps,
+                                      lazy=lazy))
 
-    def zero_grad(self) -> None:
-        self.table.grad = None
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        check_number(self._name, "weight_decay", group["weight_decay"], low=0.0)
+        check_number(self._name, "eps", group["eps"], low=0.0, low_inclusive=False)
+        if group["decay"] not in ("touched", "catch_up"):
+            raise ValueError(f"RowAdamW: decay must be 'touched' or 'catch_up', got {group['decay']!r}")
+        if not isinstance(group["lazy"], bool):
+            raise TypeError(f"RowAdamW: lazy must be True or False, got {group['lazy']!r}")
 
-    def step(self) -> None:
-        grad = self.table.grad
-        if grad is None:
-            return
-        if isinstance(grad, RowSparse):
-            grad = grad.coalesce()
-            rows, values = grad.indices, grad.values
-        else:  # dense: every row is present
-            rows, values = np.arange(self.table.shape[0]), np.asarray(grad)
-        if rows.size == 0:
-            return  # nothing reached the table: not a step, as in minigrad's optimizers
-        self.t += 1
+    def _new_state(self, p: Tensor) -> dict[str, Any]:
+        rows = _as_rows(p.data)
+        return {"step": 0, "exp_avg": np.zeros_like(rows), "exp_avg_sq": np.zeros_like(rows),
+                "last_present": np.zeros(len(rows), dtype=np.int64)}
+
+    def _step_param(self, p: Tensor, grad: np.ndarray | RowSparse, group: dict[str, Any]) -> None:
+        state = self._state_of(p)
+        state["step"] += 1
+        t, values = state["step"], _as_rows(p.data)
+        rows: np.ndarray | slice
+        g: np.ndarray | RowSparse
+        if isinstance(grad, RowSparse) and group["lazy"]:
+            rows, g, decay = grad.indices, grad.values, group["decay"]
+        elif group["lazy"]:  # a dense gradient names every row: rows absent before settle what they owe
+            rows, g, decay = slice(None), grad, group["decay"]
+        else:  # every row, a row the gradient does not name with gradient zero
+            rows, decay = slice(None), "touched"
+            g = grad.to_dense() if isinstance(grad, RowSparse) else grad
+        g = _as_rows(np.asarray(g)).reshape(-1, values.shape[1])
         new_rows, new_m, new_v = self.rule(
-            self.table.data[rows].copy(), self.m[rows].copy(), self.v[rows].copy(), values.copy(),
-            self.t, self.last_present[rows].copy(), self.lr, self.weight_decay, self.betas, self.eps,
-            self.decay)
-        with no_grad():
-            self.table.data[rows] = new_rows
-            self.table._version += 1
-        self.m[rows], self.v[rows] = new_m, new_v
-        self.last_present[rows] = self.t
+            values[rows].copy(), state["exp_avg"][rows].copy(), state["exp_avg_sq"][rows].copy(), g.copy(), t,
+            state["last_present"][rows].copy(), group["lr"], group["weight_decay"], group["betas"],
+            group["eps"], decay)
+        values[rows] = new_rows
+        state["exp_avg"][rows], state["exp_avg_sq"][rows] = new_m, new_v
+        state["last_present"][rows] = t
+        p._version += 1
+
+    def second_moment(self, param: Tensor, bias_corrected: bool = False) -> np.ndarray:
+        """The rule's v for every row of `param`, shaped like it (bias_corrected: / (1 - beta2**t))."""
+        state = self._known_state(param)
+        if not state:
+            return np.zeros_like(param.data)
+        v = state["exp_avg_sq"].reshape(param.shape).copy()
+        if bias_corrected:
+            v /= 1 - self._group_of(param)["betas"][1] ** state["step"]
+        return v
 
     def flush(self) -> None:
         """catch_up: apply to every row the decay it owes for the steps since it was last present
         (afterwards they owe nothing, as if decayed on every step)."""
-        if self.decay != "catch_up":
-            return
-        owed = (1 - self.lr * self.weight_decay) ** (self.t - self.last_present)
         with no_grad():
-            self.table.data *= owed[:, None].astype(self.table.dtype)
-            self.table._version += 1
-        self.last_present[:] = self.t
+            for group in self.param_groups:
+                if not group["lazy"] or group["decay"] != "catch_up":
+                    continue
+                for p in group["params"]:
+                    state = self.state.get(p)
+                    if not state:
+                        continue
+                    missed = state["step"] - state["last_present"]
+                    owed = (1 - group["lr"] * group["weight_decay"]) ** missed
+                    rows = _as_rows(p.data)
+                    rows *= owed[:, None].astype(p.dtype)
+                    state["last_present"][:] = state["step"]
+                    p._version += 1
+
+
+def _as_rows(array: np.ndarray) -> np.ndarray:
+    """A parameter's array as rows, sharing its memory: (V, d) as it is, (n,) as (1, n), a 0-d
+    number as (1, 1), (n, a, b) as (n, a * b)."""
+    if array.ndim == 2:
+        return array
+    if array.ndim < 2:
+        return array.reshape(1, -1)
+    return array.reshape(array.shape[0], -1)
 
 
 def lazy_adamw(params: Iterable[Tensor], rule: RowRule | None, *, lr: float, weight_decay: float,

@@ -15,14 +15,16 @@ Other lesson helpers may add functions here (append only).
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable, Sequence
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from minigrad.engine import Function, RowSparse, Tensor, no_grad, tensor, to_dense
+from minigrad.learn.course.learner import probe, run
 from minigrad.learn.course.wire import Opaque
 from minigrad.tools.gradcheck import compare_gradients, numerical_gradient
 
@@ -446,3 +448,43 @@ def assert_backward_leaves_its_inputs(op: str, wrote_into_grad: bool, first: np.
             f"run a second time on the same forward{on}, {op}.backward returned a different gradient: it "
             "wrote into what forward saved in ctx. The engine may run a backward twice on one forward "
             "(backward(retain_graph=True)): work on a copy (ctx.saved.copy()), leave ctx as forward left it")
+
+
+# ---- a learner's function the lesson calls on its own arrays (appended for lessons 9 to 13) ------
+
+def call_keeping_inputs(function: Callable[..., Any], *args: Any, hint: str = "") -> Any:
+    """Call the learner's function as `call_answer` does, then fail when it changed an array it
+    was given in place: a lesson hands it the lesson's own tables, and reads them again after.
+    The arrays are compared where the learner's code runs (`call_noting_changes`)."""
+    answers = getattr(function, "answers", None)
+    if answers is None:  # a function of this process, not one reached through Answers
+        answers = SimpleNamespace(**{function.__name__: function})
+    try:
+        report = run(answers, call_noting_changes, getattr(function, "name", function.__name__), *args)
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's bug, reported rather than crashing the check
+        message = f"{function.__name__}() raised {kind_of(error)}: {error}"
+        raise AssertionError(message + (f"\n{hint}" if hint else "")) from error
+    if report["changed"]:
+        raise AssertionError(
+            f"{function.__name__}() changed its argument {report['changed'][0]} in place; the lesson passes "
+            "its own table and reads it again afterwards: work on a copy (x = x - m, not x -= m)")
+    return report["result"]
+
+
+@probe
+def call_noting_changes(answers: Any, name: str, *args: Any) -> dict:
+    """In the learner's process: their function `name` on copies of `args`; what it returned, and
+    the names of the arrays among `args` it changed in place."""
+    function = getattr(answers, name)
+    given = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    result = function(*given)
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    changed = [names[position] if position < len(names) else f"argument {position + 1}"
+               for position, (before, after) in enumerate(zip(args, given))
+               if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True)]
+    return {"result": result, "changed": changed}
