@@ -1,6 +1,8 @@
 import os
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 # Verdicts `minigrad check` remembers for `minigrad lessons` go to a folder of this run, not the
@@ -86,3 +88,14 @@ def _forget_where_a_notebook_searched():
     catalog = sys.modules.get("minigrad.learn.course.catalog")
     if catalog is not None:
         catalog.SEARCHED.clear()
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_interrupts():
+    """Tests that press Ctrl-C (on the lab, on a check) need it to interrupt. A suite started as a
+    background job inherits SIGINT ignored, and so would every process it starts: give it back
+    Python's own handler (a child then starts with the default and makes its KeyboardInterrupt)."""
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
