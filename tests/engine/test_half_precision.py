@@ -194,3 +194,9 @@ def test_half_reductions_compute_in_float32_and_return_half(name, oracle):
         scale = np.abs(their.astype(np.float64)).max()
         np.testing.assert_allclose(mine.grad.astype(np.float64), their.astype(np.float64), rtol=4e-3,
                                    atol=4e-3 * scale)
+
+
+def test_a_half_tensor_of_either_byte_order_meets_a_number_at_float32_precision():
+    """Float16 is told by its type code, which a byte-swapped half array ('>f2') shares."""
+    swapped = mg.tensor(SMALL_AND_LARGE.astype(">f2"))
+    np.testing.assert_array_equal((swapped * 1e5).data, np.array([100.0625, np.inf], HALF))
